@@ -1,0 +1,217 @@
+#include "error_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "order_select.hpp"
+#include "parallel.hpp"
+#include "reduce.hpp"
+
+namespace poly {
+namespace {
+
+constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Running statistics of one stream: Chan's parallel merge of per-block (count, sum, M2), so
+// the variance stays accurate where sum(x^2) - n*mean^2 would cancel.
+struct StreamAcc {
+    double n = 0, sum = 0, m2 = 0, sum_sq = 0, sum_abs = 0;
+    bool have_extrema = false;
+    double mn = 0, mx = 0;
+    std::uint64_t mn_block = kNone, mx_block = kNone;  // first block holding the extremum
+    std::uint64_t nan = 0, inf = 0, first_nan_block = kNone;
+
+    void add_moments(double cnt, double s, double m2_other) {
+        if (cnt == 0) return;
+        if (n == 0) {
+            n = cnt;
+            sum = s;
+            m2 = m2_other;
+            return;
+        }
+        const double total = n + cnt;
+        const double delta = s / cnt - sum / n;
+        m2 += m2_other + delta * delta * (n * cnt / total);
+        sum += s;
+        n = total;
+    }
+
+    void add_block(const BlockSummary& b, std::size_t m, std::uint64_t block) {
+        add_moments(static_cast<double>(m), b.sum, b.m2);
+        sum_sq += b.sum_sq;
+        sum_abs += b.sum_abs;
+        if (b.valid > 0) {
+            if (!have_extrema || b.mn < mn) { mn = b.mn; mn_block = block; }
+            if (!have_extrema || b.mx > mx) { mx = b.mx; mx_block = block; }
+            have_extrema = true;
+        }
+        if (b.nan > 0 && first_nan_block == kNone) first_nan_block = block;
+        nan += b.nan;
+        inf += b.inf;
+    }
+
+    // `o` covers elements after this one's (partitions merge in order).
+    void merge(const StreamAcc& o) {
+        add_moments(o.n, o.sum, o.m2);
+        sum_sq += o.sum_sq;
+        sum_abs += o.sum_abs;
+        if (o.have_extrema) {
+            if (!have_extrema || o.mn < mn) { mn = o.mn; mn_block = o.mn_block; }
+            if (!have_extrema || o.mx > mx) { mx = o.mx; mx_block = o.mx_block; }
+            have_extrema = true;
+        }
+        if (first_nan_block == kNone) first_nan_block = o.first_nan_block;
+        nan += o.nan;
+        inf += o.inf;
+    }
+};
+
+struct MainState {
+    std::array<StreamAcc, 4> acc;
+    double dot = 0;
+    std::uint64_t fails = 0;
+    std::array<std::vector<std::uint32_t>, 4> top;  // top-16-bit key histograms (order stats)
+};
+
+// First index in `block` whose value in `stream` is `target` (or NaN when want_nan).
+std::int64_t locate(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b, std::uint64_t block,
+                    int stream, double target, bool want_nan) {
+    if (block == kNone) return -1;
+    auto blk = std::make_unique<Block>();
+    const std::size_t start = block * kBlock;
+    const std::size_t m = std::min(kBlock, a.size - start);
+    compute_block(cfg, a, b, start, m, *blk);
+    const double* v = blk->v[stream];
+    for (std::size_t i = 0; i < m; ++i) {
+        if (want_nan ? std::isnan(v[i]) : v[i] == target) return static_cast<std::int64_t>(start + i);
+    }
+    return -1;  // unreachable when the block was recorded by the main pass
+}
+
+StreamStats finish_stream(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                          const StreamAcc& s, int stream) {
+    StreamStats r;
+    r.nan = s.nan;
+    r.inf = s.inf;
+    if (s.n == 0) {
+        r.min = r.max = r.mean = r.var = r.std = r.mean_abs = r.mean_sq = kNaN;
+        return r;
+    }
+    r.mean = s.sum / s.n;
+    r.var = (s.nan > 0 || s.inf > 0) ? kNaN : s.m2 / s.n;
+    r.std = std::sqrt(r.var);
+    r.mean_abs = s.sum_abs / s.n;
+    r.mean_sq = s.sum_sq / s.n;
+    if (s.nan > 0) {  // NumPy: min/max are NaN and argmin/argmax point at the first NaN
+        r.min = r.max = kNaN;
+        r.argmin = r.argmax = locate(cfg, a, b, s.first_nan_block, stream, 0, true);
+    } else {
+        r.min = s.mn;
+        r.max = s.mx;
+        r.argmin = locate(cfg, a, b, s.mn_block, stream, s.mn, false);
+        r.argmax = locate(cfg, a, b, s.mx_block, stream, s.mx, false);
+    }
+    return r;
+}
+
+}  // namespace
+
+ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                               const StatsOptions& opts) {
+    const std::size_t n = a.size;
+    const bool want_order = opts.median || !opts.quantiles.empty();
+    const int threads = resolve_threads(opts.threads, n);
+
+    auto states = run_partitions<MainState>(n, threads, kBlock,
+                                            [&](MainState& st, std::size_t begin, std::size_t end) {
+        auto blk = std::make_unique<Block>();
+        if (want_order) {
+            st.top[kAbs].assign(65536, 0);
+            st.top[kRel].assign(65536, 0);
+        }
+        BlockSummary bs;
+        for (std::size_t s = begin; s < end; s += kBlock) {
+            const std::size_t m = std::min(kBlock, end - s);
+            const std::uint64_t block = s / kBlock;
+            compute_block(cfg, a, b, s, m, *blk);
+            for (int k = 0; k < 4; ++k) {
+                summarize_block(blk->v[k], m, bs);
+                st.acc[k].add_block(bs, m, block);
+            }
+            st.dot += dot_block(blk->v[kA], blk->v[kB], m);
+            st.fails += count_failures(blk->v[kAbs], blk->v[kRel], m, cfg.atol, cfg.rtol);
+            if (want_order) {
+                for (int k : {kAbs, kRel}) {
+                    std::uint32_t* h = st.top[k].data();
+                    const double* v = blk->v[k];
+                    for (std::size_t i = 0; i < m; ++i) ++h[order_key(v[i], cfg.f32) >> 48];
+                }
+            }
+        }
+    });
+
+    MainState total;
+    for (const auto& st : states) {
+        for (int k = 0; k < 4; ++k) total.acc[k].merge(st.acc[k]);
+        total.dot += st.dot;
+        total.fails += st.fails;
+    }
+
+    ErrorStats out;
+    out.size = n;
+    out.mismatches = total.fails;
+    for (int k = 0; k < 4; ++k) out.stream[k] = finish_stream(cfg, a, b, total.acc[k], k);
+    out.dot = total.dot;
+
+    if (want_order && n > 0) {
+        TopHistograms top;
+        for (int k : {kAbs, kRel}) {
+            top[k].assign(65536, 0);
+            for (const auto& st : states)
+                for (std::size_t i = 0; i < 65536; ++i) top[k][i] += st.top[k][i];
+        }
+        std::vector<OrderRequest> reqs;
+        for (int k : {kAbs, kRel}) {
+            if (opts.median) reqs.push_back({k, true, 0.5});
+            for (double q : opts.quantiles) reqs.push_back({k, false, q});
+        }
+        const std::array<std::uint64_t, 4> nans{out.stream[0].nan, out.stream[1].nan, out.stream[2].nan,
+                                                out.stream[3].nan};
+        const auto vals = order_statistics(cfg, a, b, reqs, nans, opts.threads, top);
+        std::size_t i = 0;
+        for (int k : {kAbs, kRel}) {
+            const std::size_t per = (opts.median ? 1 : 0) + opts.quantiles.size();
+            out.stream[k].order.assign(vals.begin() + static_cast<std::ptrdiff_t>(i),
+                                       vals.begin() + static_cast<std::ptrdiff_t>(i + per));
+            i += per;
+        }
+    }
+
+    // Distance and quality metrics (Polygraphy's conventions for the degenerate cases).
+    const StreamStats& sb = out.stream[kB];
+    const double nd = static_cast<double>(n);
+    out.l2 = std::sqrt(total.acc[kAbs].sum_sq);
+    out.mse = n ? total.acc[kAbs].sum_sq / nd : kNaN;
+    const double norm_a = std::sqrt(total.acc[kA].sum_sq), norm_b = std::sqrt(total.acc[kB].sum_sq);
+    if (n == 0) out.cosine = kNaN;
+    else if (norm_a == 0 && norm_b == 0) out.cosine = 1.0;
+    else if (norm_a == 0 || norm_b == 0) out.cosine = 0.0;
+    else out.cosine = total.dot / (norm_a * norm_b);
+    if (n == 0 || std::isnan(out.mse)) {
+        out.psnr = out.snr = kNaN;
+    } else if (out.mse == 0) {
+        out.psnr = out.snr = std::numeric_limits<double>::infinity();
+    } else {
+        double peak = std::max(std::fabs(sb.min), std::fabs(sb.max));
+        if (peak == 0) peak = 1.0;  // an all-zero reference has no peak to speak of
+        out.psnr = 20.0 * std::log10(peak) - 10.0 * std::log10(out.mse);
+        const double signal = sb.mean_sq;
+        out.snr = signal == 0 ? -std::numeric_limits<double>::infinity() : 10.0 * std::log10(signal / out.mse);
+    }
+    return out;
+}
+
+}  // namespace poly

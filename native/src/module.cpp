@@ -1,0 +1,123 @@
+// Python bindings of poly._native. The Python side (poly.compare.error_stats) maps dtypes
+// to codes and wraps the dictionaries in typed results.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/numpy.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "error_stats.hpp"
+#include "order_select.hpp"
+
+namespace py = pybind11;
+using namespace poly;
+
+namespace {
+
+ArrayView view_of(const py::array& arr, int code) {
+    if (code < 0 || code > static_cast<int>(DType::F64)) throw py::value_error("unsupported dtype code " + std::to_string(code));
+    std::vector<std::int64_t> shape(static_cast<std::size_t>(arr.ndim())), strides(static_cast<std::size_t>(arr.ndim()));
+    for (py::ssize_t d = 0; d < arr.ndim(); ++d) {
+        shape[static_cast<std::size_t>(d)] = arr.shape(d);
+        strides[static_cast<std::size_t>(d)] = arr.strides(d);
+    }
+    return ArrayView(arr.data(), static_cast<DType>(code), static_cast<std::size_t>(arr.itemsize()),
+                     static_cast<int>(arr.ndim()), shape.data(), strides.data());
+}
+
+void check_shapes(const py::array& a, const py::array& b) {
+    bool same = a.ndim() == b.ndim();
+    for (py::ssize_t d = 0; same && d < a.ndim(); ++d) same = a.shape(d) == b.shape(d);
+    if (!same) throw py::value_error("error statistics need arrays of the same shape");
+}
+
+py::dict stream_dict(const StreamStats& s) {
+    py::dict d;
+    d["min"] = s.min;
+    d["max"] = s.max;
+    d["mean"] = s.mean;
+    d["var"] = s.var;
+    d["std"] = s.std;
+    d["mean_abs"] = s.mean_abs;
+    d["mean_sq"] = s.mean_sq;
+    d["argmin"] = s.argmin;
+    d["argmax"] = s.argmax;
+    d["nan"] = s.nan;
+    d["inf"] = s.inf;
+    d["order"] = s.order;
+    return d;
+}
+
+py::dict error_stats(const py::array& a, const py::array& b, int code_a, int code_b, double atol, double rtol,
+                     const std::vector<double>& quantiles, bool median, bool inf_equal, int threads) {
+    check_shapes(a, b);
+    const ArrayView va = view_of(a, code_a), vb = view_of(b, code_b);
+    const CompareConfig cfg = CompareConfig::make(va.dtype, vb.dtype, atol, rtol, inf_equal);
+    StatsOptions opts;
+    opts.quantiles = quantiles;
+    opts.median = median;
+    opts.threads = threads;
+    ErrorStats r;
+    {
+        py::gil_scoped_release release;
+        r = compute_error_stats(cfg, va, vb, opts);
+    }
+    py::dict d;
+    d["size"] = r.size;
+    d["mismatches"] = r.mismatches;
+    d["compute_dtype"] = cfg.xor_mode ? "bool" : (cfg.f32 ? "float32" : "float64");
+    d["a"] = stream_dict(r.stream[kA]);
+    d["b"] = stream_dict(r.stream[kB]);
+    d["absdiff"] = stream_dict(r.stream[kAbs]);
+    d["reldiff"] = stream_dict(r.stream[kRel]);
+    d["l2"] = r.l2;
+    d["mse"] = r.mse;
+    d["cosine"] = r.cosine;
+    d["psnr"] = r.psnr;
+    d["snr"] = r.snr;
+    d["dot"] = r.dot;
+    return d;
+}
+
+// Order statistics of one stream ("a", "b", "absdiff", "reldiff") on demand: each entry of
+// `qs` is a quantile in [0, 1], or None for the median.
+std::vector<double> order_stats(const py::array& a, const py::array& b, int code_a, int code_b,
+                                const std::string& stream, const std::vector<std::optional<double>>& qs,
+                                bool inf_equal, int threads) {
+    check_shapes(a, b);
+    int k;
+    if (stream == "a") k = kA;
+    else if (stream == "b") k = kB;
+    else if (stream == "absdiff") k = kAbs;
+    else if (stream == "reldiff") k = kRel;
+    else throw py::value_error("unknown stream '" + stream + "'");
+    const ArrayView va = view_of(a, code_a), vb = view_of(b, code_b);
+    const CompareConfig cfg = CompareConfig::make(va.dtype, vb.dtype, 0, 0, inf_equal);
+    std::vector<OrderRequest> reqs;
+    for (const auto& q : qs) reqs.push_back({k, !q.has_value(), q.value_or(0.5)});
+    py::gil_scoped_release release;
+    const auto nans = count_nans(cfg, va, vb, threads);
+    return order_statistics(cfg, va, vb, reqs, nans, threads);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "poly's compiled hot paths: error statistics of output comparisons";
+    m.def("error_stats", &error_stats, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
+          py::arg("atol"), py::arg("rtol"), py::arg("quantiles"), py::arg("median"), py::arg("inf_equal"),
+          py::arg("threads"),
+          "Every statistic of comparing a with b in one parallel pass (plus one for order statistics).");
+    m.def("order_stats", &order_stats, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
+          py::arg("stream"), py::arg("qs"), py::arg("inf_equal") = false, py::arg("threads") = 0,
+          "Exact medians/quantiles of one stream by radix select, without sorting or copying.");
+    m.attr("DTYPE_CODES") = py::dict(
+        py::arg("bool") = 0, py::arg("int8") = 1, py::arg("int16") = 2, py::arg("int32") = 3,
+        py::arg("int64") = 4, py::arg("uint8") = 5, py::arg("uint16") = 6, py::arg("uint32") = 7,
+        py::arg("uint64") = 8, py::arg("float16") = 9, py::arg("bfloat16") = 10, py::arg("float32") = 11,
+        py::arg("float64") = 12);
+}

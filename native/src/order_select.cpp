@@ -1,0 +1,229 @@
+#include "order_select.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "parallel.hpp"
+
+namespace poly {
+namespace {
+
+constexpr int kDigitBits = 16;
+constexpr std::size_t kBins = std::size_t{1} << kDigitBits;
+// A candidate set this small is gathered and finished with nth_element in one pass instead
+// of refining 16 bits at a time.
+constexpr std::uint64_t kGatherCap = std::uint64_t{1} << 18;
+
+struct Target {
+    int stream;
+    std::uint64_t rank;
+    std::uint64_t prefix = 0;  // known top `bits` bits of the key
+    int bits = 0;
+    std::uint64_t rank_in = 0;  // rank among elements sharing the prefix
+    std::uint64_t count = 0;    // elements sharing the prefix
+    bool done = false;
+    std::uint64_t key = 0;
+};
+
+struct Group {
+    int stream;
+    std::uint64_t prefix;
+    int bits;
+    bool gather;
+};
+
+struct PassState {
+    std::vector<std::vector<std::uint32_t>> hist;  // per group (empty when gathering)
+    std::vector<std::vector<std::uint64_t>> keys;  // per group (gathering)
+};
+
+void descend(Target& t, const std::uint64_t* hist) {
+    std::uint64_t cum = 0;
+    for (std::size_t bin = 0; bin < kBins; ++bin) {
+        if (cum + hist[bin] > t.rank_in) {
+            t.prefix = (t.prefix << kDigitBits) | bin;
+            t.bits += kDigitBits;
+            t.rank_in -= cum;
+            t.count = hist[bin];
+            return;
+        }
+        cum += hist[bin];
+    }
+}
+
+// numpy.quantile(method="linear") from the two order statistics around (n-1)*q.
+double lerp_numpy(double lo, double hi, double gamma) {
+    const double diff = hi - lo;
+    return gamma >= 0.5 ? hi - diff * (1.0 - gamma) : lo + diff * gamma;
+}
+
+void ranks_for(const OrderRequest& r, std::uint64_t n, std::uint64_t& lo, std::uint64_t& hi, double& gamma) {
+    if (r.is_median) {
+        lo = (n - 1) / 2;
+        hi = n / 2;
+        gamma = 0.5;
+        return;
+    }
+    const double vi = static_cast<double>(n - 1) * r.q;
+    if (vi >= static_cast<double>(n - 1)) {
+        lo = hi = n - 1;
+        gamma = 0;
+        return;
+    }
+    const double prev = vi < 0 ? 0.0 : std::floor(vi);
+    lo = static_cast<std::uint64_t>(prev);
+    hi = lo + 1;
+    gamma = vi < 0 ? 0.0 : vi - prev;
+}
+
+}  // namespace
+
+std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                                        int threads) {
+    const std::size_t n = a.size;
+    struct S { std::array<std::uint64_t, 4> nan{}; };
+    auto states = run_partitions<S>(n, resolve_threads(threads, n), kBlock,
+                                    [&](S& st, std::size_t begin, std::size_t end) {
+        auto blk = std::make_unique<Block>();
+        for (std::size_t s = begin; s < end; s += kBlock) {
+            const std::size_t m = std::min(kBlock, end - s);
+            compute_block(cfg, a, b, s, m, *blk);
+            for (int k = 0; k < 4; ++k)
+                for (std::size_t i = 0; i < m; ++i) st.nan[k] += std::isnan(blk->v[k][i]);
+        }
+    });
+    std::array<std::uint64_t, 4> out{};
+    for (auto& st : states)
+        for (int k = 0; k < 4; ++k) out[k] += st.nan[k];
+    return out;
+}
+
+std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                                     const std::vector<OrderRequest>& requests,
+                                     const std::array<std::uint64_t, 4>& nan_counts, int threads,
+                                     const TopHistograms& top) {
+    const std::uint64_t n = a.size;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> out(requests.size(), nan);
+    if (n == 0) return out;
+    const int key_bits = cfg.f32 ? 32 : 64;
+
+    // One target per distinct (stream, rank).
+    std::vector<Target> targets;
+    std::map<std::pair<int, std::uint64_t>, std::size_t> target_of;
+    auto want = [&](int stream, std::uint64_t rank) {
+        auto it = target_of.find({stream, rank});
+        if (it != target_of.end()) return it->second;
+        Target t;
+        t.stream = stream;
+        t.rank = rank;
+        t.rank_in = rank;
+        t.count = n;
+        targets.push_back(t);
+        target_of[{stream, rank}] = targets.size() - 1;
+        return targets.size() - 1;
+    };
+    struct Plan { std::size_t lo, hi; double gamma; bool median; bool skip; };
+    std::vector<Plan> plans;
+    for (const auto& r : requests) {
+        if (nan_counts[r.stream] > 0) {
+            plans.push_back({0, 0, 0, false, true});
+            continue;
+        }
+        std::uint64_t lo, hi;
+        double gamma;
+        ranks_for(r, n, lo, hi, gamma);
+        plans.push_back({want(r.stream, lo), want(r.stream, hi), gamma, r.is_median, false});
+    }
+    for (auto& t : targets) {
+        if (!top[t.stream].empty()) descend(t, top[t.stream].data());
+    }
+
+    const int nthreads = resolve_threads(threads, n);
+    for (;;) {
+        std::vector<Group> groups;
+        std::vector<int> group_of(targets.size(), -1);
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            Target& t = targets[i];
+            if (t.done) continue;
+            if (t.bits >= key_bits) {  // every key bit known
+                t.key = t.prefix << (64 - t.bits);
+                t.done = true;
+                continue;
+            }
+            int g = -1;
+            for (std::size_t j = 0; j < groups.size(); ++j)
+                if (groups[j].stream == t.stream && groups[j].prefix == t.prefix && groups[j].bits == t.bits)
+                    g = static_cast<int>(j);
+            if (g < 0) {
+                // Gathering the whole input is allowed only when it is no larger than a histogram.
+                const bool gather = t.bits > 0 ? t.count <= kGatherCap : n <= kBins;
+                groups.push_back({t.stream, t.prefix, t.bits, gather});
+                g = static_cast<int>(groups.size()) - 1;
+            }
+            group_of[i] = g;
+        }
+        if (groups.empty()) break;
+
+        const std::size_t ng = groups.size();
+        auto states = run_partitions<PassState>(n, nthreads, kBlock,
+                                                [&](PassState& st, std::size_t begin, std::size_t end) {
+            st.hist.resize(ng);
+            st.keys.resize(ng);
+            for (std::size_t g = 0; g < ng; ++g)
+                if (!groups[g].gather) st.hist[g].assign(kBins, 0);
+            auto blk = std::make_unique<Block>();
+            for (std::size_t s = begin; s < end; s += kBlock) {
+                const std::size_t m = std::min(kBlock, end - s);
+                compute_block(cfg, a, b, s, m, *blk);
+                for (std::size_t g = 0; g < ng; ++g) {
+                    const Group& grp = groups[g];
+                    const double* v = blk->v[grp.stream];
+                    const int shift_match = 64 - grp.bits;  // bits == 0: everything matches
+                    const int shift_digit = 64 - grp.bits - kDigitBits;
+                    for (std::size_t i = 0; i < m; ++i) {
+                        const std::uint64_t key = order_key(v[i], cfg.f32);
+                        if (grp.bits > 0 && (key >> shift_match) != grp.prefix) continue;
+                        if (grp.gather) st.keys[g].push_back(key);
+                        else ++st.hist[g][(key >> shift_digit) & (kBins - 1)];
+                    }
+                }
+            }
+        });
+
+        for (std::size_t g = 0; g < ng; ++g) {
+            if (groups[g].gather) {
+                std::vector<std::uint64_t> keys;
+                for (auto& st : states) keys.insert(keys.end(), st.keys[g].begin(), st.keys[g].end());
+                for (std::size_t i = 0; i < targets.size(); ++i) {
+                    if (group_of[i] != static_cast<int>(g)) continue;
+                    Target& t = targets[i];
+                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(t.rank_in), keys.end());
+                    t.key = keys[t.rank_in];
+                    t.done = true;
+                }
+            } else {
+                std::vector<std::uint64_t> hist(kBins, 0);
+                for (auto& st : states)
+                    for (std::size_t k = 0; k < kBins; ++k) hist[k] += st.hist[g][k];
+                for (std::size_t i = 0; i < targets.size(); ++i)
+                    if (group_of[i] == static_cast<int>(g)) descend(targets[i], hist.data());
+            }
+        }
+    }
+
+    for (std::size_t r = 0; r < requests.size(); ++r) {
+        const Plan& p = plans[r];
+        if (p.skip) continue;
+        const double lo = key_value(targets[p.lo].key, cfg.f32);
+        const double hi = key_value(targets[p.hi].key, cfg.f32);
+        if (p.lo == p.hi) out[r] = lo;  // odd-length median or the top quantile
+        else out[r] = p.median ? (lo + hi) / 2.0 : lerp_numpy(lo, hi, p.gamma);
+    }
+    return out;
+}
+
+}  // namespace poly

@@ -1,0 +1,1 @@
+"""poly.cli (in development)."""

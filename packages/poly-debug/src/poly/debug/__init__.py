@@ -1,0 +1,1 @@
+"""poly.debug (in development)."""

@@ -1,0 +1,1 @@
+"""poly.onnx (in development)."""

@@ -1,0 +1,1 @@
+"""poly.trt (in development)."""
