@@ -30,9 +30,4 @@ struct ArrayView {
     bool contiguous() const { return ndim == 1 && strides[0] == static_cast<std::int64_t>(itemsize); }
 };
 
-// Converts elements [start, start + count) (flat, C order) of `v` to double into `out`.
-// Every supported dtype converts exactly except 64-bit integers above 2^53, which round
-// to nearest as NumPy's astype(float64) does.
-void load_block(const ArrayView& v, std::size_t start, std::size_t count, double* out);
-
 }  // namespace poly

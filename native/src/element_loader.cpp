@@ -1,11 +1,13 @@
+// (Compiled once per instruction set, see kernels.hpp.)
 // Conversion of any supported element type to double, block by block, for contiguous and
 // arbitrarily strided arrays.
 #include <cstring>
 #include <stdexcept>
 
-#include "dtype.hpp"
+#include "kernels.hpp"
 
 namespace poly {
+namespace POLY_ARCH {
 namespace {
 
 // float16 -> float32 by table: 256 KiB, built once; faster than bit twiddling per element
@@ -140,32 +142,6 @@ void load_typed(const ArrayView& v, std::size_t start, std::size_t count, double
 
 }  // namespace
 
-ArrayView::ArrayView(const void* ptr, DType dt, std::size_t item, int nd, const std::int64_t* shp,
-                     const std::int64_t* str)
-    : data(static_cast<const char*>(ptr)), dtype(dt), itemsize(item) {
-    if (nd > kMaxDims) throw std::invalid_argument("arrays of more than 32 dimensions are not supported");
-    size = 1;
-    for (int d = 0; d < nd; ++d) size *= static_cast<std::size_t>(shp[d]);
-    // Drop unit dimensions and merge neighbours whose strides chain (outer == inner * n).
-    ndim = 0;
-    for (int d = 0; d < nd; ++d) {
-        if (shp[d] == 1) continue;
-        if (ndim > 0 && strides[ndim - 1] == str[d] * shp[d]) {
-            shape[ndim - 1] *= shp[d];
-            strides[ndim - 1] = str[d];
-        } else {
-            shape[ndim] = shp[d];
-            strides[ndim] = str[d];
-            ++ndim;
-        }
-    }
-    if (ndim == 0) {  // scalar or all-unit shape
-        ndim = 1;
-        shape[0] = 1;
-        strides[0] = static_cast<std::int64_t>(itemsize);
-    }
-}
-
 void load_block(const ArrayView& v, std::size_t start, std::size_t count, double* out) {
     switch (v.dtype) {
         case DType::Bool: return load_typed<bool>(v, start, count, out);
@@ -185,4 +161,5 @@ void load_block(const ArrayView& v, std::size_t start, std::size_t count, double
     throw std::invalid_argument("unsupported dtype code");
 }
 
+}  // namespace POLY_ARCH
 }  // namespace poly

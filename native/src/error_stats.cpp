@@ -7,7 +7,7 @@
 
 #include "order_select.hpp"
 #include "parallel.hpp"
-#include "reduce.hpp"
+#include "kernels.hpp"
 
 namespace poly {
 namespace {
@@ -39,7 +39,7 @@ struct StreamAcc {
         n = total;
     }
 
-    void add_block(const BlockSummary& b, std::size_t m, std::uint64_t block) {
+    void add_block(const StreamBlock& b, std::size_t m, std::uint64_t block) {
         add_moments(static_cast<double>(m), b.sum, b.m2);
         sum_sq += b.sum_sq;
         sum_abs += b.sum_abs;
@@ -132,22 +132,23 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             st.top[kAbs].assign(65536, 0);
             st.top[kRel].assign(65536, 0);
         }
-        BlockSummary bs;
+        const KernelTable& kt = kernels();
+        BlockStats bs;
+        std::vector<std::uint16_t> top16(kBlock);
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             const std::uint64_t block = s / kBlock;
             compute_block(cfg, a, b, s, m, *blk);
-            for (int k = 0; k < 4; ++k) {
-                summarize_block(blk->v[k], m, bs);
-                st.acc[k].add_block(bs, m, block);
-            }
-            st.dot += dot_block(blk->v[kA], blk->v[kB], m);
-            st.fails += count_failures(blk->v[kAbs], blk->v[kRel], m, cfg.atol, cfg.rtol);
+            kt.block_stats(*blk, m, cfg.atol, cfg.rtol, bs);
+            for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
+            st.dot += bs.dot;
+            st.fails += bs.fails;
             if (want_order) {
                 for (int k : {kAbs, kRel}) {
-                    std::uint32_t* h = st.top[k].data();
                     const double* v = blk->v[k];
-                    for (std::size_t i = 0; i < m; ++i) ++h[order_key(v[i], cfg.f32) >> 48];
+                    for (std::size_t i = 0; i < m; ++i) top16[i] = static_cast<std::uint16_t>(order_key(v[i], cfg.f32) >> 48);
+                    std::uint32_t* h = st.top[k].data();
+                    for (std::size_t i = 0; i < m; ++i) ++h[top16[i]];
                 }
             }
         }

@@ -1,50 +1,32 @@
 #include "kernel.hpp"
 
-#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels.hpp"
 
 namespace poly {
 namespace {
 
 bool is_float_narrow(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32; }
 
-template <bool F32, bool XOR, bool INF_EQ>
-void diff_loop(const CompareConfig& cfg, std::size_t m, Block& blk) {
-    const double* a = blk.v[kA];
-    const double* b = blk.v[kB];
-    double* ad = blk.v[kAbs];
-    double* rd = blk.v[kRel];
-    const double eps = cfg.eps;
-    for (std::size_t i = 0; i < m; ++i) {
-        const double x = a[i], y = b[i];
-        double d;
-        if constexpr (XOR) {
-            d = ((x != 0) != (y != 0)) ? 1.0 : 0.0;
-        } else {
-            // x and y hold float32 values exactly when F32; rounding the double difference
-            // (and quotient) to float gives the correctly rounded float32 result, since
-            // double has more than 2*24+2 bits.
-            d = x - y;
-            if constexpr (F32) d = static_cast<double>(static_cast<float>(d));
-            d = std::fabs(d);
-        }
-        if constexpr (INF_EQ) {
-            if (std::isinf(x) && x == y) d = 0.0;
-        }
-        const double den = (y == 0) ? eps : std::fabs(y);
-        double r = d / den;
-        if constexpr (F32) r = static_cast<double>(static_cast<float>(r));
-        ad[i] = d;
-        rd[i] = r;
-    }
-}
-
-template <bool F32, bool XOR>
-void diff_dispatch_inf(const CompareConfig& cfg, std::size_t m, Block& blk) {
-    if (cfg.inf_equal) diff_loop<F32, XOR, true>(cfg, m, blk);
-    else diff_loop<F32, XOR, false>(cfg, m, blk);
+const KernelTable& pick_kernels() {
+    // POLY_NATIVE_ARCH=generic forces the portable kernels (tests compare both).
+    const char* forced = std::getenv("POLY_NATIVE_ARCH");
+    const bool generic = forced != nullptr && std::strcmp(forced, "generic") == 0;
+#if defined(__x86_64__) || defined(_M_X64)
+    if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return arch_avx2::table();
+#endif
+    (void)generic;
+    return arch_generic::table();
 }
 
 }  // namespace
+
+const KernelTable& kernels() {
+    static const KernelTable& t = pick_kernels();
+    return t;
+}
 
 CompareConfig CompareConfig::make(DType a, DType b, double atol, double rtol, bool inf_equal) {
     CompareConfig c;
@@ -69,11 +51,10 @@ CompareConfig CompareConfig::make(DType a, DType b, double atol, double rtol, bo
 
 void compute_block(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b, std::size_t start,
                    std::size_t m, Block& blk) {
-    load_block(a, start, m, blk.v[kA]);
-    load_block(b, start, m, blk.v[kB]);
-    if (cfg.xor_mode) diff_dispatch_inf<false, true>(cfg, m, blk);
-    else if (cfg.f32) diff_dispatch_inf<true, false>(cfg, m, blk);
-    else diff_dispatch_inf<false, false>(cfg, m, blk);
+    const KernelTable& k = kernels();
+    k.load_block(a, start, m, blk.v[kA]);
+    k.load_block(b, start, m, blk.v[kB]);
+    k.diff_block(cfg, m, blk);
 }
 
 }  // namespace poly

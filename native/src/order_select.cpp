@@ -169,6 +169,23 @@ std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& 
         if (groups.empty()) break;
 
         const std::size_t ng = groups.size();
+        // Per stream, groups are found from the key's top 16 bits through a table; deeper
+        // prefixes (float64 keys) are confirmed on a hit, which only candidates reach.
+        std::array<std::vector<std::int32_t>, 4> first16;
+        std::vector<std::int32_t> next_same16(ng, -1);
+        std::array<std::vector<std::int32_t>, 4> everything;  // groups with no prefix yet
+        for (std::size_t g = ng; g-- > 0;) {
+            const Group& grp = groups[g];
+            if (grp.bits == 0) {
+                everything[grp.stream].push_back(static_cast<std::int32_t>(g));
+                continue;
+            }
+            auto& table = first16[grp.stream];
+            if (table.empty()) table.assign(kBins, -1);
+            const std::size_t top = static_cast<std::size_t>(grp.prefix >> (grp.bits - kDigitBits));
+            next_same16[g] = table[top];
+            table[top] = static_cast<std::int32_t>(g);
+        }
         auto states = run_partitions<PassState>(n, nthreads, kBlock,
                                                 [&](PassState& st, std::size_t begin, std::size_t end) {
             st.hist.resize(ng);
@@ -176,19 +193,29 @@ std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& 
             for (std::size_t g = 0; g < ng; ++g)
                 if (!groups[g].gather) st.hist[g].assign(kBins, 0);
             auto blk = std::make_unique<Block>();
+            std::vector<std::uint64_t> keys(kBlock);
+            auto take = [&](std::size_t g, std::uint64_t key) {
+                const Group& grp = groups[g];
+                if (grp.gather) st.keys[g].push_back(key);
+                else ++st.hist[g][(key >> (64 - grp.bits - kDigitBits)) & (kBins - 1)];
+            };
             for (std::size_t s = begin; s < end; s += kBlock) {
                 const std::size_t m = std::min(kBlock, end - s);
                 compute_block(cfg, a, b, s, m, *blk);
-                for (std::size_t g = 0; g < ng; ++g) {
-                    const Group& grp = groups[g];
-                    const double* v = blk->v[grp.stream];
-                    const int shift_match = 64 - grp.bits;  // bits == 0: everything matches
-                    const int shift_digit = 64 - grp.bits - kDigitBits;
+                for (int k = 0; k < 4; ++k) {
+                    if (first16[k].empty() && everything[k].empty()) continue;
+                    const double* v = blk->v[k];
+                    for (std::size_t i = 0; i < m; ++i) keys[i] = order_key(v[i], cfg.f32);
+                    for (std::int32_t g : everything[k])
+                        for (std::size_t i = 0; i < m; ++i) take(static_cast<std::size_t>(g), keys[i]);
+                    if (first16[k].empty()) continue;
+                    const std::int32_t* table = first16[k].data();
                     for (std::size_t i = 0; i < m; ++i) {
-                        const std::uint64_t key = order_key(v[i], cfg.f32);
-                        if (grp.bits > 0 && (key >> shift_match) != grp.prefix) continue;
-                        if (grp.gather) st.keys[g].push_back(key);
-                        else ++st.hist[g][(key >> shift_digit) & (kBins - 1)];
+                        const std::uint64_t key = keys[i];
+                        for (std::int32_t g = table[key >> 48]; g >= 0; g = next_same16[static_cast<std::size_t>(g)]) {
+                            const Group& grp = groups[static_cast<std::size_t>(g)];
+                            if ((key >> (64 - grp.bits)) == grp.prefix) take(static_cast<std::size_t>(g), key);
+                        }
                     }
                 }
             }

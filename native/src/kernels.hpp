@@ -1,0 +1,43 @@
+// The per-block hot loops, compiled once per instruction set (generic x86-64/other, AVX2)
+// and picked at run time, so one wheel is fast on new CPUs and still runs on old ones.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "dtype.hpp"
+#include "kernel.hpp"
+
+namespace poly {
+
+// Statistics of one stream over one block. Sums are taken around `shift` (the block's first
+// element) so that the block variance (s2 - s1^2/m)/m does not cancel catastrophically.
+struct StreamBlock {
+    double shift = 0, s1 = 0, s2 = 0, sum_sq = 0, sum_abs = 0;
+    double mn = 0, mx = 0;  // over non-NaN elements (meaningless when valid == 0)
+    std::uint64_t nan = 0, inf = 0, valid = 0;
+    double m2 = 0;          // sum of squared deviations from the block mean; NaN with NaN/Inf
+    double sum = 0;         // plain sum (NaN/Inf propagate as in NumPy)
+};
+
+struct BlockStats {
+    StreamBlock s[4];
+    double dot = 0;
+    std::uint64_t fails = 0;
+};
+
+struct KernelTable {
+    const char* name;
+    void (*load_block)(const ArrayView& v, std::size_t start, std::size_t count, double* out);
+    void (*diff_block)(const CompareConfig& cfg, std::size_t m, Block& blk);
+    void (*block_stats)(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out);
+};
+
+namespace arch_generic { const KernelTable& table(); }
+#if defined(__x86_64__) || defined(_M_X64)
+namespace arch_avx2 { const KernelTable& table(); }
+#endif
+
+// The best table for this CPU (chosen once).
+const KernelTable& kernels();
+
+}  // namespace poly
