@@ -26,13 +26,19 @@ void slow_stream(const double* v, std::size_t m, StreamBlock& s) {
         if (x > mx) mx = x;
     }
     s.sum = sum;
+    s.mean = sum / static_cast<double>(m);
+    if (nan == 0 && inf == 0) {  // finite values whose sum overflows: scale first
+        double mean = 0;
+        for (std::size_t i = 0; i < m; ++i) mean += v[i] / static_cast<double>(m);
+        s.mean = mean;
+    }
     s.mn = mn;
     s.mx = mx;
     s.nan = nan;
     s.inf = inf;
     s.valid = m - nan;
     if (nan == 0 && inf == 0) {  // finite values whose shifted sums overflowed: two-pass
-        const double mean = sum / static_cast<double>(m);
+        const double mean = s.mean;
         double m2 = 0;
         for (std::size_t i = 0; i < m; ++i) m2 += (v[i] - mean) * (v[i] - mean);
         s.m2 = m2;
@@ -42,9 +48,12 @@ void slow_stream(const double* v, std::size_t m, StreamBlock& s) {
 }
 
 void finish_stream(const double* v, std::size_t m, StreamBlock& s) {
-    if (std::isfinite(s.s1) && std::isfinite(s.s2) && std::isfinite(s.sum_sq)) {
+    // s1/s2 are finite exactly when every value is finite and the shifted sums did not
+    // overflow; sum_sq and sum_abs may still overflow, as NumPy's would.
+    if (std::isfinite(s.s1) && std::isfinite(s.s2)) {
         const double md = static_cast<double>(m);
         s.sum = s.shift * md + s.s1;
+        s.mean = s.shift + s.s1 / md;
         const double m2 = s.s2 - s.s1 * s.s1 / md;
         s.m2 = m2 > 0 ? m2 : 0.0;
         s.nan = s.inf = 0;

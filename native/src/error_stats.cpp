@@ -18,29 +18,32 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Running statistics of one stream: Chan's parallel merge of per-block (count, sum, M2), so
 // the variance stays accurate where sum(x^2) - n*mean^2 would cancel.
 struct StreamAcc {
-    double n = 0, sum = 0, m2 = 0, sum_sq = 0, sum_abs = 0;
+    double n = 0, mean = 0, m2 = 0, sum = 0, sum_sq = 0, sum_abs = 0;
     bool have_extrema = false;
     double mn = 0, mx = 0;
     std::uint64_t mn_block = kNone, mx_block = kNone;  // first block holding the extremum
     std::uint64_t nan = 0, inf = 0, first_nan_block = kNone;
 
-    void add_moments(double cnt, double s, double m2_other) {
+    // Chan et al.'s pairwise update of (count, mean, M2): stays finite and accurate where a
+    // plain sum would overflow or sum(x^2) - n*mean^2 would cancel.
+    void add_moments(double cnt, double mean_other, double m2_other) {
         if (cnt == 0) return;
         if (n == 0) {
             n = cnt;
-            sum = s;
+            mean = mean_other;
             m2 = m2_other;
             return;
         }
         const double total = n + cnt;
-        const double delta = s / cnt - sum / n;
+        const double delta = mean_other - mean;
+        mean += delta * (cnt / total);
         m2 += m2_other + delta * delta * (n * cnt / total);
-        sum += s;
         n = total;
     }
 
     void add_block(const StreamBlock& b, std::size_t m, std::uint64_t block) {
-        add_moments(static_cast<double>(m), b.sum, b.m2);
+        add_moments(static_cast<double>(m), b.mean, b.m2);
+        sum += b.sum;
         sum_sq += b.sum_sq;
         sum_abs += b.sum_abs;
         if (b.valid > 0) {
@@ -55,7 +58,8 @@ struct StreamAcc {
 
     // `o` covers elements after this one's (partitions merge in order).
     void merge(const StreamAcc& o) {
-        add_moments(o.n, o.sum, o.m2);
+        add_moments(o.n, o.mean, o.m2);
+        sum += o.sum;
         sum_sq += o.sum_sq;
         sum_abs += o.sum_abs;
         if (o.have_extrema) {
@@ -100,7 +104,8 @@ StreamStats finish_stream(const CompareConfig& cfg, const ArrayView& a, const Ar
         r.min = r.max = r.mean = r.var = r.std = r.mean_abs = r.mean_sq = kNaN;
         return r;
     }
-    r.mean = s.sum / s.n;
+    // With NaN or Inf present the plain sum carries NumPy's semantics (inf, or NaN for inf - inf).
+    r.mean = (s.nan > 0 || s.inf > 0) ? s.sum / s.n : s.mean;
     r.var = (s.nan > 0 || s.inf > 0) ? kNaN : s.m2 / s.n;
     r.std = std::sqrt(r.var);
     r.mean_abs = s.sum_abs / s.n;

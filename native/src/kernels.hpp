@@ -17,6 +17,7 @@ struct StreamBlock {
     std::uint64_t nan = 0, inf = 0, valid = 0;
     double m2 = 0;          // sum of squared deviations from the block mean; NaN with NaN/Inf
     double sum = 0;         // plain sum (NaN/Inf propagate as in NumPy)
+    double mean = 0;        // block mean; finite for finite values even when `sum` overflows
 };
 
 struct BlockStats {

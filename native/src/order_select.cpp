@@ -69,8 +69,9 @@ void ranks_for(const OrderRequest& r, std::uint64_t n, std::uint64_t& lo, std::u
     }
     const double vi = static_cast<double>(n - 1) * r.q;
     if (vi >= static_cast<double>(n - 1)) {
+        // NumPy points both neighbours at the last element (index -1), so gamma is vi + 1
         lo = hi = n - 1;
-        gamma = 0;
+        gamma = vi + 1.0;
         return;
     }
     const double prev = vi < 0 ? 0.0 : std::floor(vi);
@@ -247,8 +248,8 @@ std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& 
         if (p.skip) continue;
         const double lo = key_value(targets[p.lo].key, cfg.f32);
         const double hi = key_value(targets[p.hi].key, cfg.f32);
-        if (p.lo == p.hi) out[r] = lo;  // odd-length median or the top quantile
-        else out[r] = p.median ? (lo + hi) / 2.0 : lerp_numpy(lo, hi, p.gamma);
+        if (p.median) out[r] = p.lo == p.hi ? lo : (lo + hi) / 2.0;  // NumPy: mean of the middle one or two
+        else out[r] = lerp_numpy(lo, hi, p.gamma);  // even when lo == hi: inf - inf gives NaN there too
     }
     return out;
 }

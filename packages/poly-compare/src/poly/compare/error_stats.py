@@ -8,8 +8,9 @@ Polygraphy's so that verdicts agree; see SPEC 2.1.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def _diff(d: dict[str, Any], shape: tuple[int, ...], median: bool, quantiles: Se
     return DiffStats(
         min=d["min"], max=d["max"], mean=d["mean"], std=d["std"], var=d["var"], median=med,
         argmin=_unravel(d["argmin"], shape), argmax=_unravel(d["argmax"], shape),
-        quantiles=dict(zip(quantiles, order)),
+        quantiles=dict(zip(quantiles, order, strict=True)),
         nan_count=d["nan"], inf_count=d["inf"],
     )
 

@@ -1,0 +1,49 @@
+"""poly.core: the logger, JSON, constants, data types, metadata and base classes shared by poly."""
+
+from poly.core import constants
+from poly.core.array import array_dtype, array_shape
+from poly.core.constants import MARK_ALL
+from poly.core.datatype import DataType, DataTypeEntry
+from poly.core.exception import DataFormatError, DataTypeConversionException, PolyException
+from poly.core.fileio import atomic_write, atomic_write_bytes, atomic_write_text, load_file, save_file
+from poly.core.func import extend, funcify
+from poly.core.json import Decoder, Encoder, add_json_methods, from_json, load_json, save_json, to_json
+from poly.core.loader import BaseLoader
+from poly.core.logger import G_LOGGER, Logger, LogMode
+from poly.core.metadata import MetadataTuple, TensorMetadata
+from poly.core.runner import BaseRunner
+from poly.core.shape import BoundedShape
+
+__all__ = [
+    "constants",
+    "MARK_ALL",
+    "array_dtype",
+    "array_shape",
+    "DataType",
+    "DataTypeEntry",
+    "PolyException",
+    "DataFormatError",
+    "DataTypeConversionException",
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "save_file",
+    "load_file",
+    "extend",
+    "funcify",
+    "Encoder",
+    "Decoder",
+    "add_json_methods",
+    "to_json",
+    "from_json",
+    "save_json",
+    "load_json",
+    "BaseLoader",
+    "G_LOGGER",
+    "Logger",
+    "LogMode",
+    "MetadataTuple",
+    "TensorMetadata",
+    "BaseRunner",
+    "BoundedShape",
+]

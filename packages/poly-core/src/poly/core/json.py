@@ -1,0 +1,486 @@
+"""
+JSON serialization in Polygraphy 0.53's file format.
+
+Custom objects are written as JSON objects carrying a ``"polygraphy_class": "<TypeName>"`` key;
+NumPy arrays as ``{"array": "<base64 of the .npy bytes>", "polygraphy_class": "ndarray"}``.
+Files written here load in Polygraphy and vice versa.
+
+Reading never unpickles: array payloads are loaded with ``allow_pickle=False``, and a payload
+that is not ``.npy``/``.npz`` data, or that holds an object array, is refused with a
+``DataFormatError``.
+"""
+
+import base64
+import binascii
+import contextvars
+import importlib
+import io
+import json
+import os
+import re
+from collections import OrderedDict
+
+import numpy as np
+
+from poly.core import constants
+from poly.core.exception import DataFormatError, PolyException
+from poly.core.fileio import load_file, save_file
+from poly.core.logger import G_LOGGER, LogMode
+
+__all__ = ["Encoder", "Decoder", "to_json", "from_json", "save_json", "load_json", "add_json_methods"]
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+_DTYPE_HINT_KEY = "poly_dtype"
+_LEGACY_PREFIX = "__polygraphy_encoded_"
+
+# Packages that define serializable types (RunResults in poly-compare, ...) declare them as
+# entry points of this group, name = the type name in the file, value = the module whose import
+# registers the decoder. Looked up only for a type nobody registered yet, so loading results
+# works without importing the defining package first, and poly-core names no other package.
+ENTRY_POINT_GROUP = "poly.json_types"
+
+
+def _provider_of(type_name):
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == type_name:
+            return ep.value
+    return None
+
+
+# The name of the file being decoded, for error messages raised deep inside decoders.
+_SOURCE = contextvars.ContextVar("poly_json_source", default="<JSON string>")
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
+
+
+def _type_id(typ):
+    return (getattr(typ, "__module__", None), getattr(typ, "__qualname__", repr(typ)))
+
+
+def _format_error(detail):
+    return DataFormatError(f"Could not load '{_SOURCE.get()}': {_one_line(detail)}")
+
+
+class Encoder(json.JSONEncoder):
+    """
+    JSON encoder that knows the types registered with ``Encoder.register``.
+
+    NumPy scalars are written as plain JSON numbers/booleans.
+    """
+
+    polygraphy_registered = {}
+    """type -> encoding function."""
+
+    @classmethod
+    def register(cls, typ, name=None):
+        """
+        Decorator that registers an encoding function for ``typ``.
+
+        The function takes an instance and returns a dict; the type marker
+        (``"polygraphy_class": name``) is appended to it.
+
+        Args:
+            typ (type): The type to encode.
+            name (str): The type name written to the file. Defaults to ``typ.__name__``, which is
+                    what Polygraphy writes, so register classes under Polygraphy's class names.
+
+        Example:
+        ::
+
+            @Encoder.register(Dummy)
+            def encode(dummy):
+                return {"x": dummy.x}
+        """
+        type_name = name or typ.__name__
+
+        def register_impl(func):
+            def wrapped(obj):
+                dct = func(obj)
+                dct[constants.TYPE_MARKER] = type_name
+                return dct
+
+            wrapped.__wrapped__ = func
+            cls.polygraphy_registered[typ] = wrapped
+            return wrapped
+
+        return register_impl
+
+    def default(self, o):
+        """Encodes registered types, then NumPy scalars; anything else is a ``TypeError``."""
+        registered = self.polygraphy_registered
+        func = registered.get(type(o))
+        if func is None:
+            func = next((registered[base] for base in type(o).__mro__[1:] if base in registered), None)
+        if func is not None:
+            return func(o)
+        if isinstance(o, np.generic):
+            return o.item()
+        return super().default(o)
+
+
+class Decoder:
+    """
+    ``object_pairs_hook`` for ``json.loads`` that rebuilds the types registered with
+    ``Decoder.register``; other JSON objects become ``OrderedDict`` s (as in Polygraphy).
+    """
+
+    polygraphy_registered = {}
+    """type name (current, legacy and aliases) -> decoding function."""
+
+    _owners = {}
+
+    @classmethod
+    def register(cls, typ, alias=None, name=None):
+        """
+        Decorator that registers a decoding function for ``typ``.
+
+        The function takes the dict that was written (type marker removed) and returns an
+        instance. Registering the same class again (a reloaded module) replaces the function;
+        a different class under a taken name is an error.
+
+        Args:
+            typ (type): The type to decode.
+            alias (str): Another name to accept, e.g. a former class name.
+            name (str): The type name in files. Defaults to ``typ.__name__``.
+
+        Example:
+        ::
+
+            @Decoder.register(Dummy)
+            def decode(dct):
+                return Dummy(x=dct["x"])
+        """
+        type_name = name or typ.__name__
+
+        def register_impl(func):
+            def wrapped(dct):
+                dct.pop(constants.TYPE_MARKER, None)
+                dct.pop(_LEGACY_PREFIX + type_name, None)
+                return func(dct)
+
+            wrapped.__wrapped__ = func
+            keys = [type_name, _LEGACY_PREFIX + type_name] + ([alias] if alias else [])
+            for key in keys:
+                owner = cls._owners.get(key)
+                if owner is not None and owner != _type_id(typ):
+                    raise PolyException(
+                        f"Duplicate JSON decoder for type name {key!r}: already registered for "
+                        f"{owner[0]}.{owner[1]}, now requested for {_type_id(typ)[0]}.{_type_id(typ)[1]}"
+                    )
+            for key in keys:
+                cls._owners[key] = _type_id(typ)
+                cls.polygraphy_registered[key] = wrapped
+            return wrapped
+
+        return register_impl
+
+    def __call__(self, pairs):
+        dct = OrderedDict(pairs)
+
+        for key, value in dct.items():
+            if (
+                isinstance(value, str)
+                and value == constants.LEGACY_TYPE_MARKER
+                and key.startswith(_LEGACY_PREFIX)
+            ):
+                return self._decode(key[len(_LEGACY_PREFIX) :], key, dct)
+
+        type_name = dct.get(constants.TYPE_MARKER)
+        if type_name is None:
+            return dct
+        if not isinstance(type_name, str):
+            raise _format_error(f"invalid type marker {type_name!r}")
+        return self._decode(type_name, type_name, dct)
+
+    def _decode(self, type_name, key, dct):
+        func = self.polygraphy_registered.get(key)
+        provider = None
+        if func is None:
+            provider = _provider_of(type_name)
+            if provider is not None:
+                try:
+                    importlib.import_module(provider)
+                except ImportError:
+                    pass
+                func = self.polygraphy_registered.get(key)
+        if func is None:
+            hint = f"; the package providing {provider} must be importable to read it" if provider else ""
+            raise _format_error(f"unknown serialized type {type_name!r}{hint}")
+        try:
+            return func(dct)
+        except DataFormatError:
+            raise
+        except Exception as err:
+            raise _format_error(f"invalid serialized {type_name}: {type(err).__name__}: {err}") from None
+
+
+# -- NumPy arrays ------------------------------------------------------------------------------
+
+
+def _dtype_hint(dtype):
+    # .npy headers describe only NumPy's own types; an extension type such as ml_dtypes'
+    # bfloat16 is written as raw bytes ('<V2'), so its name travels in an extra key that
+    # Polygraphy ignores.
+    if dtype.names is not None or dtype.subdtype is not None:
+        return None
+    descr = np.lib.format.dtype_to_descr(dtype)
+    try:
+        readable = np.lib.format.descr_to_dtype(descr)
+    except Exception:
+        return dtype.name, False
+    if readable != dtype:
+        return dtype.name, True
+    return None
+
+
+@Encoder.register(np.ndarray)
+def _encode_ndarray(array):
+    extra = {}
+    hint = _dtype_hint(array.dtype)
+    if hint is not None:
+        name, header_readable = hint
+        extra[_DTYPE_HINT_KEY] = name
+        if not header_readable:
+            array = array.view(np.dtype(f"V{array.dtype.itemsize}"))
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return {"array": base64.b64encode(buffer.getvalue()).decode(), **extra}
+
+
+def _payload_bytes(payload):
+    try:
+        return base64.b64decode(payload.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        pass
+    # Files from old Polygraphy versions held the raw .npy bytes as a latin-1 string.
+    try:
+        legacy = payload.encode("latin-1")
+    except UnicodeEncodeError:
+        legacy = b""
+    if legacy.startswith(_NPY_MAGIC):
+        return legacy
+    raise _format_error("an array payload is not valid base64 (truncated or corrupt file?)")
+
+
+def _raise_if_pickle_refused(err):
+    # NumPy's refusals under allow_pickle=False all mention pickling.
+    if "pickle" in str(err).lower():
+        raise _format_error(
+            "refusing an object array or pickled payload: it could run code when loaded, "
+            "and poly loads arrays with allow_pickle=False"
+        ) from None
+
+
+def _load_array(data):
+    if data.startswith(_NPY_MAGIC):
+        try:
+            return np.load(io.BytesIO(data), allow_pickle=False)
+        except ValueError as err:
+            _raise_if_pickle_refused(err)
+            raise _format_error(f"an array payload is truncated or corrupt ({err})") from None
+        except Exception as err:
+            raise _format_error(f"an array payload is truncated or corrupt ({err})") from None
+
+    if data.startswith(_ZIP_MAGIC):
+        # Polygraphy once wrote arrays as single-entry .npz archives.
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+                if not archive.files:
+                    raise _format_error("an array payload is an empty .npz archive")
+                return archive[archive.files[0]]
+        except DataFormatError:
+            raise
+        except ValueError as err:
+            _raise_if_pickle_refused(err)
+            raise _format_error(f"an .npz array payload is corrupt ({err})") from None
+        except Exception as err:
+            raise _format_error(f"an .npz array payload is corrupt ({err})") from None
+
+    raise _format_error(
+        "an array payload is not .npy data; refusing it (pickled data and object arrays are never loaded)"
+    )
+
+
+def _dtype_from_name(name):
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise _format_error(f"invalid {_DTYPE_HINT_KEY} value {name!r}")
+    try:
+        return np.dtype(name)
+    except TypeError:
+        pass
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    typ = getattr(ml_dtypes, name, None)
+    try:
+        return np.dtype(typ) if isinstance(typ, type) else None
+    except TypeError:
+        return None
+
+
+def _apply_dtype_hint(array, name):
+    if array.dtype.kind != "V" or array.dtype.names is not None:
+        return array
+    dtype = _dtype_from_name(name)
+    if dtype is None:
+        G_LOGGER.warning(
+            f"'{_SOURCE.get()}' holds {name} arrays, which need ml_dtypes (pip install ml-dtypes); "
+            f"loading them as raw bytes ({array.dtype})",
+            mode=LogMode.ONCE,
+        )
+        return array
+    if dtype.hasobject or dtype.itemsize != array.dtype.itemsize:
+        raise _format_error(f"{_DTYPE_HINT_KEY} {name!r} does not fit an array of {array.dtype}")
+    return array.view(dtype)
+
+
+@Decoder.register(np.ndarray)
+def _decode_ndarray(dct):
+    payload = dct.get("array")
+    if not isinstance(payload, str):
+        raise _format_error("an ndarray entry has no string 'array' payload")
+    array = _load_array(_payload_bytes(payload))
+    hint = dct.get(_DTYPE_HINT_KEY)
+    if hint is not None:
+        array = _apply_dtype_hint(array, hint)
+    return array
+
+
+# -- public functions --------------------------------------------------------------------------
+
+
+def to_json(obj):
+    """
+    Encodes ``obj`` as JSON text (4-space indentation, as Polygraphy writes it).
+
+    Args:
+        obj: Lists, dicts, scalars, NumPy arrays and registered types, nested freely.
+
+    Returns:
+        str: The JSON text.
+    """
+    return json.dumps(obj, cls=Encoder, indent=constants.TAB)
+
+
+def from_json(src, source=None):
+    """
+    Decodes JSON text, rebuilding NumPy arrays and registered types.
+
+    Args:
+        src (str): The JSON text.
+        source (str): Where the text came from, for error messages.
+
+    Returns:
+        object: The decoded object.
+
+    Raises:
+        DataFormatError: If the text is not valid JSON or holds a payload poly refuses.
+    """
+    token = _SOURCE.set(source if source is not None else "<JSON string>")
+    try:
+        if isinstance(src, (bytes, bytearray)):
+            try:
+                src = src.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise _format_error(f"not UTF-8 text ({err})") from None
+        if not src.strip():
+            raise _format_error("the file is empty")
+        try:
+            return json.loads(src, object_pairs_hook=Decoder())
+        except json.JSONDecodeError as err:
+            raise _format_error(
+                f"malformed JSON: {err.msg} at line {err.lineno}, column {err.colno}"
+            ) from None
+        except RecursionError:
+            raise _format_error("malformed JSON: nested too deeply") from None
+    finally:
+        _SOURCE.reset(token)
+
+
+def _describe_source(src):
+    if isinstance(src, (str, os.PathLike)):
+        return os.fspath(src)
+    return getattr(src, "name", None) or "<file object>"
+
+
+def save_json(obj, dest, description=None):
+    """
+    Encodes ``obj`` as JSON and writes it to a path (atomically) or a file-like object.
+
+    Args:
+        obj: The object.
+        dest (Union[str, os.PathLike, file-like]): Where to write.
+        description (str): What is being saved; when given, an info message is logged.
+    """
+    save_file(to_json(obj), dest, mode="w", description=description)
+
+
+def load_json(src, description=None):
+    """
+    Reads and decodes a JSON file.
+
+    Args:
+        src (Union[str, os.PathLike, file-like]): Where to read.
+        description (str): What is being loaded; when given, an info message is logged.
+
+    Returns:
+        object: The decoded object.
+
+    Raises:
+        DataFormatError: If the file is not valid JSON or holds a payload poly refuses.
+        OSError: If the file cannot be read.
+    """
+    return from_json(load_file(src, mode="rb", description=description), source=_describe_source(src))
+
+
+def add_json_methods(description=None):
+    """
+    Class decorator adding ``to_json()``, ``from_json(src)``, ``save(dest)`` and ``load(src)``.
+
+    The class must have an encoder and a decoder registered. ``from_json`` and ``load`` raise
+    ``PolyException`` when the JSON decodes to another type.
+
+    Args:
+        description (str): What instances are, for log messages (e.g. ``"inference results"``).
+    """
+
+    def add_json_methods_impl(cls):
+        def check_decoded(obj):
+            if not isinstance(obj, cls):
+                G_LOGGER.critical(
+                    f"Provided JSON cannot be decoded into a {cls.__name__}. "
+                    f"Note: JSON was decoded into a {type(obj).__name__}"
+                )
+            return obj
+
+        def _to_json(self):
+            """Returns this instance encoded as JSON text."""
+            return to_json(self)
+
+        def _from_json(src):
+            return check_decoded(from_json(src))
+
+        _from_json.__doc__ = f"Decodes JSON text into a {cls.__name__}."
+
+        def _save(self, dest):
+            """Saves this instance as JSON to a path (atomically) or file-like object."""
+            save_json(self, dest, description=description)
+
+        def _load(src):
+            return check_decoded(load_json(src, description=description))
+
+        _load.__doc__ = f"Loads a {cls.__name__} from a JSON path or file-like object."
+
+        cls.to_json = _to_json
+        cls.from_json = staticmethod(_from_json)
+        cls.save = _save
+        cls.load = staticmethod(_load)
+        return cls
+
+    return add_json_methods_impl

@@ -1,0 +1,75 @@
+"""Shapes with dynamic dimensions: a dimension is dynamic when it is negative, None or a name."""
+
+import numbers
+
+from poly.core import constants
+
+__all__ = [
+    "BoundedShape",
+    "is_dimension_dynamic",
+    "is_shape_dynamic",
+    "is_valid_shape_override",
+    "override_dynamic_shape",
+    "volume",
+]
+
+
+class BoundedShape(list):
+    """A shape (a list of dimensions) with optional ``min`` and ``max`` bounds."""
+
+    def __init__(self, shape, min=None, max=None):
+        """
+        Args:
+            shape (Sequence[Union[int, str, None]]): The dimensions.
+            min (Sequence[int]): The smallest valid shape, if known.
+            max (Sequence[int]): The largest valid shape, if known.
+        """
+        super().__init__(shape)
+        self.min = min
+        self.max = max
+
+    def __repr__(self):
+        return f"BoundedShape({list(self)}, min={self.min}, max={self.max})"
+
+
+def is_dimension_dynamic(dim):
+    """Whether ``dim`` is dynamic: None, a string (a named dimension) or a negative integer."""
+    if dim is None or isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        return True
+    return dim < 0
+
+
+def is_shape_dynamic(shape):
+    """Whether any dimension of ``shape`` is dynamic."""
+    return any(is_dimension_dynamic(dim) for dim in shape)
+
+
+def is_valid_shape_override(new_shape, original_shape):
+    """
+    Whether the concrete ``new_shape`` fits ``original_shape``: same rank, and equal in every
+    dimension that is not dynamic in ``original_shape``.
+    """
+    new_shape, original_shape = list(new_shape), list(original_shape)
+    if len(new_shape) != len(original_shape):
+        return False
+    return all(
+        is_dimension_dynamic(odim) or odim == ndim
+        for odim, ndim in zip(original_shape, new_shape, strict=True)
+    )
+
+
+def override_dynamic_shape(shape, default_shape_value=None):
+    """
+    Returns ``shape`` with every dynamic dimension replaced by ``default_shape_value``
+    (``constants.DEFAULT_SHAPE_VALUE``, 1, when None).
+    """
+    value = constants.DEFAULT_SHAPE_VALUE if default_shape_value is None else default_shape_value
+    return [value if is_dimension_dynamic(dim) else dim for dim in shape]
+
+
+def volume(shape):
+    """The number of elements of a concrete ``shape``."""
+    result = 1
+    for dim in shape:
+        result *= dim
+    return result

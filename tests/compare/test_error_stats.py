@@ -1,0 +1,267 @@
+"""poly.compare.error_stats against a float64 NumPy oracle (SPEC 2.1): sums within 1e-9
+relative, order statistics, extrema, indices and counts exactly."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from poly.compare import error_stats
+
+try:
+    import ml_dtypes
+
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml-dtypes is a dev dependency
+    BF16 = None
+
+from oracles import stats as oracle
+
+FLOATS = ["float16", "float32", "float64"]
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+ALL = ["bool", *INTS, *FLOATS] + (["bfloat16"] if BF16 is not None else [])
+
+
+def as_dtype(name: str) -> np.dtype:
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
+def close(got: float, want: float, scale: float = 0.0, rel: float = 1e-9) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    if math.isinf(want):
+        return got == want
+    return abs(got - want) <= rel * max(abs(want), scale) + 1e-300
+
+
+def index_of(flat: int, shape) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
+
+
+def check_stream(got, want: dict, shape, *, exact_median=True):
+    if "empty" in want:
+        assert math.isnan(got.mean) and math.isnan(got.min) and got.argmin is None
+        return
+    assert close(got.min, want["min"], rel=0), (got.min, want["min"])
+    assert close(got.max, want["max"], rel=0), (got.max, want["max"])
+    assert got.argmin == index_of(want["argmin"], shape)
+    assert got.argmax == index_of(want["argmax"], shape)
+    if want["mean"] is not None:
+        assert close(got.mean, want["mean"], want["scale1"]), (got.mean, want["mean"])
+    if want["var"] is not None:
+        assert close(got.var, want["var"], want["scale2"]), (got.var, want["var"])
+    if want["var"] is not None and not math.isnan(want["var"]):
+        assert got.std == pytest.approx(math.sqrt(got.var), rel=1e-15, abs=0)
+    if exact_median:
+        assert close(got.median, want["median"], rel=0), (got.median, want["median"])
+
+
+def check_all(a, b, *, atol=1e-5, rtol=1e-5, qs=(), ice=False, threads=0):
+    s = error_stats(a, b, atol=atol, rtol=rtol, quantiles=qs, infinities_compare_equal=ice, threads=threads)
+    ad, rd, ftype = oracle.diffs(a, b, infinities_compare_equal=ice)
+    assert s.compute_dtype == oracle.compute_mode(a, b)
+    assert s.mismatches == oracle.mismatches(ad, rd, ftype, atol, rtol)
+    for got, arr in ((s.absdiff, ad), (s.reldiff, rd)):
+        want = oracle.moments(arr)
+        check_stream(got, want, a.shape)
+        wq = oracle.quantiles(arr, qs)
+        for q in qs:
+            assert close(got.quantiles[q], wq[q], rel=0), (q, got.quantiles[q], wq[q])
+        assert got.nan_count == want.get("nan", 0)
+        assert got.inf_count == want.get("inf", 0)
+    for got, arr in ((s.a, a), (s.b, b)):
+        x = arr.astype(np.float64) if arr.dtype != np.bool_ else arr.astype(np.float64)
+        want = oracle.moments(x)
+        check_stream(got, want, a.shape)
+        if "empty" not in want:
+            assert close(got.mean_abs, want["mean_abs"], want["scale1"])
+            assert got.nan_count == want["nan"] and got.inf_count == want["inf"]
+    # distance and quality metrics
+    with np.errstate(all="ignore"):
+        sq = float(np.sum(ad.astype(np.float64) ** 2))
+        assert close(s.l2, math.sqrt(sq), rel=1e-9)
+        if a.size:
+            assert close(s.mse, sq / a.size, rel=1e-9)
+    return s
+
+
+def special_floats(dtype):
+    return st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, 3.0, 65504.0, math.inf, -math.inf, math.nan])
+
+
+@st.composite
+def array_pairs(draw, dtypes=ALL, allow_special=True, max_side=9):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=max_side))
+    names = (draw(st.sampled_from(dtypes)), draw(st.sampled_from(dtypes)))
+    arrays = []
+    for name in names:
+        dt = as_dtype(name)
+        if name == "bool":
+            arr = draw(hnp.arrays(np.bool_, shape))
+        elif name in INTS:
+            info = np.iinfo(dt)
+            arr = draw(hnp.arrays(dt, shape, elements=st.integers(int(info.min), int(info.max))))
+        else:
+            base = np.dtype("float32") if name in ("bfloat16", "float16") else dt
+            width = 16 if name == "float16" else (32 if base == np.float32 else 64)
+            floats = st.floats(allow_nan=allow_special, allow_infinity=allow_special, width=width)
+            if allow_special:
+                floats = st.one_of(floats, special_floats(dt))
+            arr = draw(hnp.arrays(base if name == "bfloat16" else dt, shape, elements=floats)).astype(dt)
+        arrays.append(arr)
+    a, b = arrays
+    # Non-contiguous views: a reversed axis or a transpose, chosen per array.
+    if a.ndim >= 1 and draw(st.booleans()):
+        a = a[::-1]
+        b = np.ascontiguousarray(b[::-1])
+    if a.ndim >= 2 and draw(st.booleans()):
+        a = np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)  # same shape, F-like strides
+    return a, b
+
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(array_pairs(), st.sampled_from([(), (0.5,), (0.0, 0.9, 1.0), (0.25, 0.95, 0.99)]), st.booleans())
+def test_matches_oracle_every_dtype_pair(pair, qs, ice):
+    a, b = pair
+    check_all(a, b, qs=qs, ice=ice)
+
+
+@SETTINGS
+@given(array_pairs(dtypes=["float32", "float16", "float64", "bfloat16"] if BF16 is not None else FLOATS,
+                   allow_special=False, max_side=40),
+       st.floats(0, 1e-2), st.floats(0, 1e-2))
+def test_finite_floats_and_tolerance_boundaries(pair, atol, rtol):
+    a, b = pair
+    check_all(a, b, atol=atol, rtol=rtol, qs=(0.1, 0.5, 0.9))
+
+
+def test_strided_views_of_large_arrays():
+    rng = np.random.default_rng(1)
+    base_a = rng.standard_normal((600, 700)).astype(np.float32)
+    base_b = base_a + rng.standard_normal((600, 700)).astype(np.float32) * np.float32(1e-3)
+    a, b = base_a[::3, ::-2], base_b.T.copy().T[::3, ::-2]
+    assert not a.flags.c_contiguous and not b.flags.c_contiguous
+    check_all(a, b, qs=(0.9, 0.95, 0.99))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+def test_large_inputs_threads_and_radix_refinement(dtype):
+    """Over 2^18 equal differences force histogram refinement instead of gathering, and a
+    large input splits across threads; results must not depend on the thread count."""
+    rng = np.random.default_rng(7)
+    n = 700_001
+    a = rng.integers(-50, 50, n).astype(dtype)
+    b = a.copy()
+    b[: n // 3] += 1  # a third of the differences are exactly 1, the rest 0
+    rng.shuffle(b)
+    s1 = check_all(a, b, qs=(0.0, 0.3, 0.5, 0.66, 0.9, 1.0), threads=1)
+    s2 = check_all(a, b, qs=(0.0, 0.3, 0.5, 0.66, 0.9, 1.0), threads=2)
+    assert s1.absdiff.quantiles == s2.absdiff.quantiles
+    assert (s1.absdiff.argmax, s1.mismatches) == (s2.absdiff.argmax, s2.mismatches)
+
+
+def test_value_medians_are_exact_and_lazy():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(200_000)
+    b = rng.standard_normal(200_000).astype(np.float32)
+    s = error_stats(a, b)
+    assert s.a.median == float(np.median(a))
+    assert s.b.median == float(np.median(b.astype(np.float64)))
+
+
+def test_nan_and_inf_semantics():
+    a = np.array([1.0, np.inf, -np.inf, np.nan, 0.0, 2.0], dtype=np.float32)
+    b = np.array([1.0, np.inf, np.inf, 0.0, 0.0, 0.0], dtype=np.float32)
+    s = error_stats(a, b)
+    # inf - inf is NaN, so absdiff has NaN: every order statistic and the extrema are NaN and
+    # argmax points at the first NaN, as NumPy's do
+    assert math.isnan(s.absdiff.max) and math.isnan(s.absdiff.median)
+    assert s.absdiff.argmax == (1,)
+    assert s.mismatches == 4  # inf-inf (NaN), -inf vs inf, NaN vs 0, 2 vs 0; 0 vs 0 matches
+    assert s.absdiff.nan_count == 2 and s.absdiff.inf_count == 1
+    s2 = error_stats(a, b, infinities_compare_equal=True)
+    assert s2.absdiff.nan_count == 1  # only nan - 0 remains NaN
+    assert s2.mismatches == 3  # -inf vs inf stays an infinite difference
+    # b's exact zeros become 2.22e-16 (rounded to float32) in the relative difference
+    z = error_stats(np.array([2.0, 0.0], np.float32), np.zeros(2, np.float32))
+    assert z.reldiff.max == np.float32(2.0) / np.float32(2.220446049250313e-16)
+    assert z.reldiff.min == 0.0 and z.mismatches == 1
+
+
+def test_empty_arrays_give_nan_statistics():
+    s = error_stats(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), quantiles=(0.5,))
+    assert s.size == 0 and s.mismatches == 0
+    assert math.isnan(s.absdiff.mean) and math.isnan(s.absdiff.median) and math.isnan(s.absdiff.quantiles[0.5])
+    assert s.absdiff.argmin is None and s.l2 == 0.0
+
+
+def test_bad_inputs_raise_value_error():
+    with pytest.raises(ValueError, match="same shape"):
+        error_stats(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match="dtype"):
+        error_stats(np.array(["a"]), np.array(["b"]))
+    with pytest.raises(ValueError, match="quantile"):
+        error_stats(np.zeros(3), np.zeros(3), quantiles=(1.5,))
+    with pytest.raises(ValueError, match="dtype"):
+        error_stats(np.zeros(2, np.complex64), np.zeros(2, np.complex64))
+
+
+def test_distance_and_quality_metrics():
+    b = np.array([1.0, -2.0, 3.0, 4.0])
+    a = b + np.array([0.1, 0.0, -0.2, 0.0])
+    s = error_stats(a, b)
+    assert s.l2 == pytest.approx(math.sqrt(0.05))
+    assert s.mse == pytest.approx(0.05 / 4)
+    assert s.cosine == pytest.approx(float(a @ b / np.linalg.norm(a) / np.linalg.norm(b)))
+    assert s.psnr == pytest.approx(20 * math.log10(4.0) - 10 * math.log10(0.05 / 4))
+    assert s.snr == pytest.approx(10 * math.log10(np.mean(b**2) / (0.05 / 4)))
+    same = error_stats(b, b)
+    assert same.psnr == math.inf and same.snr == math.inf and same.cosine == pytest.approx(1.0)
+    zeros = error_stats(np.zeros(3), np.zeros(3))
+    assert zeros.cosine == 1.0
+
+
+def test_bool_pairs_use_xor():
+    a = np.array([True, False, True, False])
+    b = np.array([True, True, False, False])
+    s = error_stats(a, b)
+    assert s.compute_dtype == "bool"
+    assert s.absdiff.mean == 0.5 and s.mismatches == 2
+
+
+def test_generic_and_avx2_kernels_agree():
+    """The portable kernels (POLY_NATIVE_ARCH=generic) must give the same answers."""
+    script = textwrap.dedent(
+        """
+        import json, numpy as np
+        from poly.compare import error_stats
+        rng = np.random.default_rng(11)
+        a = rng.standard_normal(300_003).astype(np.float32)
+        b = (a + rng.standard_normal(300_003).astype(np.float32) * np.float32(1e-3)).astype(np.float16)
+        s = error_stats(a, b, quantiles=(0.9, 0.99))
+        print(json.dumps([s.mismatches, s.absdiff.max, s.absdiff.median, s.absdiff.quantiles[0.99],
+                          list(s.absdiff.argmax), s.reldiff.min, s.absdiff.mean, s.a.var]))
+        """
+    )
+    outs = []
+    for arch in ("generic", ""):
+        env = dict(os.environ, POLY_NATIVE_ARCH=arch)
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+        outs.append(res.stdout)
+    import json
+
+    g, n = (json.loads(o) for o in outs)
+    assert g[:6] == n[:6]
+    assert g[6] == pytest.approx(n[6], rel=1e-12) and g[7] == pytest.approx(n[7], rel=1e-12)

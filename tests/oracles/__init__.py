@@ -1,0 +1,1 @@
+"""Reference implementations the tests check poly against."""

@@ -1,0 +1,94 @@
+"""A float64 NumPy oracle for poly.compare.error_stats (SPEC 2.1), written for clarity, not speed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+EPS = 2.220446049250313e-16
+NARROW = {"float16", "bfloat16", "float32", "bool"}
+
+
+def compute_mode(a: np.ndarray, b: np.ndarray) -> str:
+    if a.dtype == np.bool_ and b.dtype == np.bool_:
+        return "bool"
+    if a.dtype.name in NARROW and b.dtype.name in NARROW:
+        return "float32"
+    return "float64"
+
+
+def diffs(a, b, *, infinities_compare_equal=False):
+    """absdiff and reldiff as the compute precision rounds them, plus that precision's type."""
+    mode = compute_mode(a, b)
+    if mode == "bool":
+        ad = np.logical_xor(a, b).astype(np.float64)
+        den = np.where(b, 1.0, EPS)
+        return ad, ad / den, np.float64
+    ftype = np.float32 if mode == "float32" else np.float64
+    x = a.astype(ftype)
+    y = b.astype(ftype)
+    with np.errstate(all="ignore"):
+        ad = np.abs(x - y)
+        if infinities_compare_equal:
+            ad = np.where(np.isinf(x) & (x == y), ftype(0), ad).astype(ftype)
+        den = np.where(y == 0, ftype(EPS), np.abs(y)).astype(ftype)
+        rd = (ad / den).astype(ftype)
+    return ad, rd, ftype
+
+
+def mismatches(ad, rd, ftype, atol, rtol) -> int:
+    return int(np.count_nonzero(~(ad <= ftype(atol)) & ~(rd <= ftype(rtol))))
+
+
+def _finite_or_none(f):
+    try:
+        x = f()
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _shifted_var(v: np.ndarray) -> float:
+    d = v - v[0]  # deviations around an element, so a rounded mean cannot fake a spread
+    if not np.all(np.isfinite(d)):
+        raise OverflowError
+    dm = math.fsum(d) / v.size
+    sq = (d - dm) ** 2
+    if not np.all(np.isfinite(sq)):
+        raise OverflowError
+    return math.fsum(sq) / v.size
+
+
+def moments(v: np.ndarray) -> dict:
+    v = v.astype(np.float64).ravel()
+    out = {}
+    with np.errstate(all="ignore"):
+        if v.size == 0:
+            return {"empty": True}
+        out["min"] = float(np.min(v))
+        out["max"] = float(np.max(v))
+        out["argmin"] = int(np.argmin(v))
+        out["argmax"] = int(np.argmax(v))
+        if np.all(np.isfinite(v)):
+            # exactly rounded sums (NumPy's own mean and var lose everything near overflow);
+            # where even those leave float64, the statistic is not checked (None)
+            out["mean"] = _finite_or_none(lambda: math.fsum(v / v.size))
+            out["var"] = _finite_or_none(lambda: _shifted_var(v))
+        else:
+            out["mean"] = float(np.mean(v))
+            out["var"] = math.nan
+        out["median"] = float(np.median(v))
+        out["mean_abs"] = float(np.mean(np.abs(v)))
+        out["scale1"] = float(np.mean(np.abs(v)))
+        out["scale2"] = float(np.mean(v * v))
+    out["nan"] = int(np.isnan(v).sum())
+    out["inf"] = int(np.isinf(v).sum())
+    return out
+
+
+def quantiles(v: np.ndarray, qs) -> dict:
+    v = v.astype(np.float64).ravel()
+    if v.size == 0:
+        return {q: math.nan for q in qs}
+    return {q: float(np.quantile(v, q)) for q in qs}
