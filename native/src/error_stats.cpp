@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "order_select.hpp"
+#include "rank_windows.hpp"
 #include "parallel.hpp"
 #include "kernels.hpp"
 
@@ -77,7 +78,7 @@ struct MainState {
     std::array<StreamAcc, 4> acc;
     double dot = 0;
     std::uint64_t fails = 0;
-    std::array<std::vector<std::uint32_t>, 4> top;  // top-16-bit key histograms (order stats)
+    RankWindows::Counts windows;  // one-pass order statistics (see rank_windows.hpp)
 };
 
 // First index in `block` whose value in `stream` is `target` (or NaN when want_nan).
@@ -127,19 +128,23 @@ StreamStats finish_stream(const CompareConfig& cfg, const ArrayView& a, const Ar
 ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
                                const StatsOptions& opts) {
     const std::size_t n = a.size;
-    const bool want_order = opts.median || !opts.quantiles.empty();
     const int threads = resolve_threads(opts.threads, n);
+
+    std::vector<OrderRequest> reqs;
+    for (int k : {kAbs, kRel}) {
+        if (opts.median) reqs.push_back({k, true, 0.5});
+        for (double q : opts.quantiles) reqs.push_back({k, false, q});
+    }
+    // Ranks are planned as if no NaN were present; a stream with NaN gets NaN at the end.
+    const RankPlan optimistic = plan_ranks(reqs, n, {0, 0, 0, 0});
+    const RankWindows windows(cfg, a, b, optimistic.targets);
 
     auto states = run_partitions<MainState>(n, threads, kBlock,
                                             [&](MainState& st, std::size_t begin, std::size_t end) {
         auto blk = std::make_unique<Block>();
-        if (want_order) {
-            st.top[kAbs].assign(65536, 0);
-            st.top[kRel].assign(65536, 0);
-        }
         const KernelTable& kt = kernels();
         BlockStats bs;
-        std::vector<std::uint16_t> top16(kBlock);
+        if (windows.active()) st.windows = windows.make_counts(end - begin);
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             const std::uint64_t block = s / kBlock;
@@ -148,13 +153,9 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
             st.dot += bs.dot;
             st.fails += bs.fails;
-            if (want_order) {
-                for (int k : {kAbs, kRel}) {
-                    const double* v = blk->v[k];
-                    for (std::size_t i = 0; i < m; ++i) top16[i] = static_cast<std::uint16_t>(order_key(v[i], cfg.f32) >> 48);
-                    std::uint32_t* h = st.top[k].data();
-                    for (std::size_t i = 0; i < m; ++i) ++h[top16[i]];
-                }
+            if (windows.active()) {
+                for (int k : {kAbs, kRel})
+                    if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
             }
         }
     });
@@ -172,21 +173,23 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
     for (int k = 0; k < 4; ++k) out.stream[k] = finish_stream(cfg, a, b, total.acc[k], k);
     out.dot = total.dot;
 
-    if (want_order && n > 0) {
-        TopHistograms top;
-        for (int k : {kAbs, kRel}) {
-            top[k].assign(65536, 0);
-            for (const auto& st : states)
-                for (std::size_t i = 0; i < 65536; ++i) top[k][i] += st.top[k][i];
-        }
-        std::vector<OrderRequest> reqs;
-        for (int k : {kAbs, kRel}) {
-            if (opts.median) reqs.push_back({k, true, 0.5});
-            for (double q : opts.quantiles) reqs.push_back({k, false, q});
-        }
+    if (!reqs.empty() && n > 0) {
         const std::array<std::uint64_t, 4> nans{out.stream[0].nan, out.stream[1].nan, out.stream[2].nan,
                                                 out.stream[3].nan};
-        const auto vals = order_statistics(cfg, a, b, reqs, nans, opts.threads, top);
+        std::array<bool, 4> has_nan{};
+        for (int k = 0; k < 4; ++k) has_nan[k] = nans[k] > 0;
+        std::vector<std::uint64_t> keys;
+        std::vector<double> vals;
+        std::vector<RankWindows::Counts*> parts;
+        for (auto& st : states) parts.push_back(&st.windows);
+        const bool ok = windows.active() && windows.resolve(parts, keys, has_nan);
+        if (ok) {
+            vals = combine_ranks(optimistic, keys, cfg.f32);
+            for (std::size_t r = 0; r < reqs.size(); ++r)
+                if (has_nan[reqs[r].stream]) vals[r] = std::numeric_limits<double>::quiet_NaN();
+        } else {
+            vals = order_statistics(cfg, a, b, reqs, nans, opts.threads);
+        }
         std::size_t i = 0;
         for (int k : {kAbs, kRel}) {
             const std::size_t per = (opts.median ? 1 : 0) + opts.quantiles.size();

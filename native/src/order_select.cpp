@@ -102,47 +102,56 @@ std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayVie
     return out;
 }
 
-std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
-                                     const std::vector<OrderRequest>& requests,
-                                     const std::array<std::uint64_t, 4>& nan_counts, int threads,
-                                     const TopHistograms& top) {
-    const std::uint64_t n = a.size;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::vector<double> out(requests.size(), nan);
-    if (n == 0) return out;
-    const int key_bits = cfg.f32 ? 32 : 64;
-
-    // One target per distinct (stream, rank).
-    std::vector<Target> targets;
+RankPlan plan_ranks(const std::vector<OrderRequest>& requests, std::uint64_t n,
+                    const std::array<std::uint64_t, 4>& nan_counts) {
+    RankPlan plan;
     std::map<std::pair<int, std::uint64_t>, std::size_t> target_of;
     auto want = [&](int stream, std::uint64_t rank) {
         auto it = target_of.find({stream, rank});
         if (it != target_of.end()) return it->second;
-        Target t;
-        t.stream = stream;
-        t.rank = rank;
-        t.rank_in = rank;
-        t.count = n;
-        targets.push_back(t);
-        target_of[{stream, rank}] = targets.size() - 1;
-        return targets.size() - 1;
+        plan.targets.push_back({stream, rank});
+        target_of[{stream, rank}] = plan.targets.size() - 1;
+        return plan.targets.size() - 1;
     };
-    struct Plan { std::size_t lo, hi; double gamma; bool median; bool skip; };
-    std::vector<Plan> plans;
     for (const auto& r : requests) {
-        if (nan_counts[r.stream] > 0) {
-            plans.push_back({0, 0, 0, false, true});
+        if (n == 0 || nan_counts[r.stream] > 0) {
+            plan.items.push_back({0, 0, 0, false, true});
             continue;
         }
         std::uint64_t lo, hi;
         double gamma;
         ranks_for(r, n, lo, hi, gamma);
-        plans.push_back({want(r.stream, lo), want(r.stream, hi), gamma, r.is_median, false});
+        plan.items.push_back({want(r.stream, lo), want(r.stream, hi), gamma, r.is_median, false});
     }
-    for (auto& t : targets) {
-        if (!top[t.stream].empty()) descend(t, top[t.stream].data());
-    }
+    return plan;
+}
 
+std::vector<double> combine_ranks(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32) {
+    std::vector<double> out(plan.items.size(), std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t r = 0; r < plan.items.size(); ++r) {
+        const RankPlan::Item& p = plan.items[r];
+        if (p.skip) continue;
+        const double lo = key_value(keys[p.lo], f32);
+        const double hi = key_value(keys[p.hi], f32);
+        if (p.median) out[r] = p.lo == p.hi ? lo : (lo + hi) / 2.0;  // NumPy: mean of the middle one or two
+        else out[r] = lerp_numpy(lo, hi, p.gamma);  // even when lo == hi: inf - inf gives NaN there too
+    }
+    return out;
+}
+
+std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                                        const std::vector<RankTarget>& wanted, int threads) {
+    const std::uint64_t n = a.size;
+    const int key_bits = cfg.f32 ? 32 : 64;
+    std::vector<Target> targets;
+    for (const auto& w : wanted) {
+        Target t;
+        t.stream = w.stream;
+        t.rank = w.rank;
+        t.rank_in = w.rank;
+        t.count = n;
+        targets.push_back(t);
+    }
     const int nthreads = resolve_threads(threads, n);
     for (;;) {
         std::vector<Group> groups;
@@ -243,15 +252,16 @@ std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& 
         }
     }
 
-    for (std::size_t r = 0; r < requests.size(); ++r) {
-        const Plan& p = plans[r];
-        if (p.skip) continue;
-        const double lo = key_value(targets[p.lo].key, cfg.f32);
-        const double hi = key_value(targets[p.hi].key, cfg.f32);
-        if (p.median) out[r] = p.lo == p.hi ? lo : (lo + hi) / 2.0;  // NumPy: mean of the middle one or two
-        else out[r] = lerp_numpy(lo, hi, p.gamma);  // even when lo == hi: inf - inf gives NaN there too
-    }
-    return out;
+    std::vector<std::uint64_t> keys;
+    for (const auto& t : targets) keys.push_back(t.key);
+    return keys;
+}
+
+std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                                     const std::vector<OrderRequest>& requests,
+                                     const std::array<std::uint64_t, 4>& nan_counts, int threads) {
+    const RankPlan plan = plan_ranks(requests, a.size, nan_counts);
+    return combine_ranks(plan, radix_select(cfg, a, b, plan.targets, threads), cfg.f32);
 }
 
 }  // namespace poly

@@ -15,16 +15,40 @@ struct OrderRequest {
     double q;        // numpy.quantile(method="linear") semantics when !is_median
 };
 
-// Histograms of the top 16 key bits per stream, as the main pass can build them on the fly;
-// an empty vector means "not available, build it".
-using TopHistograms = std::array<std::vector<std::uint64_t>, 4>;
+// The order statistics a list of requests needs: distinct (stream, rank) targets, and how
+// each request's value follows from their values.
+struct RankTarget {
+    int stream;
+    std::uint64_t rank;  // 0-based position in ascending order
+};
 
-// Values for each request, in order. `nan_counts[s]` > 0 makes every request on stream s NaN,
-// as NumPy's median and quantile return NaN when NaN is present.
+struct RankPlan {
+    struct Item {
+        std::size_t lo, hi;  // indices into targets
+        double gamma;
+        bool median;
+        bool skip;  // NaN result (NaN in the stream, or an empty input)
+    };
+    std::vector<RankTarget> targets;
+    std::vector<Item> items;
+};
+
+RankPlan plan_ranks(const std::vector<OrderRequest>& requests, std::uint64_t n,
+                    const std::array<std::uint64_t, 4>& nan_counts);
+
+// Request values from the targets' keys (order_key encoding), with NumPy's arithmetic.
+std::vector<double> combine_ranks(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32);
+
+// Keys of the targets by radix select: 16 bits per pass over the inputs, finishing with
+// nth_element once a candidate set is small. Exact whatever the distribution.
+std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                                        const std::vector<RankTarget>& targets, int threads);
+
+// Values for each request, in order (plan, radix select, combine). A stream with NaN gives
+// NaN for all its requests, as NumPy's median and quantile do.
 std::vector<double> order_statistics(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
                                      const std::vector<OrderRequest>& requests,
-                                     const std::array<std::uint64_t, 4>& nan_counts, int threads,
-                                     const TopHistograms& top = {});
+                                     const std::array<std::uint64_t, 4>& nan_counts, int threads);
 
 // Counts NaN per stream (one pass) for callers that have not run the main statistics.
 std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,

@@ -265,3 +265,27 @@ def test_generic_and_avx2_kernels_agree():
     g, n = (json.loads(o) for o in outs)
     assert g[:6] == n[:6]
     assert g[6] == pytest.approx(n[6], rel=1e-12) and g[7] == pytest.approx(n[7], rel=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_one_pass_order_statistics_on_large_random_inputs(dtype):
+    """Inputs of 2^18 elements and more take the one-pass path (sample-predicted bins
+    gathered during the main pass); it must be exact like the radix path."""
+    rng = np.random.default_rng(5)
+    n = 400_003
+    a = (rng.standard_normal(n) * 100).astype(dtype)
+    b = (a.astype(np.float64) + rng.standard_normal(n)).astype(dtype)
+    check_all(a, b, qs=(0.01, 0.5, 0.9, 0.95, 0.99, 0.999), threads=2)
+
+
+def test_order_statistics_exact_when_the_sample_misleads():
+    """Values at the places the engine samples (512 chunks of 32, evenly spread) differ from
+    the rest, so the predicted bins miss the real median: the fallback must still be exact."""
+    n = 1 << 19
+    rng = np.random.default_rng(9)
+    a = rng.uniform(10, 20, n).astype(np.float32)
+    for c in range(512):
+        start = (n - 32) * c // 511
+        a[start : start + 32] = 0.0
+    b = np.zeros(n, np.float32)
+    check_all(a, b, qs=(0.25, 0.5, 0.75))

@@ -1,0 +1,54 @@
+// One-pass exact order statistics for the common case. The main pass builds a histogram of
+// the top 16 key bits of each stream and gathers the keys of a few bins: those a small
+// sample of the inputs predicts will hold the wanted ranks. Afterwards the histogram says
+// exactly which bin holds each rank; when that bin was gathered, nth_element over it gives
+// the exact value with no further pass over the data. When the sample guessed wrong (or
+// the gathered set would be too large) the caller falls back to radix select, so the result
+// never depends on the sample.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "kernel.hpp"
+#include "order_select.hpp"
+
+namespace poly {
+
+class RankWindows {
+public:
+    // Per-partition tallies. Float32 keys are gathered as their high 32 bits.
+    struct Counts {
+        std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
+        std::array<std::vector<std::uint32_t>, 4> keys32;    // gathered keys (float32 compute)
+        std::array<std::vector<std::uint64_t>, 4> keys64;    // gathered keys (float64 compute)
+        std::vector<std::uint32_t> scratch;                  // one block of 32-bit keys
+        bool overflow = false;
+    };
+
+    // Samples the inputs and predicts the bins of `targets`; inactive for inputs too small to
+    // be worth it (radix select is cheap there).
+    RankWindows(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
+                const std::vector<RankTarget>& targets);
+
+    bool active() const { return active_; }
+    bool wants(int stream) const { return !predicted_[stream].empty(); }
+    Counts make_counts(std::size_t partition_elements) const;
+    // Tallies one block of `stream`'s values.
+    void feed(Counts& c, int stream, const double* v, std::size_t m) const;
+    // Keys of every target, or false when some rank fell in a bin that was not gathered.
+    // `parts` are the partitions' tallies in order; targets on streams marked in `skip`
+    // (those holding NaN) are not needed.
+    bool resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
+                 const std::array<bool, 4>& skip) const;
+
+private:
+    bool f32_ = true;
+    bool active_ = false;
+    std::uint64_t n_ = 0;
+    std::vector<RankTarget> targets_;
+    std::array<std::vector<std::uint8_t>, 4> predicted_;  // per stream: bin -> gathered?
+    std::array<double, 4> predicted_share_{};             // share of the sample in those bins
+};
+
+}  // namespace poly
