@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "kernels.hpp"
 
@@ -79,8 +80,8 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
         c.hist[k].assign(kBins, 0);
         // Room for what the sample predicts, with a margin, so the gather rarely reallocates.
         const auto expect = static_cast<std::size_t>(predicted_share_[k] * 1.25 * static_cast<double>(partition_elements)) + kBlock;
-        if (f32_) c.keys32[k].reserve(expect);
-        else c.keys64[k].reserve(expect);
+        if (f32_) c.keys32[k].resize(expect);
+        else c.keys64[k].resize(expect);
     }
     return c;
 }
@@ -99,8 +100,8 @@ void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) co
         auto& out = c.keys32[stream];
         // Branchless compaction: write every key, advance past the predicted ones (a branch
         // here mispredicts on every few percent of elements).
-        const std::size_t used = out.size();
-        out.resize(used + m);
+        std::size_t& used = c.used[stream];
+        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));  // size = capacity
         std::uint32_t* dst = out.data() + used;
         std::size_t kept = 0;
         for (std::size_t i = 0; i < m; ++i) {
@@ -110,12 +111,12 @@ void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) co
             dst[kept] = key;
             kept += predicted[bin];
         }
-        out.resize(used + kept);
-        gathered = out.size();
+        used += kept;
+        gathered = used;
     } else {
         auto& out = c.keys64[stream];
-        const std::size_t used = out.size();
-        out.resize(used + m);
+        std::size_t& used = c.used[stream];
+        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));  // size = capacity
         std::uint64_t* dst = out.data() + used;
         std::size_t kept = 0;
         for (std::size_t i = 0; i < m; ++i) {
@@ -125,8 +126,8 @@ void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) co
             dst[kept] = key;
             kept += predicted[bin];
         }
-        out.resize(used + kept);
-        gathered = out.size();
+        used += kept;
+        gathered = used;
     }
     if (gathered > cap) c.overflow = true;
 }
@@ -144,7 +145,8 @@ void select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
     for (std::size_t i = 0; i < wanted.size(); ++i) bucket_of[wanted[i].first] = static_cast<std::int32_t>(i);
     std::vector<std::vector<K>> buckets(wanted.size());
     for (auto* p : parts)
-        for (K key : (p->*member)[stream]) {
+        for (std::size_t i = 0; i < p->used[stream]; ++i) {
+            const K key = (p->*member)[stream][i];
             const std::int32_t b = bucket_of[static_cast<std::size_t>(key >> shift)];
             if (b >= 0) buckets[static_cast<std::size_t>(b)].push_back(key);
         }
@@ -163,37 +165,49 @@ void select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
 
 }  // namespace
 
+bool RankWindows::resolve_stream(int k, const std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys) const {
+    std::vector<std::uint64_t> cum(kBins + 1, 0);
+    for (std::size_t i = 0; i < kBins; ++i) {
+        std::uint64_t h = 0;
+        for (auto* p : parts) h += p->hist[k][i];
+        cum[i + 1] = cum[i] + h;
+    }
+    // bin -> [(target, rank within bin)], ranks ascending
+    std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>> by_bin;
+    std::vector<std::size_t> order;
+    for (std::size_t t = 0; t < targets_.size(); ++t)
+        if (targets_[t].stream == k) order.push_back(t);
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return targets_[x].rank < targets_[y].rank; });
+    for (std::size_t t : order) {
+        const std::uint64_t r = targets_[t].rank;
+        const std::size_t bin = static_cast<std::size_t>(std::upper_bound(cum.begin(), cum.end(), r) - cum.begin()) - 1;
+        if (bin >= kBins || !predicted_[k][bin]) return false;
+        if (by_bin.empty() || by_bin.back().first != bin) by_bin.push_back({bin, {}});
+        by_bin.back().second.push_back({t, r - cum[bin]});
+    }
+    if (f32_) select_in_bins<std::uint32_t>(parts, k, 16, by_bin, keys, &Counts::keys32);
+    else select_in_bins<std::uint64_t>(parts, k, 48, by_bin, keys, &Counts::keys64);
+    return true;
+}
+
 bool RankWindows::resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
-                          const std::array<bool, 4>& skip) const {
+                          const std::array<bool, 4>& skip, int threads) const {
     if (!active_) return false;
     for (auto* p : parts)
         if (p->overflow) return false;
-    keys.assign(targets_.size(), 0);
-    for (int k = 0; k < 4; ++k) {
-        if (!wants(k) || skip[k]) continue;
-        std::vector<std::uint64_t> cum(kBins + 1, 0);
-        for (std::size_t i = 0; i < kBins; ++i) {
-            std::uint64_t h = 0;
-            for (auto* p : parts) h += p->hist[k][i];
-            cum[i + 1] = cum[i] + h;
-        }
-        // bin -> [(target, rank within bin)], ranks ascending
-        std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>> by_bin;
-        std::vector<std::size_t> order;
-        for (std::size_t t = 0; t < targets_.size(); ++t)
-            if (targets_[t].stream == k) order.push_back(t);
-        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return targets_[x].rank < targets_[y].rank; });
-        for (std::size_t t : order) {
-            const std::uint64_t r = targets_[t].rank;
-            const std::size_t bin = static_cast<std::size_t>(std::upper_bound(cum.begin(), cum.end(), r) - cum.begin()) - 1;
-            if (bin >= kBins || !predicted_[k][bin]) return false;
-            if (by_bin.empty() || by_bin.back().first != bin) by_bin.push_back({bin, {}});
-            by_bin.back().second.push_back({t, r - cum[bin]});
-        }
-        if (f32_) select_in_bins<std::uint32_t>(parts, k, 16, by_bin, keys, &Counts::keys32);
-        else select_in_bins<std::uint64_t>(parts, k, 48, by_bin, keys, &Counts::keys64);
+    keys.assign(targets_.size(), 0);  // each stream writes only its own targets' entries
+    std::vector<int> streams;
+    for (int k = 0; k < 4; ++k)
+        if (wants(k) && !skip[k]) streams.push_back(k);
+    std::vector<char> ok(streams.size(), 0);
+    std::vector<std::thread> pool;
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        auto job = [&, i] { ok[i] = resolve_stream(streams[i], parts, keys); };
+        if (threads > 1 && i + 1 < streams.size()) pool.emplace_back(job);
+        else job();
     }
-    return true;
+    for (auto& th : pool) th.join();
+    return std::all_of(ok.begin(), ok.end(), [](char x) { return x != 0; });
 }
 
 }  // namespace poly

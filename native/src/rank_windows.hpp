@@ -22,6 +22,7 @@ public:
         std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
         std::array<std::vector<std::uint32_t>, 4> keys32;    // gathered keys (float32 compute)
         std::array<std::vector<std::uint64_t>, 4> keys64;    // gathered keys (float64 compute)
+        std::array<std::size_t, 4> used{};                   // gathered so far (vector size = capacity)
         std::vector<std::uint32_t> scratch;                  // one block of 32-bit keys
         bool overflow = false;
     };
@@ -39,10 +40,13 @@ public:
     // Keys of every target, or false when some rank fell in a bin that was not gathered.
     // `parts` are the partitions' tallies in order; targets on streams marked in `skip`
     // (those holding NaN) are not needed.
+    // Streams resolve concurrently when `threads` > 1.
     bool resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
-                 const std::array<bool, 4>& skip) const;
+                 const std::array<bool, 4>& skip, int threads) const;
 
 private:
+    bool resolve_stream(int stream, const std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys) const;
+
     bool f32_ = true;
     bool active_ = false;
     std::uint64_t n_ = 0;
