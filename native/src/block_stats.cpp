@@ -14,11 +14,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Exact treatment of a stream whose fast sums came out non-finite: NaN/Inf counts, extrema
 // ignoring NaN, NumPy's NaN variance.
-void slow_stream(const double* v, std::size_t m, StreamBlock& s) {
+template <typename T>
+void slow_stream(const T* v, std::size_t m, StreamBlock& s) {
     double sum = 0, mn = kInf, mx = -kInf;
     std::uint64_t nan = 0, inf = 0;
     for (std::size_t i = 0; i < m; ++i) {
-        const double x = v[i];
+        const double x = static_cast<double>(v[i]);
         sum += x;
         if (std::isnan(x)) { ++nan; continue; }
         if (std::isinf(x)) ++inf;
@@ -29,7 +30,7 @@ void slow_stream(const double* v, std::size_t m, StreamBlock& s) {
     s.mean = sum / static_cast<double>(m);
     if (nan == 0 && inf == 0) {  // finite values whose sum overflows: scale first
         double mean = 0;
-        for (std::size_t i = 0; i < m; ++i) mean += v[i] / static_cast<double>(m);
+        for (std::size_t i = 0; i < m; ++i) mean += static_cast<double>(v[i]) / static_cast<double>(m);
         s.mean = mean;
     }
     s.mn = mn;
@@ -40,14 +41,18 @@ void slow_stream(const double* v, std::size_t m, StreamBlock& s) {
     if (nan == 0 && inf == 0) {  // finite values whose shifted sums overflowed: two-pass
         const double mean = s.mean;
         double m2 = 0;
-        for (std::size_t i = 0; i < m; ++i) m2 += (v[i] - mean) * (v[i] - mean);
+        for (std::size_t i = 0; i < m; ++i) {
+            const double d = static_cast<double>(v[i]) - mean;
+            m2 += d * d;
+        }
         s.m2 = m2;
     } else {
         s.m2 = std::numeric_limits<double>::quiet_NaN();
     }
 }
 
-void finish_stream(const double* v, std::size_t m, StreamBlock& s) {
+template <typename T>
+void finish_stream(const T* v, std::size_t m, StreamBlock& s) {
     // s1/s2 are finite exactly when every value is finite and the shifted sums did not
     // overflow; sum_sq and sum_abs may still overflow, as NumPy's would.
     if (std::isfinite(s.s1) && std::isfinite(s.s2)) {
@@ -63,7 +68,11 @@ void finish_stream(const double* v, std::size_t m, StreamBlock& s) {
     }
 }
 
-inline double shift_of(const double* v) { return std::isfinite(v[0]) ? v[0] : 0.0; }
+template <typename T>
+inline double shift_of(const T* v) {
+    const double x = static_cast<double>(v[0]);
+    return std::isfinite(x) ? x : 0.0;
+}
 
 }  // namespace
 
@@ -78,6 +87,12 @@ inline v4d load4(const double* p) {
     __builtin_memcpy(&v, p, sizeof(v));
     return v;
 }
+typedef float v4f __attribute__((vector_size(16)));
+inline v4d load4(const float* p) {
+    v4f v;
+    __builtin_memcpy(&v, p, sizeof(v));
+    return __builtin_convertvector(v, v4d);
+}
 inline v4d splat(double x) { return v4d{x, x, x, x}; }
 inline v4d vabs(v4d x) {
     const v4i mask = {0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL, 0x7FFFFFFFFFFFFFFFLL};
@@ -89,11 +104,11 @@ inline double hsum(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 inline double hmin(v4d v) { return std::fmin(std::fmin(v[0], v[1]), std::fmin(v[2], v[3])); }
 inline double hmax(v4d v) { return std::fmax(std::fmax(v[0], v[1]), std::fmax(v[2], v[3])); }
 
-void block_stats(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out) {
-    const double* a = blk.v[kA];
-    const double* b = blk.v[kB];
-    const double* ad = blk.v[kAbs];
-    const double* rd = blk.v[kRel];
+// The block statistics over the four streams, read as T (double from a Block, or float32
+// straight from contiguous float32 inputs and float32 differences).
+template <typename T>
+void stats_of(const T* a, const T* b, const T* ad, const T* rd, std::size_t m, double atol, double rtol,
+              BlockStats& out) {
     const std::size_t m4 = m & ~std::size_t{3};
     const v4d pinf = splat(kInf), ninf = splat(-kInf), zero = splat(0.0);
     {
@@ -116,7 +131,7 @@ void block_stats(const Block& blk, std::size_t m, double atol, double rtol, Bloc
         double t_s1b = hsum(s1b), t_s2b = hsum(s2b), t_sqb = hsum(sqb), t_sab = hsum(sab);
         double t_mnb = hmin(mnb), t_mxb = hmax(mxb), t_dot = hsum(dot);
         for (std::size_t i = m4; i < m; ++i) {
-            const double x = a[i], y = b[i];
+            const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
             const double xs = x - ca, ys = y - cb;
             t_s1a += xs; t_s2a += xs * xs; t_sqa += x * x; t_saa += std::fabs(x);
             t_mna = x < t_mna ? x : t_mna; t_mxa = x > t_mxa ? x : t_mxa;
@@ -147,7 +162,7 @@ void block_stats(const Block& blk, std::size_t m, double atol, double rtol, Bloc
         double t_s1r = hsum(s1r), t_s2r = hsum(s2r), t_mnr = hmin(mnr), t_mxr = hmax(mxr);
         std::uint64_t t_fails = static_cast<std::uint64_t>(fails[0] + fails[1] + fails[2] + fails[3]);
         for (std::size_t i = m4; i < m; ++i) {
-            const double d = ad[i], r = rd[i];
+            const double d = static_cast<double>(ad[i]), r = static_cast<double>(rd[i]);
             const double ds = d - cd, rs = r - cr;
             t_s1d += ds; t_s2d += ds * ds; t_sqd += d * d;
             t_mnd = d < t_mnd ? d : t_mnd; t_mxd = d > t_mxd ? d : t_mxd;
@@ -162,7 +177,19 @@ void block_stats(const Block& blk, std::size_t m, double atol, double rtol, Bloc
                        t_s1r + cr * md, t_mnr, t_mxr, 0, 0, 0, 0, 0};
         out.fails = t_fails;
     }
-    for (int k = 0; k < 4; ++k) finish_stream(blk.v[k], m, out.s[k]);
+    finish_stream(a, m, out.s[kA]);
+    finish_stream(b, m, out.s[kB]);
+    finish_stream(ad, m, out.s[kAbs]);
+    finish_stream(rd, m, out.s[kRel]);
+}
+
+void block_stats(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out) {
+    stats_of<double>(blk.v[kA], blk.v[kB], blk.v[kAbs], blk.v[kRel], m, atol, rtol, out);
+}
+
+void block_stats_f32(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
+                     double atol, double rtol, BlockStats& out) {
+    stats_of<float>(a, b, ad, rd, m, atol, rtol, out);
 }
 
 }  // namespace POLY_ARCH

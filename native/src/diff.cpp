@@ -47,7 +47,25 @@ void with_inf_mode(const CompareConfig& cfg, std::size_t m, Block& blk) {
     else diff_loop<F32, XOR, false>(cfg, m, blk);
 }
 
+template <bool INF_EQ>
+void diff_f32_loop(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd) {
+    const float eps = static_cast<float>(cfg.eps);
+    for (std::size_t i = 0; i < m; ++i) {
+        const float x = a[i], y = b[i];
+        float d = std::fabs(x - y);
+        if constexpr (INF_EQ) d = (std::isinf(x) && x == y) ? 0.0f : d;
+        const float den = (y == 0.0f) ? eps : std::fabs(y);
+        ad[i] = d;
+        rd[i] = d / den;
+    }
+}
+
 }  // namespace
+
+void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd) {
+    if (cfg.inf_equal) diff_f32_loop<true>(cfg, a, b, m, ad, rd);
+    else diff_f32_loop<false>(cfg, a, b, m, ad, rd);
+}
 
 void diff_block(const CompareConfig& cfg, std::size_t m, Block& blk) {
     if (cfg.xor_mode) with_inf_mode<false, true>(cfg, m, blk);

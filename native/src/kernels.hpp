@@ -31,6 +31,11 @@ struct KernelTable {
     void (*load_block)(const ArrayView& v, std::size_t start, std::size_t count, double* out);
     void (*diff_block)(const CompareConfig& cfg, std::size_t m, Block& blk);
     void (*block_stats)(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out);
+    // Fast path for two contiguous float32 inputs: differences straight from the inputs into
+    // float32 buffers, statistics read in float32 and widened in registers.
+    void (*diff_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
+    void (*block_stats_f32)(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
+                            double atol, double rtol, BlockStats& out);
 };
 
 namespace arch_generic { const KernelTable& table(); }

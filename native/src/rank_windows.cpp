@@ -18,8 +18,7 @@ constexpr std::size_t kBins = 65536;
 inline std::size_t top16(std::uint64_t key) { return static_cast<std::size_t>(key >> 48); }
 
 // Float32 order key in 32 bits (order_key's high word), written to vectorise.
-inline std::uint32_t key32(double v) {
-    const float f = static_cast<float>(v);
+inline std::uint32_t key32(float f) {
     std::uint32_t u;
     __builtin_memcpy(&u, &f, 4);
     const std::uint32_t flip = static_cast<std::uint32_t>(static_cast<std::int32_t>(u) >> 31) | 0x80000000u;
@@ -86,22 +85,23 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
     return c;
 }
 
-void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) const {
+template <typename T>
+void RankWindows::feed_impl(Counts& c, int stream, const T* v, std::size_t m) const {
     if (c.overflow) return;
     std::uint32_t* hist = c.hist[stream].data();
     const std::uint8_t* predicted = predicted_[stream].data();
     // Gathering more than an eighth of the input would amount to copying it: give up and
     // let radix select finish the job.
     const std::size_t cap = static_cast<std::size_t>(n_ / 8) + 1024;
-    std::size_t gathered;
+    std::size_t& used = c.used[stream];
+    // Branchless compaction: every key is written, the cursor advances past predicted ones
+    // (a branch here would mispredict on every few percent of elements). The vectors' size
+    // serves as capacity.
     if (f32_) {
         std::uint32_t* keys = c.scratch.data();
-        for (std::size_t i = 0; i < m; ++i) keys[i] = key32(v[i]);
+        for (std::size_t i = 0; i < m; ++i) keys[i] = key32(static_cast<float>(v[i]));
         auto& out = c.keys32[stream];
-        // Branchless compaction: write every key, advance past the predicted ones (a branch
-        // here mispredicts on every few percent of elements).
-        std::size_t& used = c.used[stream];
-        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));  // size = capacity
+        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
         std::uint32_t* dst = out.data() + used;
         std::size_t kept = 0;
         for (std::size_t i = 0; i < m; ++i) {
@@ -112,25 +112,25 @@ void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) co
             kept += predicted[bin];
         }
         used += kept;
-        gathered = used;
     } else {
         auto& out = c.keys64[stream];
-        std::size_t& used = c.used[stream];
-        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));  // size = capacity
+        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
         std::uint64_t* dst = out.data() + used;
         std::size_t kept = 0;
         for (std::size_t i = 0; i < m; ++i) {
-            const std::uint64_t key = order_key(v[i], false);
+            const std::uint64_t key = order_key(static_cast<double>(v[i]), false);
             const std::size_t bin = top16(key);
             ++hist[bin];
             dst[kept] = key;
             kept += predicted[bin];
         }
         used += kept;
-        gathered = used;
     }
-    if (gathered > cap) c.overflow = true;
+    if (used > cap) c.overflow = true;
 }
+
+void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) const { feed_impl(c, stream, v, m); }
+void RankWindows::feed(Counts& c, int stream, const float* v, std::size_t m) const { feed_impl(c, stream, v, m); }
 
 namespace {
 

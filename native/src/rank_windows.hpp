@@ -37,6 +37,7 @@ public:
     Counts make_counts(std::size_t partition_elements) const;
     // Tallies one block of `stream`'s values.
     void feed(Counts& c, int stream, const double* v, std::size_t m) const;
+    void feed(Counts& c, int stream, const float* v, std::size_t m) const;
     // Keys of every target, or false when some rank fell in a bin that was not gathered.
     // `parts` are the partitions' tallies in order; targets on streams marked in `skip`
     // (those holding NaN) are not needed.
@@ -45,6 +46,8 @@ public:
                  const std::array<bool, 4>& skip, int threads) const;
 
 private:
+    template <typename T>
+    void feed_impl(Counts& c, int stream, const T* v, std::size_t m) const;
     bool resolve_stream(int stream, const std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys) const;
 
     bool f32_ = true;

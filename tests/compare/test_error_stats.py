@@ -200,6 +200,22 @@ def test_nan_and_inf_semantics():
     assert z.reldiff.min == 0.0 and z.mismatches == 1
 
 
+def test_all_nan_inputs_give_nan_statistics():
+    a = np.full((3, 4), np.nan, np.float32)
+    s = error_stats(a, np.ones((3, 4), np.float32), quantiles=(0.9,))
+    assert s.mismatches == 12 and s.absdiff.nan_count == 12
+    assert math.isnan(s.absdiff.max) and math.isnan(s.absdiff.median) and math.isnan(s.absdiff.quantiles[0.9])
+    assert s.absdiff.argmax == (0, 0) and s.a.argmin == (0, 0)  # NumPy points at the first NaN
+    assert math.isnan(s.a.median) and s.b.median == 1.0
+
+
+def test_non_native_byte_order_is_read_correctly():
+    a = np.arange(10, dtype=">f4")
+    b = np.arange(10, dtype="<f4") + np.float32(0.5)
+    s = error_stats(a, b)
+    assert s.absdiff.max == 0.5 and s.absdiff.min == 0.5 and s.a.max == 9.0
+
+
 def test_empty_arrays_give_nan_statistics():
     s = error_stats(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), quantiles=(0.5,))
     assert s.size == 0 and s.mismatches == 0
