@@ -1,0 +1,205 @@
+"""
+The comparison-function protocol: pairing the outputs of two ``IterationResult`` s (by name, then
+loosely, then by position), aligning their shapes, and the log lines around each output.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+
+import numpy as np
+
+from poly.compare.options import default, find_str_in_iterable, warn_unknown_keys
+from poly.compare.shapes import try_match_shape
+from poly.core.logger import G_LOGGER, LogMode
+
+__all__ = ["BaseCompareFunc", "default_find_output_func", "run_comparison", "metric_fields_for_func"]
+
+
+def _dtype_str(arr) -> str:
+    dtype = getattr(arr, "dtype", None)
+    if dtype is None:
+        return type(arr).__name__
+    from poly.core.datatype import DataType
+
+    return str(DataType.from_dtype(dtype))
+
+
+def _shape(arr) -> tuple:
+    return tuple(int(d) for d in np.shape(arr))
+
+
+def default_find_output_func(output_name, index, iter_result, base_iter_result):
+    """
+    Finds the output of ``iter_result`` to compare with ``output_name`` (output ``index`` of
+    ``base_iter_result``): the same name, else a loose (substring, case-insensitive) match, else
+    the output at the same position. A loose match is refused when that name has an exact match
+    of its own in ``base_iter_result``.
+
+    Returns:
+        List[str] or None: The names to compare against.
+    """
+    found = find_str_in_iterable(output_name, iter_result.keys(), index)
+    if found is None:
+        return None
+    if found != output_name:
+        exact = find_str_in_iterable(found, base_iter_result.keys())
+        if exact == found:
+            G_LOGGER.verbose(
+                f"Will not compare {found} with {output_name}, since the former already has an exact match: {exact}"
+            )
+            return None
+        G_LOGGER.warning(
+            f"Output names did not match exactly. Assuming {iter_result.runner_name} output: {found} "
+            f"corresponds to output: {output_name}"
+        )
+    return [found]
+
+
+def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func, func_name=None):
+    """
+    Runs ``func(out0_name, output0, out1_name, output1)`` on every output of ``iter_result0`` and
+    the output(s) ``find_output_func`` pairs it with, logging as Polygraphy does.
+
+    Args:
+        func (Callable): Compares one pair; returns a result whose truth is the verdict.
+        fail_fast (bool): Stop at the first failed output.
+        iter_result0, iter_result1 (IterationResult): The two runners' outputs.
+        find_output_func (Callable(str, int, IterationResult) -> List[str]): The pairing.
+        func_name (str): A label for the log lines (e.g. ``simple``, ``L2 Norm``).
+
+    Returns:
+        OrderedDict[str, Any]: output name of the first runner -> result.
+    """
+    label = f"{func_name} | " if func_name else ""
+    output_status = OrderedDict()
+
+    for index, (out0_name, output0) in enumerate(iter_result0.items()):
+        out1_names = default(find_output_func(out0_name, index, iter_result1), [])
+        if len(out1_names) > 1:
+            G_LOGGER.info(
+                f"Will attempt to compare output: '{out0_name}' [{iter_result0.runner_name}] with multiple "
+                f"outputs: '{list(out1_names)}' [{iter_result1.runner_name}]"
+            )
+        for out1_name in out1_names:
+            if out1_name is None or out1_name not in iter_result1:
+                G_LOGGER.warning(
+                    f"For output: '{out0_name}' [{iter_result0.runner_name}], skipping corresponding output: "
+                    f"'{out1_name}' [{iter_result1.runner_name}], since the output was not found"
+                )
+                continue
+            output1 = iter_result1[out1_name]
+            G_LOGGER.start(
+                f"{label}Comparing Output: '{out0_name}' (dtype={_dtype_str(output0)}, shape={_shape(output0)}) "
+                f"with '{out1_name}' (dtype={_dtype_str(output1)}, shape={_shape(output1)})"
+            )
+            with G_LOGGER.indent():
+                result = func(out0_name, output0, out1_name, output1)
+                if not isinstance(result, bool):
+                    result.output0_name = out0_name
+                    result.output1_name = out1_name
+                output_status[out0_name] = result
+                if fail_fast and not result:
+                    return output_status
+
+    mismatched = [name for name, matched in output_status.items() if not matched]
+    if mismatched:
+        G_LOGGER.error(f"FAILED | {label}Mismatched outputs: {mismatched}")
+    else:
+        G_LOGGER.finish(f"PASSED | {label}All outputs matched | Outputs: {list(output_status.keys())}")
+
+    if not output_status and (list(iter_result0.keys()) or list(iter_result1.keys())):
+        G_LOGGER.critical(
+            f"All outputs were skipped, no common outputs found! Note:\n"
+            f"{iter_result0.runner_name} outputs: {list(iter_result0.keys())}\n"
+            f"{iter_result1.runner_name} outputs: {list(iter_result1.keys())}"
+        )
+    return output_status
+
+
+def metric_fields_for_func(func):
+    """
+    The metric fields a comparison function's thresholds check: None when the function has no
+    ``thresholds_for`` at all (a plain function), ``[]`` when it has no averageable metric.
+    """
+    thresholds_for = getattr(func, "thresholds_for", None)
+    if thresholds_for is None:
+        return None
+    try:
+        return list(thresholds_for("").metric_fields())
+    except NotImplementedError:
+        return []
+
+
+class BaseCompareFunc:
+    """
+    Base class of comparison functions: ``func(iter_result0, iter_result1)`` returns an
+    ``OrderedDict`` of output name -> result (anything with a truth value).
+
+    A function that sets ``_RESULT_CLASS`` and implements ``thresholds_for`` supports averaged
+    checks (``compare_accuracy(check_average=True)``) and re-checking saved results.
+    """
+
+    _RESULT_CLASS = None
+    _SUMMARY_LABEL = None
+
+    check_shapes = True
+    fail_fast = False
+    find_output_func = None
+
+    def __call__(self, iter_result0, iter_result1):
+        raise NotImplementedError()
+
+    def thresholds_for(self, output_name):
+        """The ``Threshold`` that output ``output_name`` is checked against."""
+        raise NotImplementedError()
+
+    def _summary_label(self):
+        return self._SUMMARY_LABEL
+
+    @staticmethod
+    def _warn_on_unknown_keys(option, option_name, valid_keys):
+        warn_unknown_keys(option, option_name, valid_keys)
+
+    def _align_shapes(self, out0_name, output0, output1):
+        """
+        Returns the pair made to agree in shape, or None (after logging the failure) when
+        ``check_shapes`` is on and the shapes differ, or when no reshape or transpose fits.
+        """
+        output0, output1 = np.asarray(output0), np.asarray(output1)
+        shape0, shape1 = output0.shape, output1.shape
+        if self.check_shapes and shape0 != shape1:
+            G_LOGGER.error(
+                f"FAILED | Output: `{out0_name}` | Will not compare outputs of different shapes.\n"
+                f"Note: Output shapes are {shape0} and {shape1}."
+            )
+            G_LOGGER.error(
+                "Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.",
+                mode=LogMode.ONCE,
+            )
+            return None
+        output1 = try_match_shape(output1, shape0)
+        if output0.shape != output1.shape:
+            try:
+                output0 = output0.reshape(output1.shape)
+            except ValueError:
+                G_LOGGER.error(
+                    f"FAILED | Output: `{out0_name}` | Cannot compare outputs of shapes {shape0} and {shape1}: "
+                    f"no transpose or reshape makes them agree."
+                )
+                return None
+        return output0, output1
+
+    def _run_comparison(self, iter_result0, iter_result1, match):
+        if not self.check_shapes:
+            G_LOGGER.info(
+                "Strict shape checking disabled. Will attempt to match output shapes before comparisons",
+                mode=LogMode.ONCE,
+            )
+        find_output_func = default(
+            self.find_output_func, functools.partial(default_find_output_func, base_iter_result=iter_result0)
+        )
+        return run_comparison(
+            match, self.fail_fast, iter_result0, iter_result1, find_output_func, func_name=self._summary_label()
+        )

@@ -1,0 +1,457 @@
+"""
+``DataLoader``: synthetic inputs from input metadata, reproducible by seed (the same arrays
+Polygraphy's ``DataLoader`` generates for the same seed, ranges, dtypes and shapes), and the cache
+that feeds every runner the same inputs (``DataLoaderCache``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import OrderedDict
+from collections.abc import Mapping
+
+import numpy as np
+
+from poly.compare.options import (
+    contains_wildcard,
+    default,
+    find_str_in_iterable,
+    match_keys,
+    value_or_from_dict,
+    warn_unknown_keys,
+)
+from poly.compare.shapes import try_match_shape
+from poly.core import constants
+from poly.core.array import array_dtype, array_shape
+from poly.core.datatype import DataType
+from poly.core.exception import DataTypeConversionException, PolyException
+from poly.core.logger import G_LOGGER, LogMode
+from poly.core.metadata import TensorMetadata
+from poly.core.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
+
+__all__ = ["DataLoader", "ArraySampler", "DataLoaderCache", "coerce_feed_dict", "coerce_buffer", "check_feed_dict"]
+
+_VALID_BACKENDS = ("numpy", "torch")
+
+
+def _is_inf(value) -> bool:
+    return isinstance(value, float) and math.isinf(value)
+
+
+class ArraySampler:
+    """Draws random arrays from one seeded generator (NumPy's ``RandomState``, or torch's)."""
+
+    def __init__(self, backend, seed):
+        """
+        Args:
+            backend (str): ``"numpy"`` or ``"torch"``.
+            seed (int): The seed.
+        """
+        if backend not in _VALID_BACKENDS:
+            G_LOGGER.critical(
+                f"Invalid `data_loader_backend_module`. Note: got: {backend} but valid modules are: {list(_VALID_BACKENDS)}"
+            )
+        self.backend = backend
+        if backend == "numpy":
+            self.rng = np.random.RandomState(seed)
+        else:
+            import torch
+
+            self.rng = torch.Generator()
+            self.rng.manual_seed(seed)
+
+    def _dtype(self, dtype):
+        return None if dtype is None else DataType.to_dtype(DataType.from_dtype(dtype), self.backend)
+
+    def sample_integer(self, shape, dtype, low, high):
+        """Integers in [low, high], inclusive."""
+        dtype = self._dtype(dtype)
+        if self.backend == "numpy":
+            return np.array(self.rng.randint(low=low, high=high + 1, size=shape, dtype=dtype))
+        import torch
+
+        return torch.randint(low, high + 1, tuple(shape), generator=self.rng, dtype=dtype)
+
+    def sample_float(self, shape, dtype, fmin, fmax):
+        """Floats in [fmin, fmax]; an infinite bound yields infinities rather than NaN."""
+        scale, shift = fmax - fmin, fmin
+        if _is_inf(fmin):
+            scale, shift = fmin, 0
+        if _is_inf(fmax):
+            scale = fmax
+        dtype = self._dtype(dtype)
+        if self.backend == "numpy":
+            with np.errstate(invalid="ignore", over="ignore"):
+                return np.array((self.rng.random_sample(size=shape) * scale + shift).astype(dtype))
+        import torch
+
+        return torch.rand(tuple(shape), generator=self.rng, dtype=dtype) * scale + shift
+
+    def constant_array(self, values, dtype):
+        """An array holding ``values`` (the value of a shape tensor)."""
+        dtype = self._dtype(dtype)
+        if self.backend == "numpy":
+            return np.array(values, dtype=dtype)
+        import torch
+
+        return torch.tensor(values, dtype=dtype)
+
+
+def _default_range(val_range, fallback):
+    if not isinstance(val_range, (tuple, list)):
+        return fallback
+    return tuple(default(elem, fallback_elem) for elem, fallback_elem in zip(val_range, fallback, strict=False))
+
+
+class DataLoader:
+    """
+    Generates synthetic inputs: iterating it yields ``iterations`` feed dicts (input name ->
+    array), and ``loader[i]`` always gives the same arrays for the same seed and ``i``.
+
+    ``Comparator.run`` sets ``input_metadata`` to the first runner's inputs; ``input_metadata``
+    given here overrides dtypes and fixes the shapes of dynamic dimensions.
+    """
+
+    def __init__(self, seed=None, iterations=None, input_metadata=None, val_range=None, data_loader_backend_module=None):
+        """
+        Args:
+            seed (int): The seed; iteration ``i`` uses ``seed + i``. Defaults to 1.
+            iterations (int): How many feed dicts to yield. Defaults to 1.
+            input_metadata (TensorMetadata): Per input (names may be wildcards), a dtype and/or a
+                    shape that override the model's; shapes fix dynamic dimensions (a 1-D integer
+                    input whose given "shape" has the length of its one dimension is taken as a
+                    shape tensor, and that shape becomes its value).
+            val_range (Union[Tuple[number, number], Dict[str, Tuple[number, number]]]): Inclusive
+                    value range; per input as a dict with ``""`` as the default; None in a tuple
+                    keeps that bound's default. Defaults to (0.0, 1.0). Integer inputs take the
+                    range as ints, bool inputs as bools.
+            data_loader_backend_module (str): ``"numpy"`` (default) or ``"torch"``.
+        """
+        self.seed = default(seed, constants.DEFAULT_SEED)
+        self.iterations = default(iterations, 1)
+        self.user_input_metadata = default(input_metadata, {})
+        if self.user_input_metadata and not isinstance(self.user_input_metadata, TensorMetadata):
+            self.user_input_metadata = TensorMetadata(self.user_input_metadata)
+        self.data_loader_backend_module = default(data_loader_backend_module, "numpy")
+        self.input_metadata = None
+        """The inputs to generate (set by ``Comparator.run``); the user metadata when never set."""
+        self.default_val_range = _default_range(val_range, (0.0, 1.0))
+        self.val_range = default(val_range, self.default_val_range)
+        if self.user_input_metadata:
+            G_LOGGER.info(
+                f"Will generate inference input data according to provided TensorMetadata: {self.user_input_metadata}"
+            )
+
+    def __repr__(self):
+        args = {
+            "seed": self.seed,
+            "iterations": self.iterations,
+            "input_metadata": self.user_input_metadata or None,
+            "val_range": self.val_range,
+            "data_loader_backend_module": self.data_loader_backend_module,
+        }
+        return "DataLoader(" + ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None) + ")"
+
+    def __len__(self):
+        return self.iterations
+
+    def __iter__(self):
+        for index in range(self.iterations):
+            yield self[index]
+
+    def _get_range(self, name, cast):
+        # A None bound (in a tuple or a per-input entry) keeps the default for that bound.
+        bounds = value_or_from_dict(self.val_range, name, self.default_val_range)
+        return tuple(cast(default(val, fallback)) for val, fallback in zip(bounds, self.default_val_range, strict=False))
+
+    @staticmethod
+    def _clamp_to_dtype(name, dtype, low, high):
+        # A range given for every input may not fit a narrow integer type (e.g. [-2, 5] for uint8).
+        info = np.iinfo(np.dtype(dtype))
+        clamped = (max(low, int(info.min)), min(high, int(info.max)))
+        if clamped != (low, high):
+            G_LOGGER.warning(
+                f"Input tensor: {name} | Range [{low}, {high}] does not fit {np.dtype(dtype)}; "
+                f"generating values in [{clamped[0]}, {clamped[1]}] instead.",
+                mode=LogMode.ONCE,
+            )
+        return clamped
+
+    def _static_shape(self, name, shape):
+        if not is_shape_dynamic(shape):
+            return shape
+        if getattr(shape, "min", None) is not None:
+            static = shape.min
+        elif getattr(shape, "max", None) is not None:
+            static = shape.max
+        else:
+            static = override_dynamic_shape(shape)
+        if list(static) != list(shape):
+            if not is_valid_shape_override(static, shape):
+                G_LOGGER.critical(f"Input tensor: {name} | Cannot override original shape: {shape} to {static}")
+            G_LOGGER.warning(
+                f"Input tensor: {name} [shape={shape}] | Will generate data of shape: {static}.\n"
+                f"If this is incorrect, please provide a custom data loader.",
+                mode=LogMode.ONCE,
+            )
+        return static
+
+    def _is_shape_tensor(self, name, dtype):
+        # A 1-D integer input whose user "shape" has as many entries as its one dimension is
+        # taken to be a shape tensor: the user gave its value, not its shape.
+        if name not in self.input_metadata or name not in self.user_input_metadata:
+            return False
+        _, shape = self.input_metadata[name]
+        if shape is None:
+            return False
+        if (dtype is not None and not DataType.from_dtype(dtype).is_integral) or is_shape_dynamic(shape) or len(shape) != 1:
+            return False
+        user_shape = self.user_input_metadata[name].shape
+        return user_shape is not None and not is_shape_dynamic(user_shape) and len(user_shape) == shape[0]
+
+    def _generate(self, sampler, name, dtype, shape):
+        if self._is_shape_tensor(name, dtype):
+            buffer = sampler.constant_array(list(shape), dtype)
+            G_LOGGER.info(
+                f"Assuming {name} is a shape tensor. Setting input values to: {buffer}. If these values are not "
+                "correct, please set it correctly in 'input_metadata' or by providing --input-shapes",
+                mode=LogMode.ONCE,
+            )
+            return buffer
+        entry = DataType.from_dtype(dtype) if dtype is not None else None
+        if entry is not None and (entry.is_integral or entry == DataType.BOOL):
+            low, high = self._get_range(name, int if entry.is_integral else bool)
+            if entry.is_integral and self.data_loader_backend_module == "numpy":
+                low, high = self._clamp_to_dtype(name, dtype, low, high)
+            G_LOGGER.verbose(f"Input tensor: {name} | Generating input data in range: [{low}, {high}]", mode=LogMode.ONCE)
+            return sampler.sample_integer(shape, dtype, low, high)
+        fmin, fmax = self._get_range(name, float)
+        G_LOGGER.verbose(f"Input tensor: {name} | Generating input data in range: [{fmin}, {fmax}]", mode=LogMode.ONCE)
+        return sampler.sample_float(shape, dtype, fmin, fmax)
+
+    def _to_backend_dtype(self, name, dtype):
+        if dtype is None:
+            return None
+        try:
+            return DataType.to_dtype(DataType.from_dtype(dtype), self.data_loader_backend_module)
+        except DataTypeConversionException:
+            G_LOGGER.critical(
+                f"Could not convert data type: {dtype} to {self.data_loader_backend_module}, so the default data "
+                f"loader cannot generate a {self.data_loader_backend_module} array for input: {name}. "
+                f"Please use a custom data loader to provide inputs. "
+            )
+
+    def __getitem__(self, index):
+        """
+        The feed dict of iteration ``index`` (the same arrays every time for the same index).
+
+        Raises:
+            IndexError: When ``index >= iterations``.
+        """
+        if index >= self.iterations:
+            raise IndexError(index)
+        G_LOGGER.verbose(f"Generating data using numpy seed: {self.seed + index}")
+        sampler = ArraySampler(self.data_loader_backend_module, self.seed + index)
+
+        if self.input_metadata is None and self.user_input_metadata is not None:
+            self.input_metadata = self.user_input_metadata
+
+        user_for_input, unmatched = match_keys(list(self.user_input_metadata), list(self.input_metadata))
+        for name in unmatched:
+            if contains_wildcard(name):
+                G_LOGGER.warning(
+                    f"Input tensor wildcard: {name} | Metadata was provided, but none of the matched inputs exist "
+                    f"in one or more runners."
+                )
+            else:
+                msg = f"Input tensor: {name} | Metadata was provided, but the input does not exist in one or more runners."
+                close = find_str_in_iterable(name, self.input_metadata.keys())
+                if close:
+                    msg += f"\nMaybe you meant to set: {close}?"
+                G_LOGGER.warning(msg)
+
+        buffers = OrderedDict()
+        for name, (dtype, shape) in self.input_metadata.items():
+            dtype = self._to_backend_dtype(name, dtype)
+            if name in user_for_input:
+                user_dtype, user_shape = self.user_input_metadata[user_for_input[name]]
+                dtype = self._to_backend_dtype(name, default(user_dtype, dtype))
+                valid_override = user_shape is not None and (
+                    shape is None or is_valid_shape_override(user_shape, shape)
+                )
+                if user_shape is not None and is_shape_dynamic(user_shape):
+                    G_LOGGER.warning(
+                        f"Input tensor: {name} [shape={shape}] | Provided input shape: {user_shape} is dynamic.\n"
+                        "Dynamic shapes cannot be used to generate inference data. Will use default shape instead.\n"
+                        "To avoid this, please provide a fixed shape to the data loader. "
+                    )
+                elif not valid_override and not self._is_shape_tensor(name, dtype):
+                    G_LOGGER.warning(
+                        f"Input tensor: {name} [shape={shape}] | Cannot use provided custom shape: {user_shape} to "
+                        "override tensor shape. Will use default shape instead.",
+                        mode=LogMode.ONCE,
+                    )
+                else:
+                    shape = default(user_shape, shape)
+            if shape is None:
+                G_LOGGER.critical(
+                    f"Input tensor: {name} | Its shape is unknown; provide one in input_metadata (--input-shapes)"
+                )
+            buffers[name] = self._generate(sampler, name, dtype, list(self._static_shape(name, shape)))
+
+        if isinstance(self.val_range, Mapping):
+            warn_unknown_keys(self.val_range, "val_range", list(self.input_metadata.keys()) + [""])
+        return buffers
+
+
+def coerce_buffer(buffer, name, dtype, shape):
+    """
+    Casts and transposes/reshapes one input to the expected dtype and shape, warning at each
+    conversion; an input that still does not fit is an error.
+    """
+    buffer_dtype = array_dtype(buffer)
+    if dtype is not None and dtype != buffer_dtype:
+        G_LOGGER.warning(
+            f"Input tensor: {name} | Buffer dtype ({buffer_dtype}) does not match expected input dtype ({dtype}), "
+            "attempting to cast."
+        )
+        np_dtype = DataType.to_dtype(dtype, "numpy")
+        if dtype.is_integral or dtype.is_floating:
+            info = np.iinfo(np_dtype) if dtype.is_integral else np.finfo(np_dtype)
+            with np.errstate(invalid="ignore"):
+                if np.any((np.asarray(buffer) < info.min) | (np.asarray(buffer) > info.max)):
+                    G_LOGGER.warning(f"Some values in this input are out of range of {dtype}. Unexpected behavior may ensue!")
+        buffer = np.asarray(buffer).astype(np_dtype)
+
+    if shape is not None and not is_valid_shape_override(array_shape(buffer), shape):
+        G_LOGGER.warning(
+            f"Input tensor: {name} | Buffer shape ({array_shape(buffer)}) does not match expected input shape "
+            f"({tuple(shape)}). Attempting to transpose/reshape."
+        )
+        buffer = try_match_shape(buffer, shape)
+
+    if (dtype is not None and array_dtype(buffer) != dtype) or (
+        shape is not None and not is_valid_shape_override(array_shape(buffer), shape)
+    ):
+        G_LOGGER.critical(
+            f"Input tensor: {name} | Cannot reuse input data due to mismatch in shape or data type.\n"
+            f"Note: Provided input: [dtype={array_dtype(buffer)}, shape={array_shape(buffer)}], "
+            f"Requested input: [dtype={dtype}, shape={shape}]"
+        )
+    return buffer
+
+
+def coerce_feed_dict(feed_dict, input_metadata, fallback=None):
+    """
+    Makes a feed dict fit ``input_metadata``: inputs are found by name (loosely, then by position)
+    and cast/reshaped as needed. ``fallback(name)``, when given, supplies a replacement for an
+    input that is missing or cannot be made to fit.
+
+    Returns:
+        OrderedDict[str, array]: A new feed dict in ``input_metadata``'s order.
+    """
+    coerced = OrderedDict()
+    for index, (name, (dtype, shape)) in enumerate(input_metadata.items()):
+        try:
+            matched = find_str_in_iterable(name, feed_dict.keys(), index)
+            if matched is None:
+                G_LOGGER.critical(f"Input tensor: {name} | Does not exist in the provided input data.")
+            if matched != name:
+                G_LOGGER.warning(
+                    f"Input tensor: {name} | Buffer name ({matched}) does not match expected input name ({name})."
+                )
+            coerced[name] = coerce_buffer(feed_dict[matched], name, dtype, shape)
+        except PolyException:
+            if fallback is None:
+                raise
+            G_LOGGER.warning(
+                f"Could not use the provided buffer for input: {name}. Attempting to reload it from the data loader "
+                "(this only works if the data loader supports random access).\n"
+                "Please refer to warnings above for details on why the buffer didn't work. "
+            )
+            try:
+                coerced[name] = fallback(name)
+            except Exception:
+                G_LOGGER.critical(
+                    f"Input tensor: {name} | Could not use the provided input and could not reload a replacement "
+                    "from the data loader.\nInputs loaded from files (--load-inputs) are read as-is; if the runners "
+                    "run different models, use a data loader that can generate matching inputs."
+                )
+    return coerced
+
+
+def _is_feed_dict(obj) -> bool:
+    from poly.compare.results import RunResults
+
+    if isinstance(obj, RunResults) or not hasattr(obj, "items"):
+        return False
+    try:
+        return all(isinstance(name, str) for name, _ in obj.items())
+    except Exception:
+        return False
+
+
+def check_feed_dict(obj, source="data loader") -> None:
+    """Raises a clear error when ``obj`` (something a data loader yielded) is not a feed dict."""
+    if _is_feed_dict(obj):
+        return
+    from poly.compare.results import RunResults
+
+    hint = ""
+    if isinstance(obj, RunResults):
+        hint = (
+            "\nHint: This is a `RunResults` object (e.g. generated with `--save-outputs`). Use the "
+            "`data merge` tool to convert it to a feed_dict-compatible format."
+        )
+    G_LOGGER.critical(
+        f"The {source} returned an object that cannot be recognized as a feed_dict "
+        f"(Dict[str, Union[np.ndarray, torch.Tensor]]):\nNote: The object was:\n{obj}.{hint}"
+    )
+
+
+class DataLoaderCache:
+    """
+    Reads a data loader once and serves the same feed dicts to every runner, each made to fit that
+    runner's inputs (``set_input_metadata``).
+    """
+
+    def __init__(self, data_loader):
+        self.data_loader = data_loader
+        self.cache = []
+        self.input_metadata = None
+
+    def __len__(self):
+        return len(self.cache)
+
+    def __getitem__(self, iteration):
+        if iteration >= len(self.cache):
+            raise IndexError(iteration)
+        reloaded = {}
+
+        def reload_input(name):
+            if "feed_dict" not in reloaded:
+                reloaded["feed_dict"] = self.data_loader[iteration]
+            return reloaded["feed_dict"][name]
+
+        return coerce_feed_dict(self.cache[iteration], self.input_metadata, fallback=reload_input)
+
+    def __iter__(self):
+        for index in range(len(self.cache)):
+            yield self[index]
+
+    def set_input_metadata(self, input_metadata):
+        """
+        Sets the inputs the next runner expects (and tells the data loader, if it listens); reads
+        the data loader the first time.
+        """
+        self.input_metadata = input_metadata
+        with contextlib.suppress(AttributeError):
+            self.data_loader.input_metadata = input_metadata
+        if not self.cache:
+            G_LOGGER.verbose("Loading inputs from data loader")
+            self.cache = list(self.data_loader)
+            if not self.cache:
+                G_LOGGER.warning("Data loader did not yield any input data.")
+            else:
+                check_feed_dict(self.cache[0])

@@ -1,0 +1,102 @@
+"""
+Data-loader scripts (``--data-loader-script FILE[:FUNC]``): a Python file whose function (by
+default ``load_data``) returns or yields feed dicts. This is the one place poly runs user code
+for input data, and only when the user names the script explicitly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import uuid
+
+from poly.core.logger import G_LOGGER
+
+__all__ = ["DEFAULT_DATA_LOADER_FUNC", "parse_script_and_func_name", "import_from_script", "DataLoaderFromScript"]
+
+DEFAULT_DATA_LOADER_FUNC = "load_data"
+"""The function a data-loader script is expected to define when none is named."""
+
+
+def parse_script_and_func_name(spec: str, default_func_name: str | None = None) -> tuple[str, str | None]:
+    """
+    Splits ``"path/to/script.py:func"`` into the path and the function name (``default_func_name``
+    when there is no ``:func``). A colon that is part of the path (``C:\\data\\s.py``) is kept.
+    """
+    path, sep, name = spec.rpartition(":")
+    if sep and name.isidentifier() and path:
+        return path, name
+    return spec, default_func_name
+
+
+def import_from_script(path: str, name: str):
+    """
+    Runs the Python script at ``path`` as a module and returns its attribute ``name``. The
+    script's directory is on ``sys.path`` while it is imported, so it can import its neighbours.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        G_LOGGER.critical(f"Could not import symbol: {name} from script: {path}\nNote: the file does not exist")
+    ext = os.path.splitext(path)[1]
+    module_name = f"_poly_script_{os.path.splitext(os.path.basename(path))[0]}_{uuid.uuid4().hex[:8]}"
+    script_dir = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, script_dir)
+    try:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError("not a Python source file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+            return getattr(module, name)
+        finally:
+            sys.modules.pop(module_name, None)
+    except Exception as err:
+        msg = f"Could not import symbol: {name} from script: {path}"
+        if ext != ".py":
+            msg += f"\nThis could be because the extension of the file is not '.py'. Note: The extension is: {ext}"
+        msg += f"\nNote: Error was: {err}"
+        G_LOGGER.critical(msg)
+    finally:
+        try:
+            sys.path.remove(script_dir)
+        except ValueError:
+            pass
+
+
+class DataLoaderFromScript:
+    """
+    A data loader backed by a data-loader script: iterating it imports ``FILE``, calls ``FUNC()``
+    (or uses ``FUNC`` itself when it is not callable, e.g. a list) and yields the feed dicts.
+    Each iteration over the loader calls the function again.
+    """
+
+    def __init__(self, script, func_name=None):
+        """
+        Args:
+            script (str): ``"path/to/script.py"`` or ``"path/to/script.py:func"``.
+            func_name (str): The function's name when ``script`` names none. Defaults to ``load_data``.
+        """
+        self.path, name = parse_script_and_func_name(script, func_name or DEFAULT_DATA_LOADER_FUNC)
+        self.func_name = name
+
+    def __repr__(self):
+        return f"DataLoaderFromScript({self.path!r}, func_name={self.func_name!r})"
+
+    def load(self):
+        """Imports the script and returns what its function returns (an iterable of feed dicts)."""
+        obj = import_from_script(self.path, self.func_name)
+        data = obj() if callable(obj) else obj
+        try:
+            iter(data)
+        except TypeError:
+            G_LOGGER.critical(
+                f"Data loader script {self.path}:{self.func_name} must return an iterable (e.g. a list or a "
+                f"generator) of feed dicts, not a {type(data).__name__}"
+            )
+        return data
+
+    def __iter__(self):
+        yield from self.load()

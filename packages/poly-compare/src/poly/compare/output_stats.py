@@ -1,0 +1,278 @@
+"""
+Statistics lines of outputs and of their differences, logged in Polygraphy's layout::
+
+    [I] runA: out | Stats: mean=0.44838, std-dev=0.35794, var=0.12812, median=0.45337, min=0.016528 at (1, 0), ...
+    [I]     ---- Values ----        (outputs of at most 100 elements)
+    [I]     ---- Histogram ----
+
+Every figure comes from the native engine (``poly._native``); only the values and histogram
+blocks, logged verbosely (or at INFO for failed outputs), look at the arrays with NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from poly import _native
+from poly.compare.error_stats import DiffStats, ValueSummary, dtype_code, error_stats
+from poly.core import constants
+from poly.core.logger import G_LOGGER
+
+__all__ = [
+    "ArrayStats",
+    "array_stats",
+    "pair_stats",
+    "diff_stats_view",
+    "str_output_stats",
+    "str_histogram",
+    "log_output_stats",
+    "log_compared_output_stats",
+    "indent_block",
+    "display_diffs",
+]
+
+SMALL_OUTPUT_THRESHOLD = 100
+"""Outputs with at most this many elements are printed whole alongside their statistics."""
+
+LOGGED_QUANTILES = (0.9, 0.95, 0.99)
+"""The quantiles shown on every statistics line (p90, p95, p99), as Polygraphy shows them."""
+
+
+def indent_block(block, level: int = 1) -> str:
+    """Indents every line of ``str(block)`` by ``level`` tabs."""
+    tab = constants.TAB * level
+    return tab + f"\n{tab}".join(str(block).splitlines())
+
+
+@dataclass
+class ArrayStats:
+    """The figures of one statistics line: moments, extrema with their indices, mean magnitude and
+    (except for bool data) p90/p95/p99."""
+
+    mean: float
+    std: float
+    var: float
+    median: float
+    min: float
+    argmin: tuple | None
+    max: float
+    argmax: tuple | None
+    avg_magnitude: float
+    quantiles: dict[float, float] | None = field(default=None)
+    nan_count: int = 0
+    inf_count: int = 0
+
+
+def _supported(arr: np.ndarray) -> bool:
+    try:
+        dtype_code(arr.dtype)
+    except ValueError:
+        return False
+    return True
+
+
+def _summary_to_stats(summary: ValueSummary, order: Sequence[float], with_quantiles: bool) -> ArrayStats:
+    median, *qs = order
+    return ArrayStats(
+        mean=summary.mean, std=summary.std, var=summary.var, median=median,
+        min=summary.min, argmin=summary.argmin, max=summary.max, argmax=summary.argmax,
+        avg_magnitude=summary.mean_abs,
+        quantiles=dict(zip(LOGGED_QUANTILES, qs, strict=True)) if with_quantiles else None,
+        nan_count=summary.nan_count, inf_count=summary.inf_count,
+    )
+
+
+def _order_requests(arr: np.ndarray) -> list:
+    # None asks for the median; bool data shows no quantiles (NumPy has none for bool).
+    return [None] + ([] if arr.dtype == np.bool_ else list(LOGGED_QUANTILES))
+
+
+def _order(a: np.ndarray, b: np.ndarray, stream: str, requests: list) -> list[float]:
+    if a.size == 0:
+        return [math.nan] * len(requests)
+    return _native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), stream, requests, False, 0)
+
+
+def array_stats(arr) -> ArrayStats | None:
+    """Statistics of one array; None for data types the native engine cannot read."""
+    arr = np.asarray(arr)
+    if not _supported(arr):
+        return None
+    summary = error_stats(arr, arr, median=False).a
+    requests = _order_requests(arr)
+    return _summary_to_stats(summary, _order(arr, arr, "a", requests), len(requests) > 1)
+
+
+def pair_stats(arr0, arr1) -> tuple[ArrayStats | None, ArrayStats | None]:
+    """Statistics of two arrays, in one pass over both when their shapes agree."""
+    arr0, arr1 = np.asarray(arr0), np.asarray(arr1)
+    if arr0.shape != arr1.shape or not (_supported(arr0) and _supported(arr1)):
+        return array_stats(arr0), array_stats(arr1)
+    stats = error_stats(arr0, arr1, median=False)
+    req0, req1 = _order_requests(arr0), _order_requests(arr1)
+    return (
+        _summary_to_stats(stats.a, _order(arr0, arr1, "a", req0), len(req0) > 1),
+        _summary_to_stats(stats.b, _order(arr0, arr1, "b", req1), len(req1) > 1),
+    )
+
+
+def diff_stats_view(diff: DiffStats, with_quantiles: bool = True) -> ArrayStats:
+    """The statistics line of an absolute or relative difference (all values are >= 0, so the
+    mean magnitude is the mean)."""
+    quantiles = None
+    if with_quantiles:
+        quantiles = {q: diff.quantiles.get(q, math.nan) for q in LOGGED_QUANTILES}
+    return ArrayStats(
+        mean=diff.mean, std=diff.std, var=diff.var, median=diff.median,
+        min=diff.min, argmin=diff.argmin, max=diff.max, argmax=diff.argmax,
+        avg_magnitude=diff.mean, quantiles=quantiles,
+        nan_count=diff.nan_count, inf_count=diff.inf_count,
+    )
+
+
+def _fmt_index(index) -> str:
+    if index is None:
+        return "()"
+    return str(tuple(int(i) for i in index))
+
+
+def str_output_stats(stats: ArrayStats | None, label: str | None = None) -> str:
+    """One statistics line, prefixed with ``"<label> | Stats: "`` when a label is given."""
+    text = f"{label} | Stats: " if label else ""
+    if stats is None:
+        return text + "<Error while computing statistics>"
+    text += (
+        f"mean={stats.mean:.5g}, std-dev={stats.std:.5g}, var={stats.var:.5g}, median={stats.median:.5g}, "
+        f"min={stats.min:.5g} at {_fmt_index(stats.argmin)}, max={stats.max:.5g} at {_fmt_index(stats.argmax)}, "
+        f"avg-magnitude={stats.avg_magnitude:.5g}"
+    )
+    if stats.quantiles is not None:
+        text += ", " + ", ".join(f"p{round(q * 100)}={value:.5g}" for q, value in stats.quantiles.items())
+    return text
+
+
+def str_histogram(arr: np.ndarray, hist_range: tuple[float, float] | None = None) -> str:
+    """A text histogram of ``arr`` in 10 bins; empty for bool data or when none can be built."""
+    arr = np.asarray(arr)
+    if arr.dtype == np.bool_:
+        return ""
+    try:
+        hist, edges = np.histogram(arr, bins=10, range=hist_range)
+    except (ValueError, TypeError, RuntimeError) as err:
+        G_LOGGER.verbose(f"Could not generate histogram. Note: Error was: {err}")
+        return ""
+    peak = int(hist.max()) if hist.size else 0
+    if not peak:
+        return ""
+    labels = [f"{edge:.3g}" for edge in edges]
+    start_width = max(len(label) for label in labels)
+    end_width = max(len(label) for label in labels[1:])
+    max_bar = 40
+    lines = ["---- Histogram ----", f"{'Bin Range':{start_width + end_width + 5}}|  Num Elems | Visualization"]
+    for count, start, end in zip(hist, labels, labels[1:], strict=False):
+        bar = "#" * int(max_bar * float(count) / float(peak))
+        lines.append(f"({start:<{start_width}}, {end:<{end_width}}) | {int(count):10} | {bar}")
+    return "\n".join(lines) + "\n"
+
+
+def log_output_stats(
+    stats: ArrayStats | None,
+    values: Callable[[], np.ndarray] | np.ndarray | None,
+    size: int,
+    info_hist: bool = False,
+    label: str | None = None,
+    hist_range: tuple[float, float] | None = None,
+) -> None:
+    """
+    Logs a statistics line at INFO, then (indented) the values of small arrays and a histogram,
+    at INFO when ``info_hist`` (a failed output) and VERBOSE otherwise.
+
+    Args:
+        stats: The figures.
+        values: The array, or a callable producing it (called only when something is logged).
+        size: The number of elements.
+        info_hist: Log the values and histogram at INFO.
+        label: Prefix of the line.
+        hist_range: The histogram's range; defaults to the data's.
+    """
+    G_LOGGER.info(str_output_stats(stats, label))
+    if values is None:
+        return
+    severity = G_LOGGER.INFO if info_hist else G_LOGGER.VERBOSE
+    if not G_LOGGER.is_enabled(severity):
+        return
+    array = values() if callable(values) else values
+    with G_LOGGER.indent():
+        if size <= SMALL_OUTPUT_THRESHOLD:
+            G_LOGGER.log(f"---- Values ----\n{indent_block(array)}", severity)
+        G_LOGGER.log(lambda: str_histogram(array, hist_range), severity, error_ok=True)
+
+
+def _hist_range(stats0: ArrayStats | None, stats1: ArrayStats | None):
+    if stats0 is None or stats1 is None:
+        return None
+    low, high = min(stats0.min, stats1.min), max(stats0.max, stats1.max)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    return (low, high)
+
+
+def log_compared_output_stats(iter_result0, iter_result1, match_dicts, runner0_name: str, runner1_name: str) -> None:
+    """
+    Logs the statistics of every compared output of both runners, once per iteration after all
+    comparison functions ran; an output is logged in full (at INFO) when any function failed it.
+
+    Args:
+        iter_result0, iter_result1 (IterationResult): The two runners' outputs.
+        match_dicts (List[Mapping[str, Any]]): What each comparison function returned.
+        runner0_name, runner1_name (str): The runner names for the labels.
+    """
+    if not match_dicts:
+        return
+    for out0_name, result in match_dicts[0].items():
+        out1_name = getattr(result, "output1_name", None) or out0_name
+        if out0_name not in iter_result0 or out1_name not in iter_result1:
+            continue
+        out0 = np.asarray(iter_result0[out0_name])
+        out1 = np.asarray(iter_result1[out1_name])
+        failed = any(not bool(md.get(out0_name, True)) for md in match_dicts)
+        stats0, stats1 = pair_stats(out0, out1)
+        hist_range = _hist_range(stats0, stats1)
+        log_output_stats(stats0, out0, out0.size, failed, f"{runner0_name}: {out0_name}", hist_range)
+        log_output_stats(stats1, out1, out1.size, failed, f"{runner1_name}: {out1_name}", hist_range)
+
+
+def _cast_up(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype == np.float16:
+        return arr.astype(np.float32)
+    if arr.dtype in (np.int8, np.uint8, np.int16, np.uint16):
+        return arr.astype(np.int32)
+    if arr.dtype == np.uint32:
+        return arr.astype(np.int64)
+    if arr.dtype.name == "bfloat16":
+        return arr.astype(np.float32)
+    return arr
+
+
+def display_diffs(out0: np.ndarray, out1: np.ndarray, infinities_compare_equal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """
+    The absolute and relative difference arrays, only for display (the values block of small
+    outputs, histograms and plots): every statistic comes from the native engine instead.
+    """
+    out0, out1 = np.asarray(out0), np.asarray(out1)
+    with np.errstate(all="ignore"):
+        if out0.dtype == np.bool_ and out1.dtype == np.bool_:
+            absdiff = np.logical_xor(out0, out1)
+        else:
+            absdiff = np.abs(np.subtract(_cast_up(out0), _cast_up(out1)))
+            if infinities_compare_equal:
+                absdiff = np.where(np.isinf(out0) & (out0 == out1), 0, absdiff)
+        divisor = _cast_up(out1)
+        if divisor.dtype.kind == "f":
+            divisor = np.where(divisor == 0, divisor.dtype.type(2.220446049250313e-16), divisor)
+        reldiff = np.divide(absdiff, np.abs(divisor))
+    return absdiff, reldiff

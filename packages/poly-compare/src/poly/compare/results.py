@@ -1,0 +1,391 @@
+"""
+Inference results: ``IterationResult`` (the outputs of one runner for one input) and
+``RunResults`` (every iteration of every runner), saved and loaded in Polygraphy 0.53's JSON
+format or as ``.npz``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+from poly.compare.iteration_files import iterate_from_files
+from poly.compare.npz_format import is_npz_file, run_results_from_npz, run_results_to_npz
+from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
+from poly.core.logger import G_LOGGER
+
+__all__ = ["LazyArray", "IterationResult", "RunResults", "array_swap_threshold_mb"]
+
+
+def array_swap_threshold_mb() -> int:
+    """
+    Arrays larger than this many MiB are kept on disk until used (``POLY_ARRAY_SWAP_THRESHOLD_MB``,
+    or Polygraphy's ``POLYGRAPHY_ARRAY_SWAP_THRESHOLD_MB``); negative (the default) disables it.
+    """
+    for var in ("POLY_ARRAY_SWAP_THRESHOLD_MB", "POLYGRAPHY_ARRAY_SWAP_THRESHOLD_MB"):
+        value = os.environ.get(var)
+        if value is not None:
+            try:
+                return int(value)
+            except ValueError:
+                G_LOGGER.warning(f"Ignoring {var}={value!r}: not an integer")
+    return -1
+
+
+def _nbytes(arr) -> int:
+    return int(getattr(arr, "nbytes", 0) or 0)
+
+
+def _remove_quietly(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+class LazyArray:
+    """An array that may be kept in a temporary ``.npy`` file until it is needed."""
+
+    def __init__(self, arr):
+        """
+        Args:
+            arr (numpy.ndarray): The array; moved to disk when larger than
+                    ``array_swap_threshold_mb()``.
+        """
+        self.arr = None
+        self.tmpfile = None
+        threshold = array_swap_threshold_mb()
+        if threshold >= 0 and _nbytes(arr) > (threshold << 20) and isinstance(arr, np.ndarray) and not arr.dtype.hasobject:
+            fd, path = tempfile.mkstemp(prefix="poly-array-", suffix=".npy")
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, arr, allow_pickle=False)
+            self.tmpfile = path
+            weakref.finalize(self, _remove_quietly, path)
+            G_LOGGER.extra_verbose(f"Evicting large array ({_nbytes(arr) / 1024.0 ** 2:.3f} MiB) from memory and saving to {path}")
+        else:
+            self.arr = arr
+
+    def __getstate__(self):
+        # Pickles (e.g. results sent back from a runner subprocess) carry the data itself: the
+        # temporary file belongs to the process that made it.
+        return {"arr": self.load(), "tmpfile": None}
+
+    def load(self):
+        """Returns the array, reading it back from disk if it was swapped out."""
+        if self.arr is not None:
+            return self.arr
+        return np.load(self.tmpfile, allow_pickle=False)
+
+
+@Encoder.register(LazyArray)
+def _encode_lazy_array(lazy):
+    return {"values": lazy.load()}
+
+
+@Decoder.register(LazyArray, alias="LazyNumpyArray")
+def _decode_lazy_array(dct):
+    return LazyArray(dct["values"])
+
+
+def _to_lazy(arr):
+    return arr if isinstance(arr, LazyArray) else LazyArray(arr)
+
+
+class IterationResult:
+    """
+    The outputs of one iteration of one runner: an ordered mapping of output name to array, plus
+    the runner's name and the inference time.
+    """
+
+    def __init__(self, outputs=None, runtime=None, runner_name=None):
+        """
+        Args:
+            outputs (Dict[str, numpy.ndarray]): The outputs by name, in the runner's order.
+            runtime (float): Seconds the inference took (for logging).
+            runner_name (str): The runner's name. Defaults to ``"custom_runner"``.
+        """
+        if outputs and array_swap_threshold_mb() < 0:
+            total_gib = sum(_nbytes(arr) for arr in outputs.values() if not isinstance(arr, LazyArray)) / 1024.0**3
+            if total_gib >= 1:
+                G_LOGGER.warning(
+                    f"It looks like the outputs of this network are very large ({total_gib:.3f} GiB).\n"
+                    "To reduce memory usage, you may want to allow poly to swap these arrays to the disk "
+                    "using the POLY_ARRAY_SWAP_THRESHOLD_MB environment variable."
+                )
+        self.dct = OrderedDict()
+        """Output name -> ``LazyArray``."""
+        for name, arr in (outputs or {}).items():
+            self.dct[name] = _to_lazy(arr)
+        self.runtime = runtime
+        self.runner_name = "custom_runner" if runner_name is None else runner_name
+
+    def keys(self):
+        """The output names, in order."""
+        return self.dct.keys()
+
+    def values(self):
+        """Yields the output arrays, in order."""
+        for lazy in self.dct.values():
+            yield lazy.load()
+
+    def items(self):
+        """Yields ``(name, array)`` pairs, in order."""
+        for name, lazy in self.dct.items():
+            yield name, lazy.load()
+
+    def update(self, other):
+        """Adds or replaces outputs from a mapping of name to array."""
+        for name, arr in other.items():
+            self[name] = arr
+        return self
+
+    def __getitem__(self, name):
+        return self.dct[name].load()
+
+    def __setitem__(self, name, arr):
+        if not isinstance(name, str):
+            G_LOGGER.critical(f"IterationResult keys are output names (str), not {type(name).__name__}: {name!r}")
+        self.dct[name] = _to_lazy(arr)
+
+    def __delitem__(self, name):
+        del self.dct[name]
+
+    def __contains__(self, name):
+        return name in self.dct
+
+    def __iter__(self):
+        return iter(self.dct)
+
+    def __len__(self):
+        return len(self.dct)
+
+    def __eq__(self, other):
+        if not isinstance(other, IterationResult):
+            return NotImplemented
+        if self.runtime != other.runtime or self.runner_name != other.runner_name:
+            return False
+        if list(self.keys()) != list(other.keys()):
+            return False
+        return all(np.array_equal(np.asarray(val), np.asarray(other[key])) for key, val in self.items())
+
+    __hash__ = None
+
+    def __copy__(self):
+        new = IterationResult(runtime=self.runtime, runner_name=self.runner_name)
+        new.dct = OrderedDict(self.dct)
+        return new
+
+    def __deepcopy__(self, memo):
+        return IterationResult(
+            outputs=OrderedDict((name, copy.deepcopy(arr, memo)) for name, arr in self.items()),
+            runtime=self.runtime,
+            runner_name=self.runner_name,
+        )
+
+    def __repr__(self):
+        outputs = {name: f"<{arr.dtype} {tuple(arr.shape)}>" for name, arr in self.items()}
+        return f"IterationResult(runner_name={self.runner_name!r}, runtime={self.runtime!r}, outputs={outputs})"
+
+
+@Encoder.register(IterationResult)
+def _encode_iteration_result(result):
+    return {"outputs": result.dct, "runtime": result.runtime, "runner_name": result.runner_name}
+
+
+@Decoder.register(IterationResult)
+def _decode_iteration_result(dct):
+    return IterationResult(outputs=dct["outputs"], runtime=dct.get("runtime"), runner_name=dct.get("runner_name"))
+
+
+class RunResults:
+    """
+    The results of running several runners: a list of ``(runner_name, List[IterationResult])``
+    that also behaves like an ordered mapping (which may hold the same name twice)::
+
+        outputs = run_results["onnxrt-runner"][0]   # IterationResult of the first iteration
+        for runner_name, iteration_results in run_results: ...
+
+    ``save``/``load`` write and read Polygraphy's JSON format, or ``.npz`` for a path ending in
+    ``.npz`` (``load`` recognises an ``.npz`` by its content).
+    """
+
+    def __init__(self, lst=None):
+        """
+        Args:
+            lst (List[Tuple[str, List[IterationResult]]]): Initial contents.
+        """
+        self.lst = []
+        for item in lst or []:
+            self.append(item)
+
+    @staticmethod
+    def _check(item):
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)):
+            G_LOGGER.critical(
+                f"RunResults holds (runner_name, List[IterationResult]) tuples, not: {item!r}"
+            )
+
+    def append(self, item):
+        """Appends a ``(runner_name, List[IterationResult])`` tuple."""
+        self._check(item)
+        self.lst.append(item)
+
+    def extend(self, items):
+        """Appends several ``(runner_name, List[IterationResult])`` tuples."""
+        for item in items:
+            self.append(item)
+
+    def items(self):
+        """Yields ``(runner_name, List[IterationResult])`` tuples."""
+        yield from self.lst
+
+    def keys(self):
+        """Yields runner names."""
+        for name, _ in self.lst:
+            yield name
+
+    def values(self):
+        """Yields each runner's ``List[IterationResult]``."""
+        for _, iteration_results in self.lst:
+            yield iteration_results
+
+    def update(self, other):
+        """Adds or replaces runners from a dict or ``RunResults``."""
+        for name, iteration_results in other.items():
+            self[name] = iteration_results
+        return self
+
+    def add(self, out_list, runtime=None, runner_name=None):
+        """
+        Adds a runner from a list of output dicts, one per iteration.
+
+        Args:
+            out_list (List[Dict[str, numpy.ndarray]]): The outputs of each iteration.
+            runtime (float): The inference time of each iteration.
+            runner_name (str): The runner's name. Defaults to ``"custom_runner"``.
+        """
+        runner_name = "custom_runner" if runner_name is None else runner_name
+        self[runner_name] = [IterationResult(out, runtime, runner_name) for out in out_list]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, slice)):
+            return self.lst[key]
+        for name, iteration_results in self.lst:
+            if name == key:
+                return iteration_results
+        G_LOGGER.critical(f"{key:35} does not exist in this RunResults instance. Note: Available runners: {list(self.keys())}")
+
+    def __setitem__(self, key, value):
+        if isinstance(key, int):
+            self._check(value)
+            self.lst[key] = value
+            return
+        for index, name in enumerate(self.keys()):
+            if name == key:
+                self.lst[index] = (key, value)
+                return
+        self.append((key, value))
+
+    def __contains__(self, val):
+        if isinstance(val, (str, bytes)):
+            return val in list(self.keys())
+        return val in self.lst
+
+    def __iter__(self):
+        return iter(self.lst)
+
+    def __len__(self):
+        return len(self.lst)
+
+    def __eq__(self, other):
+        if not isinstance(other, RunResults):
+            return NotImplemented
+        if len(self.lst) != len(other.lst):
+            return False
+        return all(r0 == r1 and list(its0) == list(its1) for (r0, its0), (r1, its1) in zip(self.lst, other.lst, strict=True))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"RunResults({self.lst!r})"
+
+    def split(self):
+        """Yields one single-iteration ``RunResults`` per iteration (runners that ran out are left out)."""
+        count = max((len(its) for _, its in self.lst), default=0)
+        for index in range(count):
+            single = RunResults()
+            for name, its in self.lst:
+                if index < len(its):
+                    single.append((name, [its[index]]))
+            yield single
+
+    @staticmethod
+    def concat(runs):
+        """Joins the iterations of several ``RunResults`` (matching runners by name): the inverse of ``split``."""
+        combined = RunResults()
+        for run in runs:
+            for name, its in run.items():
+                if name in combined:
+                    combined[name].extend(its)
+                else:
+                    combined.append((name, list(its)))
+        return combined
+
+    def to_json(self):
+        """This instance as JSON text, in Polygraphy's format."""
+        return to_json(self)
+
+    @staticmethod
+    def from_json(src):
+        """Decodes JSON text into a ``RunResults``."""
+        return RunResults._checked(from_json(src))
+
+    @staticmethod
+    def _checked(obj):
+        if not isinstance(obj, RunResults):
+            G_LOGGER.critical(
+                f"Provided JSON cannot be decoded into a RunResults. Note: JSON was decoded into a {type(obj).__name__}"
+            )
+        return obj
+
+    def save(self, dest):
+        """
+        Saves to a path (atomically) or file-like object: ``.npz`` when the path ends in ``.npz``,
+        else Polygraphy's JSON format.
+        """
+        if isinstance(dest, (str, os.PathLike)) and os.fspath(dest).lower().endswith(".npz"):
+            G_LOGGER.info(f"Saving inference results to {dest}")
+            run_results_to_npz(self, dest)
+            return
+        save_json(self, dest, description="inference results")
+
+    @staticmethod
+    def load(src):
+        """Loads from a JSON or ``.npz`` file (or a file-like object holding JSON)."""
+        if is_npz_file(src):
+            G_LOGGER.info(f"Loading inference results from {src}")
+            return run_results_from_npz(src)
+        return RunResults._checked(load_json(src, description="inference results"))
+
+    @staticmethod
+    def load_streaming(path, allow_dirs=True):
+        """
+        Yields single-iteration ``RunResults`` from a file (split), a directory of per-iteration
+        files, or a list of those (chained), one iteration at a time.
+        """
+        yield from iterate_from_files(path, lambda file_path: RunResults.load(file_path).split(), allow_dirs=allow_dirs)
+
+
+@Encoder.register(RunResults)
+def _encode_run_results(results):
+    return {"lst": results.lst}
+
+
+@Decoder.register(RunResults)
+def _decode_run_results(dct):
+    return RunResults([tuple(item) for item in dct["lst"]])

@@ -1,0 +1,89 @@
+"""
+Saved inputs: feed dicts read from JSON (Polygraphy's ``--save-inputs`` format: a list of feed
+dicts, or one feed dict) or ``.npz`` files, or directories of per-iteration files; several paths
+are concatenated in order. Reading never runs code (``allow_pickle=False`` throughout).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Mapping
+
+from poly.compare.iteration_files import iterate_from_files
+from poly.compare.npz_format import is_npz_file, load_feed_dicts_npz, save_feed_dicts_npz
+from poly.core.json import load_json, save_json
+from poly.core.logger import G_LOGGER
+
+__all__ = ["StreamingDataLoader", "load_inputs", "save_inputs", "iterate_input_file"]
+
+
+def _check_feed_dict(obj, path):
+    if not isinstance(obj, Mapping) or not all(isinstance(name, str) for name in obj.keys()):
+        G_LOGGER.critical(
+            f"Could not load inputs from '{path}': expected a feed dict (input name -> array) or a list of them, "
+            f"found a {type(obj).__name__}"
+        )
+    return OrderedDict(obj.items())
+
+
+def iterate_input_file(path):
+    """Yields the feed dicts of one file: every element of a JSON list, a single JSON feed dict, or an ``.npz``."""
+    if not os.path.exists(path):
+        G_LOGGER.critical(f"Could not load inputs: '{path}' does not exist")
+    if is_npz_file(path):
+        G_LOGGER.info(f"Loading input data from {path}")
+        yield from load_feed_dicts_npz(path)
+        return
+    obj = load_json(path, description="input data")
+    if isinstance(obj, list):
+        for item in obj:
+            yield _check_feed_dict(item, path)
+    else:
+        yield _check_feed_dict(obj, path)
+
+
+class StreamingDataLoader:
+    """
+    Yields saved inputs one iteration at a time, from one or more files or per-iteration
+    directories (chained in order); usable wherever a data loader is.
+    """
+
+    def __init__(self, paths, allow_dirs=True):
+        """
+        Args:
+            paths (Union[str, os.PathLike, Sequence]): Files (JSON list, JSON feed dict, ``.npz``)
+                    or directories of per-iteration files.
+            allow_dirs (bool): Accept directories. Defaults to True.
+        """
+        self.paths = paths
+        self.allow_dirs = allow_dirs
+
+    def __repr__(self):
+        return f"StreamingDataLoader({self.paths!r}, allow_dirs={self.allow_dirs!r})"
+
+    def __iter__(self):
+        yield from iterate_from_files(self.paths, iterate_input_file, allow_dirs=self.allow_dirs)
+
+
+def load_inputs(paths) -> list[OrderedDict]:
+    """
+    Loads saved inputs from one or more paths, concatenated in order.
+
+    Returns:
+        List[OrderedDict[str, numpy.ndarray]]: One feed dict per iteration.
+    """
+    return list(StreamingDataLoader(paths))
+
+
+def save_inputs(feed_dicts, dest, description="inference input data"):
+    """
+    Saves feed dicts (one per iteration): ``.npz`` when ``dest`` ends in ``.npz``, else a JSON
+    list in Polygraphy's format. Written atomically.
+    """
+    feed_dicts = list(feed_dicts)
+    if isinstance(dest, (str, os.PathLike)) and os.fspath(dest).lower().endswith(".npz"):
+        G_LOGGER.info(f"Saving {description} to {dest}")
+        save_feed_dicts_npz(feed_dicts, dest)
+        return
+    save_json(feed_dicts, dest, description=description)
