@@ -1,11 +1,13 @@
-"""The `poly` command. Subcommands (run, convert, inspect, surgeon, debug, validate) are added
-by their issues; for now it reports its version and help."""
+"""The `poly` command: a click group whose subcommands are imported on first use."""
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
 import click
+
+from poly.cli.lazy_group import LazyGroup
+from poly.cli.options import logging_options
 
 
 def _version() -> str:
@@ -15,12 +17,25 @@ def _version() -> str:
         return "unknown"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+SUBCOMMANDS = {
+    "run": ("poly.cli.run:run", "Run inference and compare results across backends."),
+    "convert": ("poly.cli.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
+    "inspect": ("poly.cli.inspect_group:inspect", "View information about various types of files."),
+    "surgeon": ("poly.cli.surgeon_group:surgeon", "Modify ONNX models."),
+}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_subcommands=SUBCOMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(_version(), "--version", prog_name="poly", message="%(prog)s %(version)s")
+@logging_options
 def cli() -> None:
     """poly: run, compare and debug deep-learning models across inference backends."""
 
 
 def main() -> None:
     """Entry point of the `poly` console script."""
-    cli()
+    cli(prog_name="poly")

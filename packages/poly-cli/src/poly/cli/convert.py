@@ -1,0 +1,40 @@
+"""`poly convert MODEL -o OUT`: ONNX to ONNX (with --fp-to-fp16); TensorRT engines land with poly-trt."""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.model_args import onnx_loader, resolve_model, save_model, save_options
+from poly.cli.options import logging_options, multi_option
+from poly.cli.trt_options import TRT_UNAVAILABLE, trt_options
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model_file", metavar="MODEL")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the converted model.")
+@click.option("--convert-to", type=click.Choice(["onnx", "trt"]), help="Target format (default: from -o's extension).")
+@click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16.")
+@multi_option("--onnx-outputs", help="Names of ONNX outputs to mark, or `mark all`.")
+@multi_option("--onnx-exclude-outputs", help="Names of ONNX outputs to unmark.")
+@trt_options
+@save_options
+@logging_options
+@handle_errors
+def convert(model_file, output, convert_to, fp_to_fp16, onnx_outputs, onnx_exclude_outputs, **save):
+    """Convert models to other formats."""
+    from poly.core.logger import G_LOGGER
+
+    model_file = resolve_model(model_file)
+    target = convert_to or ("onnx" if output.endswith(".onnx") else "trt")
+    if target == "trt":
+        raise click.UsageError(f"Converting to a TensorRT engine: {TRT_UNAVAILABLE}; use -o OUT.onnx for ONNX.")
+    from poly.onnx import ConvertToFp16, OnnxFromPath
+
+    loader = onnx_loader(model_file, onnx_outputs, onnx_exclude_outputs)
+    loader = OnnxFromPath(loader) if isinstance(loader, str) else loader
+    if fp_to_fp16:
+        loader = ConvertToFp16(loader)
+    save_model(loader, output, **save)
+    G_LOGGER.info(f"Saved ONNX model to: {output}")
+    return EXIT_PASS

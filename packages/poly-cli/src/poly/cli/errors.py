@@ -1,0 +1,76 @@
+"""Turns exceptions raised by a subcommand into one red line and an exit status."""
+
+from __future__ import annotations
+
+import functools
+import traceback
+
+import click
+
+from poly.cli.lazy_group import error_line
+from poly.cli.options import show_traceback
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class _CriticalRecorder:
+    """Remembers messages G_LOGGER.critical already printed, so they are not printed twice."""
+
+    def __init__(self):
+        self.messages = set()
+
+    def __enter__(self):
+        from poly.core.logger import G_LOGGER
+
+        original = G_LOGGER.critical
+
+        def critical(message, ExceptionType=None):
+            text = message() if callable(message) else str(message)
+            self.messages.add(text)
+            return original(text, ExceptionType)
+
+        G_LOGGER.critical = critical
+        self._logger = G_LOGGER
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.__dict__.pop("critical", None)
+        return False
+
+
+def handle_errors(func):
+    """
+    Wraps a command callback: poly errors become one red line and exit 1; unexpected errors the
+    same (with the traceback under -v); the callback's integer result is the exit status.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from poly.core.exception import PolyException
+
+        with _CriticalRecorder() as recorder:
+            try:
+                return func(*args, **kwargs)
+            except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+                raise
+            except PolyException as exc:
+                if show_traceback():
+                    traceback.print_exc()
+                if str(exc) not in recorder.messages:
+                    error_line(str(exc))
+                return EXIT_FAIL
+            except FileNotFoundError as exc:
+                if show_traceback():
+                    traceback.print_exc()
+                error_line(f"No such file: {exc.filename or exc}")
+                return EXIT_USAGE
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as exc:  # a backend error: report it without a traceback
+                if show_traceback():
+                    traceback.print_exc()
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                error_line(f"{type(exc).__name__}: {first}" + ("" if show_traceback() else " (run with -v for details)"))
+                return EXIT_FAIL
+
+    return wrapper

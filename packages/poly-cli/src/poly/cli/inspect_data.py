@@ -1,0 +1,57 @@
+"""`poly inspect data FILE`: shapes, dtypes and statistics of saved inputs or results."""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.options import logging_options
+
+
+def _summary(name, array, show_values) -> str:
+    import numpy as np
+
+    line = f"{name} [dtype={array.dtype}, shape={array.shape}]"
+    if array.size and np.issubdtype(array.dtype, np.number):
+        as_f = array.astype(np.float64)
+        line += (f" | Stats: mean={as_f.mean():.5g}, std-dev={as_f.std():.5g}, var={as_f.var():.5g}, "
+                 f"median={np.median(as_f):.5g}, min={as_f.min():.5g} at {tuple(int(i) for i in np.unravel_index(as_f.argmin(), as_f.shape))}, "
+                 f"max={as_f.max():.5g} at {tuple(int(i) for i in np.unravel_index(as_f.argmax(), as_f.shape))}")
+    if show_values:
+        line += f"\n    {array}"
+    return line
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("path", type=click.Path(exists=True))
+@click.option("-a", "--all", "show_all", is_flag=True, help="Show every iteration, not only the first.")
+@click.option("-s", "--show-values", is_flag=True, help="Show the values of the tensors.")
+@logging_options
+@handle_errors
+def inspect_data(path, show_all, show_values):
+    """Display information about inference inputs or results saved by poly or Polygraphy."""
+    from poly.compare import RunResults, load_inputs
+    from poly.core.exception import PolyException
+    from poly.core.logger import G_LOGGER
+
+    try:
+        with G_LOGGER.verbosity(G_LOGGER.CRITICAL + 10):  # not results: try inputs next, quietly
+            results = RunResults.load(path)
+    except PolyException:
+        results = None
+    if results is not None and len(results):
+        lines = []
+        for runner, iterations in results.items():
+            lines.append(f"==== Run Results ({len(results)} runners) ====\n\n---- {runner} ({len(iterations)} iterations) ----")
+            for index, iteration in enumerate(iterations if show_all else iterations[:1]):
+                lines.append(f"Iteration {index}:")
+                lines += ["    " + _summary(n, v, show_values).replace("\n", "\n    ") for n, v in iteration.items()]
+        G_LOGGER.info("\n".join(lines))
+        return EXIT_PASS
+    feeds = load_inputs([path])
+    lines = [f"==== Data ({len(feeds)} iterations) ===="]
+    for index, feed in enumerate(feeds if show_all else feeds[:1]):
+        lines.append(f"Iteration {index}:")
+        lines += ["    " + _summary(n, v, show_values).replace("\n", "\n    ") for n, v in feed.items()]
+    G_LOGGER.info("\n".join(lines))
+    return EXIT_PASS

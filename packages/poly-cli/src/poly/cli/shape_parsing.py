@@ -1,0 +1,128 @@
+"""Parsing of Polygraphy's argument syntax: `name:[1,3,224,224]` shapes, `name:[0,1]` value
+ranges, `name:value` per-output numbers and `name:shape:dtype` tensor metadata. Errors are
+``click.BadParameter`` naming the flag and the offending value."""
+
+from __future__ import annotations
+
+import ast
+
+import click
+
+
+def _fail(flag: str, value: str, why: str):
+    raise click.BadParameter(f"{value!r}: {why}", param_hint=f"'{flag}'")
+
+
+def _split_name(flag: str, arg: str) -> tuple[str, str]:
+    """Splits `name:rest` at the last colon before a bracket (names may contain colons)."""
+    bracket = arg.find("[")
+    head = arg if bracket < 0 else arg[:bracket]
+    name, sep, rest = head.rpartition(":")
+    if not sep:
+        _fail(flag, arg, "expected NAME:VALUE")
+    return name, rest + ("" if bracket < 0 else arg[bracket:])
+
+
+def parse_dims(flag: str, arg: str, text: str) -> list:
+    """`[1,3,'N',224]` -> [1, 3, 'N', 224]; names stand for dynamic dimensions."""
+    text = text.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        _fail(flag, arg, "a shape must be written in brackets, e.g. [1,3,224,224]")
+    dims = []
+    for part in filter(None, (p.strip() for p in text[1:-1].split(","))):
+        try:
+            dims.append(int(part))
+        except ValueError:
+            if not part.replace("_", "").replace("'", "").replace('"', "").isalnum():
+                _fail(flag, arg, f"bad dimension {part!r}")
+            dims.append(part.strip("'\""))
+    return dims
+
+
+def parse_shapes(flag: str, args) -> dict[str, list]:
+    """`x:[1,3] y:[2]` -> {"x": [1, 3], "y": [2]}."""
+    shapes = {}
+    for arg in args or ():
+        name, rest = _split_name(flag, arg)
+        shapes[name] = parse_dims(flag, arg, rest)
+    return shapes
+
+
+def _number(flag: str, arg: str, text: str):
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        if text.strip().lower() in ("inf", "-inf", "+inf", "nan"):
+            return float(text)
+        _fail(flag, arg, f"{text!r} is not a number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(flag, arg, f"{text!r} is not a number")
+    return value
+
+
+def parse_ranges(flag: str, args) -> dict[str, tuple] | None:
+    """`[0,1] x:[-1,1]` -> {"": (0, 1), "x": (-1, 1)}."""
+    if not args:
+        return None
+    ranges = {}
+    for arg in args:
+        name, text = ("", arg) if arg.startswith("[") else _split_name(flag, arg)
+        text = text.strip()
+        if not (text.startswith("[") and text.endswith("]")):
+            _fail(flag, arg, "a range must be written [MIN,MAX]")
+        parts = [p for p in text[1:-1].split(",")]
+        if len(parts) != 2:
+            _fail(flag, arg, "a range takes exactly two values, [MIN,MAX]")
+        low, high = (_number(flag, arg, p) for p in parts)
+        if low > high:
+            _fail(flag, arg, "MIN is larger than MAX")
+        ranges[name] = (low, high)
+    return ranges
+
+
+def parse_per_output(flag: str, args, convert=None):
+    """`1e-3 y:1e-2` -> {"": 1e-3, "y": 1e-2}; a lone default value stays a plain value."""
+    if not args:
+        return None
+    convert = convert or (lambda arg, text: _number(flag, arg, text))
+    values = {}
+    for arg in args:
+        name, sep, text = arg.rpartition(":")
+        values[name if sep else ""] = convert(arg, text)
+    if list(values) == [""]:
+        return values[""]
+    return values
+
+
+def parse_meta(flag: str, args, with_shape: bool = True) -> list[tuple]:
+    """`name:shape:dtype` (or `name:dtype` for outputs) with `auto` for unknown parts."""
+    from poly.core.datatype import DataType
+
+    metas = []
+    for arg in args or ():
+        dtype, shape = None, None
+        bracket = arg.find("[")
+        if with_shape and bracket >= 0:
+            close = arg.rfind("]")
+            name = arg[:bracket].rstrip(":")
+            shape = parse_dims(flag, arg, arg[bracket : close + 1])
+            tail = arg[close + 1 :].lstrip(":")
+        else:
+            parts = arg.split(":")
+            name, rest = parts[0], parts[1:]
+            if with_shape and rest:
+                if rest[0] != "auto":
+                    _fail(flag, arg, "expected NAME:SHAPE:DTYPE with SHAPE like [1,3] or auto")
+                rest = rest[1:]
+            tail = ":".join(rest)
+        if tail and tail != "auto":
+            import numpy as np
+
+            try:
+                dtype = DataType.from_dtype(np.dtype(tail))
+            except Exception:
+                _fail(flag, arg, f"unknown data type {tail!r}")
+        if not name:
+            _fail(flag, arg, "missing tensor name")
+        metas.append((name, dtype, shape))
+    return metas

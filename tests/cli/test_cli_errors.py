@@ -1,0 +1,80 @@
+"""Errors: one line naming the file/flag, exit 2 for usage errors and 1 for failures, no
+traceback without -v; lazy loading and global flags."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from fixtures.cli_helpers import POLY, run_cli
+
+
+def _one_error_line(proc):
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["run", "missing.onnx", "--onnxrt"], 2, "missing.onnx"),
+    (["run", "{identity}", "--onnxrt", "--bogus"], 2, "--bogus"),
+    (["run", "{identity}", "--onnxrt", "--input-shapes", "x:[1,2"], 2, "--input-shapes"),
+    (["run", "{identity}", "--onnxrt", "--val-range", "[1]"], 2, "--val-range"),
+    (["run", "{identity}", "--onnxrt", "--atol", "loose"], 2, "--atol"),
+    (["run", "{identity}", "--trt"], 2, "poly-trt"),
+    (["convert", "{identity}", "--int8", "-o", "x.engine"], 2, "poly-trt"),
+    (["run", "{bad}", "--onnxrt"], 1, "bad.onnx"),
+])
+def test_errors_are_one_line(models, tmp_path, args, code, needle):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    args = [a.format(identity=models["identity"], bad=bad) for a in args]
+    proc = run_cli(POLY, *args, cwd=tmp_path)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert needle in _one_error_line(proc)
+
+
+def test_traceback_only_with_verbose(models, tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    proc = run_cli(POLY, "run", bad, "--onnxrt", "-v")
+    assert proc.returncode == 1 and "Traceback" in proc.stderr
+
+
+def test_help_is_lazy_and_fast():
+    code = ("import sys, time; t = time.perf_counter(); from poly.cli.main import cli\n"
+            "try:\n    cli(['--help'], prog_name='poly')\nexcept SystemExit:\n    pass\n"
+            "print('ELAPSED', time.perf_counter() - t)\n"
+            "print('HEAVY', sorted(m for m in ('onnx', 'onnxruntime', 'numpy', 'poly.onnx', 'poly.compare') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in proc.stdout, proc.stdout
+    for cmd in ("run", "convert", "inspect", "surgeon"):
+        assert cmd in proc.stdout
+    start = time.perf_counter()
+    real = run_cli(POLY, "--help")
+    print(f"`poly --help` took {time.perf_counter() - start:.3f}s (subprocess)")
+    assert real.returncode == 0
+
+
+def test_version_and_global_flags(poly, models, tmp_path):
+    assert poly("--version").output.startswith("poly ")
+    log = tmp_path / "log.txt"
+    quiet = poly("run", models["identity"], "--onnxrt", "-q", "-q", "-q")
+    assert quiet.exit_code == 0 and "Accuracy" not in quiet.output
+    verbose = poly("--verbosity", "VERBOSE", "--log-file", log, "run", models["identity"], "--onnxrt",
+                   "--log-format", "timestamp")
+    assert verbose.exit_code == 0 and "PASSED" in log.read_text()
+    assert poly("run", models["identity"], "--onnxrt", "--verbosity", "LOUD").exit_code == 2
+    assert poly("run", models["identity"], "--onnxrt", "--silent").output == ""
+
+
+def test_subcommand_help(poly):
+    for args in (["run", "-h"], ["convert", "-h"], ["inspect", "model", "-h"], ["inspect", "data", "-h"],
+                 ["surgeon", "extract", "-h"], ["surgeon", "sanitize", "-h"]):
+        result = poly(*args)
+        assert result.exit_code == 0 and "Usage:" in result.output
+    assert "--trt-min-shapes" in poly("run", "-h").output
