@@ -1,1 +1,85 @@
-"""poly.onnx (in development)."""
+"""
+poly.onnx: ONNX loaders and surgery (loading and saving with external data, output marking,
+shape inference, constant folding, subgraph extraction, float16 conversion, IR-version
+lowering) and the ONNX-Runtime and ONNX reference runners.
+"""
+
+from poly.onnx.errors import (
+    ModelLoadError,
+    UnsupportedModelError,
+    check_known_ops,
+    explain_onnxruntime_error,
+    find_unknown_ops,
+)
+from poly.onnx.extract import ExtractSubgraph, extract_subgraph
+from poly.onnx.fold import FoldConstants, fold_constants
+from poly.onnx.fp16 import (
+    DEFAULT_FP16_OP_BLOCK_LIST,
+    ConvertToFp16,
+    convert_to_fp16,
+    onnxruntime_fp16_op_block_list,
+)
+from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
+from poly.onnx.io import (
+    BytesFromOnnx,
+    OnnxFromBytes,
+    OnnxFromPath,
+    SaveOnnx,
+    bytes_from_onnx,
+    onnx_from_bytes,
+    onnx_from_path,
+    save_onnx,
+)
+from poly.onnx.ir_version import (
+    LowerIrVersion,
+    lower_ir_version,
+    onnxruntime_max_ir_version,
+    onnxruntime_max_opset,
+    required_ir_version,
+)
+from poly.onnx.modify_outputs import ModifyOutputs, modify_outputs
+from poly.onnx.onnxrt_runner import OnnxrtRunner
+from poly.onnx.ref_runner import OnnxRefRunner
+from poly.onnx.session import SessionFromOnnx, session_from_onnx
+from poly.onnx.shapes import InferShapes, infer_shapes
+
+__all__ = [
+    "OnnxFromPath",
+    "onnx_from_path",
+    "OnnxFromBytes",
+    "onnx_from_bytes",
+    "BytesFromOnnx",
+    "bytes_from_onnx",
+    "SaveOnnx",
+    "save_onnx",
+    "GsFromOnnx",
+    "gs_from_onnx",
+    "OnnxFromGs",
+    "onnx_from_gs",
+    "ModifyOutputs",
+    "modify_outputs",
+    "InferShapes",
+    "infer_shapes",
+    "FoldConstants",
+    "fold_constants",
+    "ExtractSubgraph",
+    "extract_subgraph",
+    "ConvertToFp16",
+    "convert_to_fp16",
+    "DEFAULT_FP16_OP_BLOCK_LIST",
+    "onnxruntime_fp16_op_block_list",
+    "LowerIrVersion",
+    "lower_ir_version",
+    "onnxruntime_max_ir_version",
+    "onnxruntime_max_opset",
+    "required_ir_version",
+    "ModelLoadError",
+    "UnsupportedModelError",
+    "check_known_ops",
+    "find_unknown_ops",
+    "explain_onnxruntime_error",
+    "SessionFromOnnx",
+    "session_from_onnx",
+    "OnnxrtRunner",
+    "OnnxRefRunner",
+]
