@@ -171,3 +171,22 @@ def test_corrections_are_only_for_operators_the_model_uses():
     assert corrected_ops(model) == []
     model = single_node_model("Softmax", ["x"], (2, 3), 9)
     assert [cls.__name__ for cls in corrected_ops(model)] == ["Softmax"]
+
+
+def test_legacy_dropout_mask_matches_onnxruntime():
+    """Dropout below opset 10 has a mask of the input's type (ONNX-Runtime leaves it zero);
+    onnx.reference returns a bool mask there, which failed mark-all comparisons on SqueezeNet."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, [2, 3])]
+    graph = helper.make_graph([helper.make_node("Dropout", ["x"], ["y", "mask"], ratio=0.5)], "dropout9", [x], outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 4
+    onnx.checker.check_model(model)
+    feed = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    with OnnxrtRunner(SessionFromOnnx(model.SerializeToString())) as ort, OnnxRefRunner(model) as ref:
+        got_ort, got_ref = ort.infer(feed), ref.infer(feed)
+    for name in ("y", "mask"):
+        assert got_ref[name].dtype == got_ort[name].dtype == np.float32
+        np.testing.assert_array_equal(got_ref[name], got_ort[name])
+    np.testing.assert_array_equal(got_ref["y"], feed["x"])

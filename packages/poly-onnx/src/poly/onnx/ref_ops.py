@@ -77,6 +77,12 @@ def _batchnorm_inference(self, x, scale, bias, mean, var, epsilon=None, **_):
     return ((y + bias.reshape(shape)).astype(x.dtype),)
 
 
+def _dropout_legacy(self, x, ratio=None, is_test=None, **_):
+    # Dropout-7..9 in inference is the identity; its mask has the input's type (bool only from
+    # opset 10) and the spec leaves it unfilled, which ONNX-Runtime returns as zeros.
+    return (x.copy(), np.zeros_like(x))
+
+
 def _iter_nodes(graph):
     for node in graph.node:
         yield node
@@ -128,6 +134,8 @@ def corrected_ops(model):
         ):
             if op_type in used:
                 ops.append(_op_class(op_type, opset, _legacy_normalizer(func)))
+    if 7 <= opset < 10 and "Dropout" in used:
+        ops.append(_op_class("Dropout", opset, _dropout_legacy))
     if 7 <= opset < 14 and "BatchNormalization" in used:
         uncorrected = [
             n.name or n.output[0]
