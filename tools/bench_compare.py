@@ -85,6 +85,17 @@ def main(argv=None) -> int:
         "poly_median_s": best_of(lambda: error_stats(a, b, threads=t), args.repeat),
         "poly_full_s": best_of(lambda: error_stats(a, b, quantiles=qs, threads=t), args.repeat),
     }
+    # the same through poly's CompareFunc.simple (logging included), the drop-in for Polygraphy's
+    from poly.compare import CompareFunc, IterationResult
+
+    func = CompareFunc.simple()
+    it0, it1 = IterationResult({"out": a}, runner_name="runner0"), IterationResult({"out": b}, runner_name="runner1")
+
+    def poly_simple():
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            func(it0, it1)
+
+    figures["poly_compare_func_simple_s"] = best_of(poly_simple, args.repeat)
     pg = polygraphy_simple(a, b)
     if pg is not None:
         # its default (elemwise) check, as `polygraphy run` does: the baseline of the target
@@ -102,6 +113,7 @@ def main(argv=None) -> int:
     if pg is not None:
         ratios["polygraphy_vs_poly_full"] = figures["polygraphy_simple_s"] / figures["poly_full_s"]
         ratios["polygraphy_quantile_vs_poly_full"] = figures["polygraphy_simple_quantile_s"] / figures["poly_full_s"]
+        ratios["polygraphy_simple_vs_poly_simple"] = figures["polygraphy_simple_s"] / figures["poly_compare_func_simple_s"]
     targets = {
         "no_order_stats_vs_floor": ("<=", 3.0),
         "full_vs_floor": ("<=", 8.0),

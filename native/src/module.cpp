@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error_stats.hpp"
+#include "histogram.hpp"
 #include "order_select.hpp"
 
 namespace py = pybind11;
@@ -83,18 +84,21 @@ py::dict error_stats(const py::array& a, const py::array& b, int code_a, int cod
     return d;
 }
 
+int stream_index(const std::string& stream) {
+    if (stream == "a") return kA;
+    if (stream == "b") return kB;
+    if (stream == "absdiff") return kAbs;
+    if (stream == "reldiff") return kRel;
+    throw py::value_error("unknown stream '" + stream + "'");
+}
+
 // Order statistics of one stream ("a", "b", "absdiff", "reldiff") on demand: each entry of
 // `qs` is a quantile in [0, 1], or None for the median.
 std::vector<double> order_stats(const py::array& a, const py::array& b, int code_a, int code_b,
                                 const std::string& stream, const std::vector<std::optional<double>>& qs,
                                 bool inf_equal, int threads) {
     check_shapes(a, b);
-    int k;
-    if (stream == "a") k = kA;
-    else if (stream == "b") k = kB;
-    else if (stream == "absdiff") k = kAbs;
-    else if (stream == "reldiff") k = kRel;
-    else throw py::value_error("unknown stream '" + stream + "'");
+    const int k = stream_index(stream);
     const ArrayView va = view_of(a, code_a), vb = view_of(b, code_b);
     const CompareConfig cfg = CompareConfig::make(va.dtype, vb.dtype, 0, 0, inf_equal);
     std::vector<OrderRequest> reqs;
@@ -102,6 +106,25 @@ std::vector<double> order_stats(const py::array& a, const py::array& b, int code
     py::gil_scoped_release release;
     const auto nans = count_nans(cfg, va, vb, threads);
     return order_statistics(cfg, va, vb, reqs, nans, threads);
+}
+
+
+// Histogram of one stream; `b` may be None for a histogram of `a` alone.
+std::vector<std::uint64_t> histogram_of(const py::array& a, const py::object& b, int code_a, int code_b,
+                                        const std::string& stream, const std::vector<double>& edges, bool inf_equal,
+                                        int threads) {
+    if (edges.size() < 2) throw py::value_error("a histogram needs at least two edges");
+    for (std::size_t i = 1; i < edges.size(); ++i)
+        if (!(edges[i] > edges[i - 1])) throw py::value_error("histogram edges must increase");
+    const int k = stream_index(stream);
+    const bool only_a = b.is_none();
+    if (only_a && k != kA) throw py::value_error("a histogram of '" + stream + "' needs both arrays");
+    const py::array b_arr = only_a ? a : py::array(b);
+    if (!only_a) check_shapes(a, b_arr);
+    const ArrayView va = view_of(a, code_a), vb = view_of(b_arr, only_a ? code_a : code_b);
+    const CompareConfig cfg = CompareConfig::make(va.dtype, vb.dtype, 0, 0, inf_equal);
+    py::gil_scoped_release release;
+    return poly::histogram(cfg, va, vb, k, only_a, edges, threads);
 }
 
 }  // namespace
@@ -115,6 +138,9 @@ PYBIND11_MODULE(_native, m) {
     m.def("order_stats", &order_stats, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("qs"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Exact medians/quantiles of one stream by radix select, without sorting or copying.");
+    m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
+          py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
+          "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
     m.attr("DTYPE_CODES") = py::dict(
         py::arg("bool") = 0, py::arg("int8") = 1, py::arg("int16") = 2, py::arg("int32") = 3,
         py::arg("int64") = 4, py::arg("uint8") = 5, py::arg("uint16") = 6, py::arg("uint32") = 7,

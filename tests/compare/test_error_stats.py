@@ -305,3 +305,25 @@ def test_order_statistics_exact_when_the_sample_misleads():
         a[start : start + 32] = 0.0
     b = np.zeros(n, np.float32)
     check_all(a, b, qs=(0.25, 0.5, 0.75))
+
+
+@pytest.mark.parametrize("stream", ["a", "absdiff", "reldiff"])
+def test_native_histogram_matches_numpy(stream):
+    """poly._native.histogram counts a stream in numpy.histogram's bins without building it."""
+    from poly import _native
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(300_001).astype(np.float32)
+    b = (a + rng.standard_normal(300_001).astype(np.float32) * np.float32(1e-2)).astype(np.float32)
+    b[::97] = 0.0
+    ad, rd, _ = oracle.diffs(a, b)
+    values = {"a": a, "absdiff": ad, "reldiff": rd}[stream]
+    values = values[np.isfinite(values)]
+    edges = np.linspace(values.min(), values.max(), 11, dtype=values.dtype)
+    want, _ = np.histogram(values, bins=edges)
+    other = None if stream == "a" else b
+    code = _native.DTYPE_CODES["float32"]
+    got = _native.histogram(a, other, code, code, stream, edges.astype(np.float64).tolist())
+    assert got == want.tolist()
+    with pytest.raises(ValueError, match="increase"):
+        _native.histogram(a, None, code, code, "a", [1.0, 1.0])

@@ -29,6 +29,8 @@ __all__ = [
     "diff_stats_view",
     "str_output_stats",
     "str_histogram",
+    "str_diff_histogram",
+    "format_histogram",
     "log_output_stats",
     "log_compared_output_stats",
     "indent_block",
@@ -155,17 +157,19 @@ def str_output_stats(stats: ArrayStats | None, label: str | None = None) -> str:
     return text
 
 
-def str_histogram(arr: np.ndarray, hist_range: tuple[float, float] | None = None) -> str:
-    """A text histogram of ``arr`` in 10 bins; empty for bool data or when none can be built."""
-    arr = np.asarray(arr)
-    if arr.dtype == np.bool_:
-        return ""
-    try:
-        hist, edges = np.histogram(arr, bins=10, range=hist_range)
-    except (ValueError, TypeError, RuntimeError) as err:
-        G_LOGGER.verbose(f"Could not generate histogram. Note: Error was: {err}")
-        return ""
-    peak = int(hist.max()) if hist.size else 0
+def _edges(low: float, high: float, dtype) -> np.ndarray | None:
+    """numpy.histogram's 10 uniform edges over [low, high], in the data's precision."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if low == high:  # as numpy does for constant data
+        low, high = low - 0.5, high + 0.5
+    edges = np.linspace(low, high, 11, dtype=np.result_type(dtype, np.float32))
+    return edges if np.all(np.diff(edges) > 0) else None
+
+
+def format_histogram(counts: Sequence[int], edges: Sequence[float]) -> str:
+    """The text histogram block for bin ``counts`` between ``edges``; empty when all are zero."""
+    peak = int(max(counts)) if len(counts) else 0
     if not peak:
         return ""
     labels = [f"{edge:.3g}" for edge in edges]
@@ -173,10 +177,43 @@ def str_histogram(arr: np.ndarray, hist_range: tuple[float, float] | None = None
     end_width = max(len(label) for label in labels[1:])
     max_bar = 40
     lines = ["---- Histogram ----", f"{'Bin Range':{start_width + end_width + 5}}|  Num Elems | Visualization"]
-    for count, start, end in zip(hist, labels, labels[1:], strict=False):
+    for count, start, end in zip(counts, labels, labels[1:], strict=False):
         bar = "#" * int(max_bar * float(count) / float(peak))
         lines.append(f"({start:<{start_width}}, {end:<{end_width}}) | {int(count):10} | {bar}")
     return "\n".join(lines) + "\n"
+
+
+def str_histogram(arr: np.ndarray, hist_range: tuple[float, float] | None = None) -> str:
+    """A text histogram of ``arr`` in 10 bins (numpy.histogram's binning, counted natively in
+    one pass); empty for bool data or when none can be built."""
+    arr = np.asarray(arr)
+    if arr.dtype == np.bool_ or arr.size == 0:
+        return ""
+    try:
+        code = dtype_code(arr.dtype)
+    except ValueError as err:
+        G_LOGGER.verbose(f"Could not generate histogram. Note: Error was: {err}")
+        return ""
+    if hist_range is None:
+        with np.errstate(all="ignore"):
+            hist_range = (float(np.min(arr)), float(np.max(arr)))
+    edges = _edges(hist_range[0], hist_range[1], arr.dtype if arr.dtype.kind == "f" else np.float64)
+    if edges is None:
+        return ""
+    return format_histogram(_native.histogram(arr, None, code, code, "a", edges.astype(np.float64).tolist()), edges)
+
+
+def str_diff_histogram(out0: np.ndarray, out1: np.ndarray, stream: str, low: float, high: float,
+                       compute_dtype: str, infinities_compare_equal: bool = False) -> str:
+    """A text histogram of the absolute ("absdiff") or relative ("reldiff") difference of two
+    outputs over [low, high], counted natively without building the difference array."""
+    edges = _edges(low, high, np.float32 if compute_dtype == "float32" else np.float64)
+    if edges is None:
+        return ""
+    a, b = np.asarray(out0), np.asarray(out1)
+    counts = _native.histogram(a, b, dtype_code(a.dtype), dtype_code(b.dtype), stream,
+                               edges.astype(np.float64).tolist(), infinities_compare_equal)
+    return format_histogram(counts, edges)
 
 
 def log_output_stats(
@@ -186,6 +223,7 @@ def log_output_stats(
     info_hist: bool = False,
     label: str | None = None,
     hist_range: tuple[float, float] | None = None,
+    histogram: Callable[[], str] | None = None,
 ) -> None:
     """
     Logs a statistics line at INFO, then (indented) the values of small arrays and a histogram,
@@ -193,23 +231,31 @@ def log_output_stats(
 
     Args:
         stats: The figures.
-        values: The array, or a callable producing it (called only when something is logged).
+        values: The array, or a callable producing it (called only when its values are printed,
+            or for its histogram when ``histogram`` is not given).
         size: The number of elements.
         info_hist: Log the values and histogram at INFO.
         label: Prefix of the line.
         hist_range: The histogram's range; defaults to the data's.
+        histogram: Produces the histogram block without ``values`` (e.g. natively from the inputs).
     """
     G_LOGGER.info(str_output_stats(stats, label))
-    if values is None:
+    if values is None and histogram is None:
         return
     severity = G_LOGGER.INFO if info_hist else G_LOGGER.VERBOSE
     if not G_LOGGER.is_enabled(severity):
         return
-    array = values() if callable(values) else values
+
+    def array():
+        return values() if callable(values) else values
+
     with G_LOGGER.indent():
-        if size <= SMALL_OUTPUT_THRESHOLD:
-            G_LOGGER.log(f"---- Values ----\n{indent_block(array)}", severity)
-        G_LOGGER.log(lambda: str_histogram(array, hist_range), severity, error_ok=True)
+        if size <= SMALL_OUTPUT_THRESHOLD and values is not None:
+            G_LOGGER.log(f"---- Values ----\n{indent_block(array())}", severity)
+        if histogram is not None:
+            G_LOGGER.log(histogram, severity, error_ok=True)
+        else:
+            G_LOGGER.log(lambda: str_histogram(array(), hist_range), severity, error_ok=True)
 
 
 def _hist_range(stats0: ArrayStats | None, stats1: ArrayStats | None):

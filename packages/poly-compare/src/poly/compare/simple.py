@@ -19,6 +19,7 @@ from poly.compare.output_stats import (
     display_diffs,
     indent_block,
     log_output_stats,
+    str_diff_histogram,
 )
 from poly.compare.thresholds import VALID_CHECK_ERROR_STATS, SimpleThreshold
 from poly.core.logger import G_LOGGER, LogMode
@@ -324,13 +325,22 @@ class SimpleCompareFunc(BaseCompareFunc):
                         )
 
             bool_pair = out0.dtype == np.bool_ and out1.dtype == np.bool_
+
+            def diff_histogram(stream, diff_stats):
+                # counted natively from the two outputs: no difference array is built
+                if bool_pair:
+                    return None
+                return lambda: str_diff_histogram(out0, out1, stream, diff_stats.min, diff_stats.max,
+                                                  stats.compute_dtype, self.infinities_compare_equal)
+
             log_output_stats(
                 diff_stats_view(absd, with_quantiles=not bool_pair), lambda: get_diffs()[0], out0.size, failed,
-                "Absolute Difference",
+                "Absolute Difference", histogram=diff_histogram("absdiff", absd),
             )
             heatmaps(0, absd, "Absolute")
             log_output_stats(
                 diff_stats_view(rel), lambda: get_diffs()[1], out0.size, failed, "Relative Difference",
+                histogram=diff_histogram("reldiff", rel),
             )
             heatmaps(1, rel, "Relative", use_lognorm=True)
 
