@@ -54,11 +54,34 @@ SCRIPT = textwrap.dedent(
     assert stats.reldiff.max == reldiff.max() == 0.5, stats.reldiff
     assert stats.mismatches == int(np.sum((absdiff > 0.1) & (reldiff > 0.1))) == 3, stats.mismatches
 
+    # Two saved result files (written by the workspace's poly, in Polygraphy's JSON format)
+    # compared with the Polygraphy API, with no onnx anywhere.
+    from poly.comparator import Comparator, CompareFunc, RunResults
+
+    ref, cand = RunResults.load("ref.json"), RunResults.load("cand.json")
+    merged = RunResults()
+    merged.extend(ref)
+    merged.extend(cand)
+    assert bool(Comparator.compare_accuracy(merged, compare_func=CompareFunc.simple(atol=1e-2)))
+    assert not bool(Comparator.compare_accuracy(merged, compare_func=CompareFunc.simple(atol=1e-6, rtol=1e-6)))
+
     heavy = [m for m in ("onnx", "onnxruntime", "tensorrt", "matplotlib") if m in sys.modules]
     assert not heavy, heavy
     print("OK", poly.core.__name__, np.__version__)
     """
 )
+
+
+def _write_result_files(folder):
+    import numpy as np
+
+    from poly.compare import IterationResult, RunResults
+
+    out = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    for name, runner, values in (("ref.json", "onnxrt-runner", out), ("cand.json", "trt-runner", out + np.float32(1e-3))):
+        results = RunResults()
+        results.append((runner, [IterationResult({"y": values}, runner_name=runner)]))
+        results.save(str(folder / name))
 
 
 def _run(cmd, deadline, **kwargs):
@@ -101,7 +124,8 @@ def test_install_core_and_compare_only(tmp_path):
     assert (tmp_path / "build" / "CMakeCache.txt").is_file(), "poly-core's extension was not built from source"
     print(f"install (building poly-core from source) took {time.monotonic() - start:.1f} s")
 
+    _write_result_files(tmp_path)
     # Run from tmp_path, so that the repository's sources are not importable by accident.
     proc = _run([python, "-c", SCRIPT], deadline, cwd=tmp_path, env=env)
     _check(proc, "the check script in the fresh venv")
-    assert proc.stdout.startswith("OK poly.core"), proc.stdout
+    assert proc.stdout.strip().splitlines()[-1].startswith("OK poly.core"), proc.stdout
