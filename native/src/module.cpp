@@ -17,6 +17,8 @@
 namespace py = pybind11;
 using namespace poly;
 
+void register_cuda(py::module_& m);  // cuda_bindings.cpp
+
 namespace {
 
 ArrayView view_of(const py::array& arr, int code) {
@@ -141,6 +143,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
+    register_cuda(m);
     m.attr("DTYPE_CODES") = py::dict(
         py::arg("bool") = 0, py::arg("int8") = 1, py::arg("int16") = 2, py::arg("int32") = 3,
         py::arg("int64") = 4, py::arg("uint8") = 5, py::arg("uint16") = 6, py::arg("uint32") = 7,

@@ -1,0 +1,71 @@
+// The CUDA driver API, loaded at run time from libcuda.so.1, so that the extension builds and
+// imports on machines without CUDA and reports CudaUnavailableError only when used there.
+#pragma once
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace poly::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUdeviceptr = unsigned long long;
+using CUstream = void*;
+using CUevent = void*;
+
+// No usable driver or device: the Python side raises CudaUnavailableError.
+struct Unavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A driver call failed: the Python side raises CudaError.
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Driver {
+    CUresult (*cuInit)(unsigned);
+    CUresult (*cuDriverGetVersion)(int*);
+    CUresult (*cuDeviceGetCount)(int*);
+    CUresult (*cuDeviceGet)(CUdevice*, int);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext*);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
+    CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+    CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t);
+    CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream);
+    CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream);
+    CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+    CUresult (*cuMemAllocHost)(void**, std::size_t);
+    CUresult (*cuMemFreeHost)(void*);
+    CUresult (*cuStreamCreate)(CUstream*, unsigned);
+    CUresult (*cuStreamDestroy)(CUstream);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuEventCreate)(CUevent*, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+    CUresult (*cuGetErrorString)(CUresult, const char**);
+    CUcontext primary = nullptr;
+    int version = 0;
+
+    // Throws Error naming `what` unless `rc` is success.
+    void check(CUresult rc, const char* what) const;
+    // Makes the primary context of device 0 current on this thread unless one already is
+    // (CuPy and PyTorch use the same primary context, so their pointers are valid here).
+    void ensure_context() const;
+};
+
+// The loaded driver; throws Unavailable when there is none (or no device).
+const Driver& driver();
+
+// True when driver() would succeed.
+bool available();
+
+}  // namespace poly::cuda

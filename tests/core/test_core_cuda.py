@@ -1,0 +1,101 @@
+"""Native device buffers, streams, events and pinned memory (SPEC 2.2).
+
+Without a driver (CI, this machine) only the CudaUnavailableError path runs; the rest runs on
+the lent GPU machine through tools/run_device_tests.sh.
+"""
+
+import numpy as np
+import pytest
+
+from poly.core import cuda
+
+NEEDS_GPU = pytest.mark.skipif(
+    not cuda.cuda_available(),
+    reason="needs an NVIDIA driver and GPU (none here): run tools/run_device_tests.sh on the lent GPU machine",
+)
+
+
+@pytest.mark.skipif(cuda.cuda_available(), reason="a CUDA driver is present: the unavailable path cannot be shown")
+@pytest.mark.parametrize("make", [lambda: cuda.DeviceBuffer(16), cuda.Stream, cuda.Event, lambda: cuda.PinnedBuffer(8),
+                                  cuda.cuda_mem_get_info])
+def test_clear_error_without_a_driver(make):
+    with pytest.raises(cuda.CudaUnavailableError, match="CUDA is unavailable"):
+        make()
+    assert issubclass(cuda.CudaUnavailableError, RuntimeError)
+
+
+@NEEDS_GPU
+def test_round_trip_resize_and_free():
+    buf = cuda.DeviceBuffer()
+    host = np.arange(1000, dtype=np.float32).reshape(10, 100)
+    buf.copy_from(host)
+    assert buf.nbytes == host.nbytes and buf.shape == (10, 100) and buf.dtype == np.float32 and buf.ptr != 0
+    np.testing.assert_array_equal(buf.numpy(), host)
+    cap, ptr = buf.capacity, buf.ptr
+    buf.resize(16)  # never shrinks the allocation
+    assert buf.capacity == cap and buf.ptr == ptr and buf.nbytes == 16
+    buf.resize(cap * 4)
+    assert buf.capacity == cap * 4
+    out = np.empty(3, np.int64)
+    buf.copy_from(np.array([7, -1, 3], np.int64))
+    buf.copy_to(out)
+    assert out.tolist() == [7, -1, 3]
+    with pytest.raises(ValueError, match="bytes"):
+        buf.copy_to(np.empty(1, np.int64))
+    buf.free()
+    assert buf.ptr == 0 and buf.nbytes == 0
+
+
+@NEEDS_GPU
+def test_async_copies_on_a_stream_keep_their_order():
+    stream = cuda.Stream()
+    pinned = cuda.PinnedBuffer(4 * 1_000_000)
+    src = pinned.array(np.float32, (1_000_000,))
+    src[:] = np.arange(1_000_000, dtype=np.float32)
+    dst_pinned = cuda.PinnedBuffer(4 * 1_000_000)
+    dst = dst_pinned.array(np.float32, (1_000_000,))
+    dst[:] = 0
+    a, b = cuda.DeviceBuffer(), cuda.DeviceBuffer()
+    start, end = cuda.Event(), cuda.Event()
+    start.record(stream)
+    a.copy_from(src, stream)          # host -> a
+    b.copy_from_device(a, stream)     # a -> b, ordered after the first copy
+    b.copy_to(dst, stream)            # b -> host, ordered after both
+    end.record(stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(dst, src)
+    assert start.elapsed_time(end) >= 0.0
+    end.synchronize()
+
+
+@NEEDS_GPU
+def test_cupy_and_torch_interop_without_host_copies():
+    cupy = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    host = np.random.default_rng(0).standard_normal((64, 32)).astype(np.float32)
+    buf = cuda.DeviceBuffer()
+    buf.copy_from(host)
+    # consumers read our memory through __cuda_array_interface__
+    np.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(buf)), host)
+    np.testing.assert_array_equal(torch.as_tensor(buf, device="cuda").cpu().numpy(), host)
+    # and we read theirs device to device
+    c = cupy.arange(10, dtype=cupy.int32) * 3
+    buf.copy_from_device(c)
+    assert buf.shape == (10,) and buf.numpy().tolist() == list(range(0, 30, 3))
+    t = torch.linspace(0, 1, 7, device="cuda", dtype=torch.float64)
+    buf.copy_from_device(t)
+    np.testing.assert_allclose(buf.numpy(), np.linspace(0, 1, 7))
+    with pytest.raises(ValueError, match="contiguous"):
+        buf.copy_from_device(torch.zeros((4, 4), device="cuda").t())
+
+
+@NEEDS_GPU
+def test_no_leak_over_ten_thousand_allocations():
+    free_before, _ = cuda.cuda_mem_get_info()
+    for i in range(10_000):
+        buf = cuda.DeviceBuffer(1 << 20)
+        if i % 1000 == 0:
+            buf.copy_from(np.full(16, i, np.int32))
+        buf.free()
+    free_after, _ = cuda.cuda_mem_get_info()
+    assert free_before - free_after < 64 << 20, (free_before, free_after)
