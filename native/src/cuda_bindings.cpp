@@ -288,7 +288,9 @@ void register_cuda(py::module_& m) {
         .def("copy_to", &DeviceBuffer::copy_to, py::arg("host"), py::arg("stream") = py::none(),
              "Copies the contents into a C-contiguous host array.")
         .def("numpy", &DeviceBuffer::numpy, py::arg("stream") = py::none(), "The contents as a new NumPy array.")
-        .def("view_as", &DeviceBuffer::view_as, py::arg("shape"), py::arg("dtype"))
+        .def("view_as", [](DeviceBuffer& b, const std::vector<py::ssize_t>& shape, const py::object& dtype_like) {
+            b.view_as(shape, py::dtype::from_args(dtype_like));
+        }, py::arg("shape"), py::arg("dtype"), "Describes the contents as `shape` of `dtype`, growing if needed.")
         .def("free", &DeviceBuffer::release)
         .def_property_readonly("ptr", &DeviceBuffer::ptr)
         .def_property_readonly("nbytes", &DeviceBuffer::nbytes)
@@ -299,8 +301,9 @@ void register_cuda(py::module_& m) {
 
     py::class_<PinnedBuffer>(m, "PinnedBuffer", "Page-locked host memory (cuMemAllocHost).")
         .def(py::init<std::size_t>(), py::arg("nbytes"))
-        .def("array", [](py::object self, const py::dtype& dt, const std::vector<py::ssize_t>& shape) {
+        .def("array", [](py::object self, const py::object& dtype_like, const std::vector<py::ssize_t>& shape) {
             const PinnedBuffer& buf = self.cast<const PinnedBuffer&>();
+            const py::dtype dt = py::dtype::from_args(dtype_like);
             std::size_t n = static_cast<std::size_t>(dt.itemsize());
             for (auto s : shape) n *= static_cast<std::size_t>(s);
             if (n > buf.nbytes()) throw py::value_error("the pinned buffer is too small for that array");

@@ -99,3 +99,12 @@ def test_no_leak_over_ten_thousand_allocations():
         buf.free()
     free_after, _ = cuda.cuda_mem_get_info()
     assert free_before - free_after < 64 << 20, (free_before, free_after)
+
+
+@NEEDS_GPU
+def test_view_as_describes_the_contents():
+    buf = cuda.DeviceBuffer()
+    buf.copy_from(np.arange(12, dtype=np.int32))
+    buf.view_as((3, 4), np.int32)
+    assert buf.shape == (3, 4) and buf.__cuda_array_interface__["typestr"] == "<i4"
+    np.testing.assert_array_equal(buf.numpy(), np.arange(12, dtype=np.int32).reshape(3, 4))
