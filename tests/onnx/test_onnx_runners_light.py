@@ -119,8 +119,8 @@ def test_light_models_need_the_reference_corrections():
         )
 
     assert corrected("resnet50") == ["BatchNormalization", "Softmax"]
-    assert corrected("squeezenet") == ["Softmax"]
-    assert corrected("bvlc_alexnet") == ["LRN", "Softmax"]
+    assert corrected("squeezenet") == ["Dropout", "Softmax"]
+    assert corrected("bvlc_alexnet") == ["Dropout", "LRN", "Softmax"]
     assert "BatchNormalization" in corrected("densenet121")
 
 
