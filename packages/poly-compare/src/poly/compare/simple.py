@@ -119,7 +119,8 @@ def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats)
     return _with_infinite_top(infinite, n, infinite.inf_count)
 
 
-def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinities_compare_equal=False):
+def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinities_compare_equal=False, threads=0,
+                       median=True):
     """
     The error statistics of ``out0`` against ``out1`` exactly as Polygraphy's simple comparison
     defines them (relative differences divide by ``out1``).
@@ -128,12 +129,13 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         Tuple[ErrorStats, DiffStats, DiffStats]: The native statistics, and the absolute and
         relative difference statistics with NumPy's quantile semantics next to infinities
         (``_with_infinite_top``) and Polygraphy's division by integer outputs
-        (``_integer_divisor_reldiff``).
+        (``_integer_divisor_reldiff``). ``threads`` and ``median`` are passed to ``error_stats``.
     """
     out0, out1 = np.asarray(out0), np.asarray(out1)
     try:
         stats = error_stats(
-            out0, out1, atol=atol, rtol=rtol, quantiles=quantiles, infinities_compare_equal=infinities_compare_equal
+            out0, out1, atol=atol, rtol=rtol, quantiles=quantiles, infinities_compare_equal=infinities_compare_equal,
+            threads=threads, median=median,
         )
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")

@@ -1,0 +1,221 @@
+"""
+The running summary of a validation: pass rate, per-output error distributions (fixed
+log-spaced histograms of each sample's largest absolute and relative difference) and the worst
+samples. Its size depends on the number of outputs and ``worst_k``, never on the sample count.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from poly.compare.validate.check import OutputCheck
+
+__all__ = ["SampleResult", "LogHistogram", "OutputDistribution", "Accumulator", "HISTOGRAM_EDGES"]
+
+HISTOGRAM_EDGES = np.logspace(-12, 6, 18 * 4 + 1)
+"""Bin edges shared by every histogram: 4 bins per decade from 1e-12 to 1e6; below (zero
+included) and above (inf included) go to an underflow and an overflow bin."""
+
+
+@dataclass
+class SampleResult:
+    """The outcome of one sample: its output checks, or the error that kept it from being compared."""
+
+    index: int
+    name: str | None
+    checks: list[OutputCheck] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and bool(self.checks) and all(c.passed for c in self.checks)
+
+    @property
+    def severity(self) -> float:
+        return max((c.severity for c in self.checks), default=math.inf)
+
+    def summary(self) -> dict:
+        """A small JSON-ready record of this sample."""
+        return {
+            "index": self.index, "file": self.name, "passed": self.passed,
+            "severity": _finite_or_str(self.severity),
+            "outputs": {c.name: _check_record(c) for c in self.checks},
+        }
+
+
+def _finite_or_str(value):
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else str(value)
+
+
+def _check_record(check: OutputCheck) -> dict:
+    record = {"passed": check.passed, "max_absdiff": _finite_or_str(check.max_absdiff),
+              "max_reldiff": _finite_or_str(check.max_reldiff), "checked_stat": check.checked_stat,
+              "stat_absdiff": _finite_or_str(check.stat_absdiff), "stat_reldiff": _finite_or_str(check.stat_reldiff),
+              "mismatches": check.mismatches}
+    if check.error:
+        record["error"] = check.error
+    return record
+
+
+class LogHistogram:
+    """Counts of values in the fixed log-spaced bins of ``HISTOGRAM_EDGES``, plus NaNs."""
+
+    def __init__(self):
+        self.counts = np.zeros(len(HISTOGRAM_EDGES) + 1, dtype=np.int64)
+        self.nan = 0
+
+    def add(self, value: float) -> None:
+        if math.isnan(value):
+            self.nan += 1
+            return
+        self.counts[int(np.searchsorted(HISTOGRAM_EDGES, value, side="right"))] += 1
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) + self.nan
+
+    def quantile(self, q: float) -> float:
+        """An upper bound of the q-quantile: the upper edge of the bin holding it (NaNs rank last)."""
+        n = self.total
+        if n == 0:
+            return math.nan
+        rank = max(1, math.ceil(q * n))
+        cumulative = np.cumsum(self.counts)
+        if rank > cumulative[-1]:
+            return math.nan
+        b = int(np.searchsorted(cumulative, rank))
+        if b == 0:
+            return float(HISTOGRAM_EDGES[0])
+        if b >= len(HISTOGRAM_EDGES):
+            return math.inf
+        return float(HISTOGRAM_EDGES[b])
+
+    def to_dict(self) -> dict:
+        return {"edges": [float(e) for e in HISTOGRAM_EDGES], "counts": [int(c) for c in self.counts],
+                "nan": self.nan}
+
+
+REPORTED_QUANTILES = (0.5, 0.9, 0.99)
+
+
+class OutputDistribution:
+    """The distribution over samples of one output's largest absolute and relative differences."""
+
+    def __init__(self, name):
+        self.name = name
+        self.samples = 0
+        self.failed = 0
+        self.errors = 0
+        self.absdiff = LogHistogram()
+        self.reldiff = LogHistogram()
+        self.max_absdiff = -math.inf
+        self.max_reldiff = -math.inf
+        self._sum_absdiff = 0.0
+
+    def add(self, check: OutputCheck) -> None:
+        self.samples += 1
+        self.failed += not check.passed
+        if check.error is not None:
+            self.errors += 1
+            return
+        self.absdiff.add(check.max_absdiff)
+        self.reldiff.add(check.max_reldiff)
+        if not math.isnan(check.max_absdiff):
+            self.max_absdiff = max(self.max_absdiff, check.max_absdiff)
+            self._sum_absdiff += check.max_absdiff
+        if not math.isnan(check.max_reldiff):
+            self.max_reldiff = max(self.max_reldiff, check.max_reldiff)
+
+    def to_dict(self) -> dict:
+        compared = self.samples - self.errors
+        return {
+            "samples": self.samples, "failed": self.failed, "errors": self.errors,
+            "pass_rate": (self.samples - self.failed) / self.samples if self.samples else None,
+            "max_absdiff": _finite_or_str(self.max_absdiff) if compared else None,
+            "max_reldiff": _finite_or_str(self.max_reldiff) if compared else None,
+            "mean_max_absdiff": self._sum_absdiff / compared if compared else None,
+            "absdiff_quantiles": {str(q): _finite_or_str(self.absdiff.quantile(q)) for q in REPORTED_QUANTILES},
+            "reldiff_quantiles": {str(q): _finite_or_str(self.reldiff.quantile(q)) for q in REPORTED_QUANTILES},
+            "absdiff_histogram": self.absdiff.to_dict(),
+            "reldiff_histogram": self.reldiff.to_dict(),
+        }
+
+
+class Accumulator:
+    """
+    Folds ``SampleResult`` s into a summary. Keeps the ``worst_k`` worst samples (failed first,
+    then by how far over tolerance) in a heap, and the first ``keep_failed`` failed and
+    ``keep_errors`` unreadable samples; everything else is counts and fixed-size histograms.
+    Not thread-safe: the pipeline calls ``add`` under its own lock.
+    """
+
+    def __init__(self, worst_k=10, keep_failed=100, keep_errors=100):
+        self.worst_k = worst_k
+        self.keep_failed = keep_failed
+        self.keep_errors = keep_errors
+        self.samples = 0
+        self.passed = 0
+        self.failed = 0
+        self.errors = 0
+        self.outputs: dict[str, OutputDistribution] = {}
+        self.failed_samples: list[dict] = []
+        self.error_samples: list[dict] = []
+        self._worst: list[tuple] = []  # min-heap of (failed, severity, -index, summary)
+
+    @property
+    def compared(self) -> int:
+        return self.passed + self.failed
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.compared if self.compared else None
+
+    def add(self, result: SampleResult) -> None:
+        self.samples += 1
+        if result.error is not None:
+            self.errors += 1
+            if len(self.error_samples) < self.keep_errors:
+                self.error_samples.append({"index": result.index, "file": result.name, "error": result.error})
+            return
+        if result.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+        for check in result.checks:
+            dist = self.outputs.get(check.name)
+            if dist is None:
+                dist = self.outputs[check.name] = OutputDistribution(check.name)
+            dist.add(check)
+        summary = None
+        if not result.passed and len(self.failed_samples) < self.keep_failed:
+            summary = result.summary()
+            self.failed_samples.append({"index": result.index, "file": result.name})
+        severity = result.severity
+        key = (not result.passed, severity if not math.isnan(severity) else math.inf, -result.index)
+        if self.worst_k <= 0:
+            return
+        if len(self._worst) < self.worst_k:
+            heapq.heappush(self._worst, (*key, summary or result.summary()))
+        elif key > self._worst[0][:3]:
+            heapq.heapreplace(self._worst, (*key, summary or result.summary()))
+
+    def worst(self) -> list[dict]:
+        """The worst samples, worst first."""
+        return [entry[3] for entry in sorted(self._worst, key=lambda e: e[:3], reverse=True)]
+
+    def to_dict(self) -> dict:
+        return {
+            "samples": self.samples, "compared": self.compared, "passed": self.passed, "failed": self.failed,
+            "errors": self.errors, "pass_rate": self.pass_rate,
+            "outputs": {name: dist.to_dict() for name, dist in self.outputs.items()},
+            "worst_samples": self.worst(),
+            "failed_samples": self.failed_samples, "failed_samples_truncated": self.failed > len(self.failed_samples),
+            "error_samples": self.error_samples, "error_samples_truncated": self.errors > len(self.error_samples),
+        }

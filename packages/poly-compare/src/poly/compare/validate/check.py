@@ -1,0 +1,119 @@
+"""
+The verdict on one sample: every output against its reference with the simple comparison's
+tolerances, computed exactly as ``CompareFunc.simple`` computes it, on one thread per call.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from poly.compare.compare_results import OutputCompareResult
+from poly.compare.shapes import try_match_shape
+from poly.compare.simple import SimpleCompareFunc, simple_error_stats
+from poly.compare.thresholds import VALID_CHECK_ERROR_STATS, SimpleThreshold
+
+__all__ = ["OutputCheck", "SampleChecker"]
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The comparison of one output of one sample."""
+
+    name: str
+    passed: bool
+    max_absdiff: float = math.nan
+    max_reldiff: float = math.nan
+    checked_stat: str = "elemwise"
+    stat_absdiff: float = math.nan
+    stat_reldiff: float = math.nan
+    atol: float = math.nan
+    rtol: float = math.nan
+    mismatches: int | None = None
+    size: int = 0
+    error: str | None = None
+
+    @property
+    def severity(self) -> float:
+        """How many times over its tolerance the output is: the smaller of the absolute and the
+        relative ratio (a sample fails when both exceed 1); inf for NaN or an error."""
+        if self.error is not None:
+            return math.inf
+
+        def ratio(value, tol):
+            if math.isnan(value):
+                return math.inf
+            if tol <= 0:
+                return math.inf if value > 0 else 0.0
+            return value / tol
+
+        return min(ratio(self.stat_absdiff, self.atol), ratio(self.stat_reldiff, self.rtol))
+
+
+class SampleChecker:
+    """
+    Compares the outputs of one sample with their reference. The options (numbers, or dicts per
+    output name with ``""`` as the default) mean what they mean for ``CompareFunc.simple``, and
+    the verdict is the one it gives for the same pair, output by output.
+    """
+
+    def __init__(self, atol=None, rtol=None, check_error_stat=None, error_quantile=None,
+                 infinities_compare_equal=False, check_shapes=True, threads=1):
+        self._func = SimpleCompareFunc(check_shapes=check_shapes, atol=atol, rtol=rtol,
+                                       check_error_stat=check_error_stat, error_quantile=error_quantile,
+                                       infinities_compare_equal=infinities_compare_equal)
+        self.threads = threads
+
+    def options_for(self, name):
+        """``(atol, rtol, check_error_stat, error_quantile)`` of output ``name``."""
+        return self._func._per_output_options(name)
+
+    def check_output(self, name, output, reference) -> OutputCheck:
+        """Compares one output with its reference."""
+        atol, rtol, stat, quantile = self.options_for(name)
+        if stat not in VALID_CHECK_ERROR_STATS:
+            raise ValueError(f"invalid check_error_stat {stat!r}: choose from {list(VALID_CHECK_ERROR_STATS)}")
+        base = {"name": name, "checked_stat": stat, "atol": float(atol), "rtol": float(rtol)}
+        if reference is None:
+            return OutputCheck(passed=False, error="missing from the reference", **base)
+        out0, out1 = np.asarray(output), np.asarray(reference)
+        if out0.shape != out1.shape:
+            aligned = None
+            if not self._func.check_shapes:
+                out1 = try_match_shape(out1, out0.shape)
+                try:
+                    aligned = (out0.reshape(out1.shape), out1)
+                except ValueError:
+                    aligned = None
+            if aligned is None:
+                return OutputCheck(passed=False, size=int(out0.size),
+                                   error=f"shape {out0.shape} differs from the reference's {np.asarray(reference).shape}",
+                                   **base)
+            out0, out1 = aligned
+        quantiles = [quantile] if stat == "quantile" else []
+        try:
+            stats, absd, rel = simple_error_stats(out0, out1, atol, rtol, quantiles,
+                                                  self._func.infinities_compare_equal, threads=self.threads,
+                                                  median=stat == "median")
+        except Exception as err:  # noqa: BLE001 - a bad pair fails this sample, not the run
+            return OutputCheck(passed=False, size=int(out0.size), error=str(err).splitlines()[0], **base)
+        q_abs = absd.quantiles.get(quantile) if stat == "quantile" else None
+        q_rel = rel.quantiles.get(quantile) if stat == "quantile" else None
+        # The same result object CompareFunc.simple builds, so that its truth is the same verdict.
+        result = OutputCompareResult(absd.max, rel.max, absd.mean, rel.mean, absd.median, rel.median, q_abs, q_rel,
+                                     thresholds=SimpleThreshold(stat, atol, rtol))
+        if stat == "elemwise":
+            result._stored_passed = stats.mismatches == 0
+        stat_abs, stat_rel = {
+            "elemwise": (absd.max, rel.max), "max": (absd.max, rel.max), "mean": (absd.mean, rel.mean),
+            "median": (absd.median, rel.median), "quantile": (q_abs, q_rel),
+        }[stat]
+        return OutputCheck(passed=bool(result), max_absdiff=float(absd.max), max_reldiff=float(rel.max),
+                           stat_absdiff=float(stat_abs), stat_reldiff=float(stat_rel),
+                           mismatches=int(stats.mismatches), size=int(stats.size), **base)
+
+    def check(self, outputs, reference) -> list[OutputCheck]:
+        """Compares every output (name -> array) with the reference output of the same name."""
+        return [self.check_output(name, arr, reference.get(name)) for name, arr in outputs.items()]

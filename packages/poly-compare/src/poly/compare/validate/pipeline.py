@@ -1,0 +1,243 @@
+"""
+The streaming validation pipeline. A loader thread reads samples and their reference outputs
+ahead into a bounded queue; the calling thread runs inference; worker threads compare (the
+native engine releases the GIL) and fold results into the accumulator. At most ``prefetch``
+samples wait for inference and ``2 * workers`` for comparison, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from poly.compare.validate.accumulator import Accumulator, SampleResult
+from poly.compare.validate.dataset import Sample, SampleError
+
+__all__ = ["ValidationPipeline", "ValidationOutcome"]
+
+_END = object()
+
+
+class _Raised:
+    def __init__(self, exc):
+        self.exc = exc
+
+
+def _message(err: BaseException) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0]}" if lines else type(err).__name__
+
+
+@dataclass
+class ValidationOutcome:
+    """What a validation run did: the accumulator, wall time, and why it stopped."""
+
+    accumulator: Accumulator
+    elapsed: float
+    interrupted: bool = False
+    stopped_early: bool = False
+    max_failures: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Every sample read was compared and passed, and the run was not cut short."""
+        acc = self.accumulator
+        return acc.failed == 0 and acc.errors == 0 and acc.compared > 0 and not self.interrupted
+
+    @property
+    def samples_per_second(self) -> float:
+        return self.accumulator.samples / self.elapsed if self.elapsed > 0 else 0.0
+
+
+class ValidationPipeline:
+    """
+    Validates ``runner`` over ``dataset`` against ``reference`` with ``checker``.
+
+    Args:
+        runner (BaseRunner): The runner under test; activated for the run if it is not active.
+        dataset (Iterable[Sample | SampleError]): See ``poly.compare.validate.dataset``.
+        reference (Reference): See ``poly.compare.validate.reference``.
+        checker (SampleChecker): The per-sample verdict.
+        workers (int): Comparison threads. Defaults to 1.
+        max_failures (int): Stop reading once this many samples failed. Defaults to None (never).
+        prefetch (int): Samples read ahead of inference. Defaults to 8.
+        batch (int): Samples stacked along axis 0 per inference where shapes allow. Defaults to 1.
+        worst_k (int): Worst samples kept. Defaults to 10.
+        progress (Callable[[Accumulator, float], None]): Called after each sample (under a lock)
+                with the accumulator and the seconds since the start.
+    """
+
+    def __init__(self, runner, dataset, reference, checker, workers=1, max_failures=None, prefetch=8, batch=1,
+                 worst_k=10, progress=None):
+        self.runner = runner
+        self.dataset = dataset
+        self.reference = reference
+        self.checker = checker
+        self.workers = max(1, int(workers))
+        self.max_failures = max_failures
+        self.prefetch = max(1, int(prefetch))
+        self.batch = max(1, int(batch))
+        self.worst_k = worst_k
+        self.progress = progress
+
+    # loading ---------------------------------------------------------------------------------
+
+    def _loader(self, out: queue.Queue, stop: threading.Event):
+        def put(item):
+            while not stop.is_set():
+                try:
+                    out.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for item in self.dataset:
+                if stop.is_set():
+                    return
+                if isinstance(item, SampleError):
+                    self.reference.skip(item)
+                    put(item)
+                    continue
+                golden = None
+                if not self.reference.runs_model:
+                    try:
+                        golden = self.reference.outputs_for(item)
+                    except Exception as err:  # noqa: BLE001 - an unreadable reference skips the sample
+                        put(SampleError(item.index, item.name, f"reference: {_message(err)}"))
+                        continue
+                if not put((item, golden)):
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread (KeyboardInterrupt included)
+            put(_Raised(exc))
+        finally:
+            put(_END)
+
+    # inference -------------------------------------------------------------------------------
+
+    def _infer_one(self, sample):
+        # Copied: a runner may reuse its output buffers, and comparisons run after the next inference.
+        return {name: np.array(arr, copy=True) for name, arr in self.runner.infer(sample.feed_dict).items()}
+
+    def _infer_batch(self, samples):
+        """Outputs per sample: one stacked inference where the feeds concatenate along axis 0 and
+        every output splits back at the same offsets, else one inference per sample."""
+        if len(samples) == 1:
+            return [self._infer_one(samples[0])]
+        try:
+            names = list(samples[0].feed_dict)
+            if any(list(s.feed_dict) != names for s in samples):
+                raise ValueError
+            sizes = [int(np.asarray(samples[0].feed_dict[names[0]]).shape[0]) if names else 0]
+            for s in samples[1:]:
+                sizes.append(int(np.asarray(s.feed_dict[names[0]]).shape[0]))
+            feed = {n: np.concatenate([np.asarray(s.feed_dict[n]) for s in samples], axis=0) for n in names}
+        except (ValueError, IndexError, TypeError):
+            return [self._infer_one(s) for s in samples]
+        try:
+            outputs = self.runner.infer(feed)
+        except Exception:  # noqa: BLE001 - e.g. a static batch dimension: run the samples one by one
+            self.batch = 1
+            return [self._infer_one(s) for s in samples]
+        offsets = np.cumsum(sizes)[:-1]
+        total = sum(sizes)
+        if any(np.ndim(arr) == 0 or np.shape(arr)[0] != total for arr in outputs.values()):
+            return [self._infer_one(s) for s in samples]
+        split = {name: [part.copy() for part in np.split(np.asarray(arr), offsets, axis=0)]
+                 for name, arr in outputs.items()}
+        return [{name: parts[i] for name, parts in split.items()} for i in range(len(samples))]
+
+    # the run ---------------------------------------------------------------------------------
+
+    def run(self) -> ValidationOutcome:
+        """Runs to the end of the dataset, ``max_failures``, or a KeyboardInterrupt, and returns
+        what was done (never raises KeyboardInterrupt)."""
+        acc = Accumulator(worst_k=self.worst_k)
+        lock = threading.Lock()
+        start = time.perf_counter()
+        stop = threading.Event()
+        pending: queue.Queue = queue.Queue(maxsize=self.prefetch)
+        in_flight = threading.BoundedSemaphore(2 * self.workers)
+        interrupted = stopped_early = False
+
+        def record(result):
+            with lock:
+                acc.add(result)
+                if self.progress is not None:
+                    self.progress(acc, time.perf_counter() - start)
+
+        def compare(sample, outputs, golden):
+            try:
+                result = SampleResult(sample.index, sample.name, self.checker.check(outputs, golden))
+            except Exception as err:  # noqa: BLE001
+                result = SampleResult(sample.index, sample.name, error=f"comparison: {_message(err)}")
+            finally:
+                in_flight.release()
+            record(result)
+
+        def over_failure_limit():
+            if self.max_failures is None:
+                return False
+            with lock:
+                return acc.failed >= self.max_failures
+
+        loader = threading.Thread(target=self._loader, args=(pending, stop), name="poly-validate-loader", daemon=True)
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="poly-validate-compare")
+        try:
+            with contextlib.ExitStack() as stack:
+                for runner in (self.runner, getattr(self.reference, "runner", None)):
+                    if runner is not None and not getattr(runner, "is_active", False):
+                        stack.enter_context(runner)
+                loader.start()
+                done = False
+                while not done:
+                    if over_failure_limit():
+                        stopped_early = True
+                        break
+                    samples = []
+                    while len(samples) < self.batch:
+                        item = pending.get()
+                        if item is _END:
+                            done = True
+                            break
+                        if isinstance(item, _Raised):
+                            raise item.exc
+                        if isinstance(item, SampleError):
+                            record(SampleResult(item.index, item.name, error=item.message))
+                            continue
+                        samples.append(item)
+                    if not samples:
+                        continue
+                    try:
+                        outputs = self._infer_batch([s for s, _ in samples])
+                    except Exception as err:  # noqa: BLE001 - a sample the model cannot run is reported
+                        for sample, _ in samples:
+                            record(SampleResult(sample.index, sample.name, error=f"inference: {_message(err)}"))
+                        continue
+                    for (sample, golden), out in zip(samples, outputs, strict=True):
+                        if self.reference.runs_model:
+                            try:
+                                golden = self.reference.outputs_for(sample)
+                            except Exception as err:  # noqa: BLE001
+                                record(SampleResult(sample.index, sample.name, error=f"reference: {_message(err)}"))
+                                continue
+                        in_flight.acquire()
+                        pool.submit(compare, Sample(sample.index, sample.name, {}), out, golden)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            stop.set()
+            try:
+                pool.shutdown(wait=True)  # at most 2 * workers left: finish them
+            except KeyboardInterrupt:  # a second Ctrl-C while the last comparisons finish
+                interrupted = True
+        loader.join(timeout=1.0)
+        return ValidationOutcome(acc, time.perf_counter() - start, interrupted=interrupted,
+                                 stopped_early=stopped_early, max_failures=self.max_failures)

@@ -1,0 +1,128 @@
+"""`poly validate`: verdicts sample by sample as `poly run --load-outputs` gives them, planted bad
+samples reported, corrupt samples skipped, early stop, reports and usage errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from poly.compare import IterationResult, RunResults
+
+N = 12
+BAD = {2: 0.05, 9: 2e-3}
+
+
+@pytest.fixture
+def data(models, tmp_path):
+    """A dataset directory for the mlp model and golden RunResults (one JSON per sample) from
+    ONNX-Runtime, with planted bad samples."""
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    rng = np.random.default_rng(3)
+    ds, golden = tmp_path / "ds", tmp_path / "golden"
+    ds.mkdir()
+    golden.mkdir()
+    with OnnxrtRunner(SessionFromOnnx(models["mlp"])) as runner:
+        for i in range(N):
+            x = rng.standard_normal((1, 8)).astype(np.float32)
+            np.savez(ds / f"img_{i:03d}.npz", x=x)
+            out = {k: v.copy() for k, v in runner.infer({"x": x}).items()}
+            if i in BAD:
+                out["probs"][0, 1] += BAD[i]
+            RunResults([("onnxrt-golden", [IterationResult(out, runner_name="onnxrt-golden")])]).save(
+                str(golden / f"img_{i:03d}.json"))
+    return ds, golden
+
+
+def test_verdicts_match_poly_run_and_reports(poly, models, data, tmp_path):
+    ds, golden = data
+    rj, rh = tmp_path / "out" / "report.json", tmp_path / "out" / "report.html"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+                  "--rtol", "1e-4", "--workers", "3", "--report-json", rj, "--report", rh)
+    assert result.exit_code == 1, result.output
+    report = json.loads(rj.read_text())
+    failed = {s["index"] for s in report["failed_samples"]}
+    assert failed == set(BAD)
+    assert [w["file"] for w in report["worst_samples"][:2]] == ["img_002.npz", "img_009.npz"]
+    assert report["samples"] == N and report["passed"] == N - len(BAD)
+
+    for i in range(N):
+        run = poly("run", models["mlp"], "--onnxrt", "--load-inputs", ds / f"img_{i:03d}.npz",
+                   "--load-outputs", golden / f"img_{i:03d}.json", "--atol", "1e-4", "--rtol", "1e-4")
+        assert run.exit_code == (1 if i in failed else 0), (i, run.output)
+
+    page = rh.read_text()
+    assert "http://" not in page and "https://" not in page
+    assert "<svg" in page and 'id="outputs"' in page and "img_002.npz" in page
+    assert "FAILED | sample 2 (img_002.npz)" in result.output
+    assert "samples/s" in result.output  # progress lines (stderr is not a TTY here)
+
+
+@pytest.mark.parametrize("stat", ["max", "mean", "median", "quantile"])
+def test_check_error_stat_matches_poly_run(poly, models, data, stat):
+    ds, golden = data
+    args = ["--atol", "1e-3", "--rtol", "1e-3", "--check-error-stat", stat, "--error-quantile", "0.5"]
+    result = poly("validate", models["mlp"], "--onnxrt", "--load-inputs", ds, "--load-outputs", golden, *args)
+    for i in BAD:
+        run = poly("run", models["mlp"], "--onnxrt", "--load-inputs", ds / f"img_{i:03d}.npz",
+                   "--load-outputs", golden / f"img_{i:03d}.json", *args)
+        assert (f"sample {i} (img_{i:03d}.npz)" in result.output) == (run.exit_code == 1), run.output
+    expected = any(
+        poly("run", models["mlp"], "--onnxrt", "--load-inputs", ds / f"img_{i:03d}.npz",
+             "--load-outputs", golden / f"img_{i:03d}.json", *args).exit_code for i in BAD)
+    assert result.exit_code == (1 if expected else 0), result.output
+
+
+def test_second_backend_as_reference_passes(poly, models, data):
+    ds, _ = data
+    result = poly("validate", models["mlp"], "--onnxrt", "--onnx-ref", "--dataset", ds, "--atol", "1e-5",
+                  "--rtol", "1e-5")
+    assert result.exit_code == 0, result.output
+    assert f"PASSED | validate | {N}/{N} samples passed" in result.output
+
+
+def test_corrupt_sample_is_reported_and_skipped(poly, models, data, tmp_path):
+    ds, golden = data
+    (ds / "img_004.npz").write_bytes(b"\x00garbage")
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+                  "--rtol", "1e-4", "--report-json", rj)
+    assert result.exit_code == 1
+    assert "Unreadable sample 4 (img_004.npz)" in result.output
+    report = json.loads(rj.read_text())
+    assert report["errors"] == 1 and report["samples"] == N
+    assert {s["index"] for s in report["failed_samples"]} == set(BAD)
+
+
+def test_max_failures(poly, models, data, tmp_path):
+    ds, golden = data
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+                  "--rtol", "1e-4", "--max-failures", "1", "--workers", "1", "--prefetch", "1", "--report-json", rj)
+    assert result.exit_code == 1
+    report = json.loads(rj.read_text())
+    assert report["stopped_early"] and report["samples"] < N and report["failed"] >= 1
+
+
+@pytest.mark.parametrize("args", [
+    ["--dataset", "DS", "--golden", "G"],  # no backend
+    ["--onnxrt", "--golden", "G"],  # no dataset
+    ["--onnxrt", "--onnx-ref", "--dataset", "DS", "--golden", "G"],  # two references
+    ["--onnxrt", "--dataset", "DS"],  # no reference
+    ["--onnxrt", "--dataset", "DS", "--golden", "G", "--check-error-stat", "worst"],
+    ["--onnxrt", "--dataset", "DS", "--golden", "G", "--atol", "tiny"],
+    ["--onnxrt", "--dataset", "DS", "--golden", "G", "--workers", "0"],
+])
+def test_usage_errors(poly, models, data, args):
+    ds, golden = data
+    args = [str(ds) if a == "DS" else str(golden) if a == "G" else a for a in args]
+    result = poly("validate", models["mlp"], *args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+
+
+def test_listed_in_help(poly):
+    result = poly("--help")
+    assert "validate" in result.output
