@@ -4,6 +4,8 @@ samples reported, corrupt samples skipped, early stop, reports and usage errors.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -126,3 +128,36 @@ def test_usage_errors(poly, models, data, args):
 def test_listed_in_help(poly):
     result = poly("--help")
     assert "validate" in result.output
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
+def test_html_report_renders_in_headless_chromium(poly, models, data, tmp_path):
+    """The report opens in a browser with no network and shows its tables and plots: the
+    rendered DOM holds them, and the screenshot has their colours (plot bars, table headers)."""
+    ds, golden = data
+    page = tmp_path / "report.html"
+    poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+         "--rtol", "1e-4", "--report", page)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2400"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    for needle in ('id="outputs"', 'id="worst"', "<svg", "<rect", "img_002.npz"):
+        assert needle in dom, needle
+    shot = tmp_path / "shot.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    import matplotlib.image
+
+    pixels = (matplotlib.image.imread(str(shot))[..., :3] * 255).round().astype(int)
+
+    def count(hex_colour):
+        rgb = np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)])
+        return int(np.all(np.abs(pixels - rgb) <= 2, axis=-1).sum())
+
+    assert count("#0969da") > 200, "no histogram bars drawn"      # the plots' bars
+    assert count("#f0f0f0") > 500, "no table header drawn"        # the tables' header cells
+    assert count("#cf222e") > 20, "no failure marked"             # failed verdicts / tolerance line

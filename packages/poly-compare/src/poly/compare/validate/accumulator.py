@@ -70,19 +70,28 @@ class LogHistogram:
     def __init__(self):
         self.counts = np.zeros(len(HISTOGRAM_EDGES) + 1, dtype=np.int64)
         self.nan = 0
+        # the largest value seen, and the largest below the first edge (often exact zeros), so
+        # that a quantile's bound never exceeds what was observed
+        self.max = -math.inf
+        self.under_max = -math.inf
 
     def add(self, value: float) -> None:
         if math.isnan(value):
             self.nan += 1
             return
-        self.counts[int(np.searchsorted(HISTOGRAM_EDGES, value, side="right"))] += 1
+        b = int(np.searchsorted(HISTOGRAM_EDGES, value, side="right"))
+        self.counts[b] += 1
+        self.max = max(self.max, value)
+        if b == 0:
+            self.under_max = max(self.under_max, value)
 
     @property
     def total(self) -> int:
         return int(self.counts.sum()) + self.nan
 
     def quantile(self, q: float) -> float:
-        """An upper bound of the q-quantile: the upper edge of the bin holding it (NaNs rank last)."""
+        """An upper bound of the q-quantile: the upper edge of the bin holding it, capped by the
+        largest value seen there (NaNs rank last)."""
         n = self.total
         if n == 0:
             return math.nan
@@ -92,10 +101,10 @@ class LogHistogram:
             return math.nan
         b = int(np.searchsorted(cumulative, rank))
         if b == 0:
-            return float(HISTOGRAM_EDGES[0])
+            return float(self.under_max)
         if b >= len(HISTOGRAM_EDGES):
-            return math.inf
-        return float(HISTOGRAM_EDGES[b])
+            return float(self.max)
+        return min(float(HISTOGRAM_EDGES[b]), float(self.max))
 
     def to_dict(self) -> dict:
         return {"edges": [float(e) for e in HISTOGRAM_EDGES], "counts": [int(c) for c in self.counts],

@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Benchmark of `poly validate` (SPEC 6, issue 8 item 5) against Polygraphy and the ORT floor.
+
+It builds a small CNN with onnx.helper (Conv-Relu-Conv-Relu-GlobalAveragePool-Flatten-Gemm-
+Softmax, seeded weights, IR 10, opset 17), a dataset of N samples (a directory of .npz feed
+dicts) and golden outputs from ONNX-Runtime (a directory of .npz), the same data as a
+Polygraphy inputs JSON and RunResults JSON, and plants a few bad samples by perturbing their
+golden outputs. Then, on the same data, it measures:
+
+  1. `poly validate MODEL --onnxrt --dataset DIR --golden DIR` (fresh process): wall time,
+     samples/s, peak RSS;
+  2. `polygraphy run MODEL --onnxrt --load-inputs inputs.json --load-outputs golden.json`
+     (fresh process): wall time, samples/s, peak RSS;
+  3. the floor: bare onnxruntime InferenceSession.run over the samples already in memory;
+  4. peak RSS of `poly validate` at several dataset sizes (default 1,000 and 10,000).
+
+Peak RSS of a command is taken in a small wrapper process with
+resource.getrusage(RUSAGE_CHILDREN).ru_maxrss, so each figure is that command's alone.
+Targets: poly >= 3x Polygraphy's throughput; poly wall <= 1.5x the floor; RSS flat (within
+10%) from the smallest to the largest size. Results are printed and written as JSON (--out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+INPUT_NAME, OUTPUT_NAME = "input", "probs"
+INPUT_SHAPE = (1, 3, 64, 64)
+NUM_CLASSES = 10
+
+# Run a command and print its wall time and peak RSS (KiB on Linux) as JSON on the last line.
+_MEASURE = r"""
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stdout.write(proc.stdout.decode(errors="replace")[-4000:])
+print("\n" + json.dumps({"wall_s": wall, "rc": proc.returncode, "maxrss_kib": rss}))
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# Model and data
+
+
+def build_model(path: Path, seed: int = 0) -> None:
+    """Writes the benchmark CNN with seeded weights."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+
+    def init(name, shape, scale):
+        return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+    c1, c2 = 32, 96  # ~110 MMAC: ORT takes a few ms a sample on a small CPU
+    inits = [
+        init("w1", (c1, 3, 3, 3), 0.2), init("b1", (c1,), 0.05),
+        init("w2", (c2, c1, 3, 3), 0.06), init("b2", (c2,), 0.05),
+        init("w3", (c2, NUM_CLASSES), 0.2), init("b3", (NUM_CLASSES,), 0.05),
+    ]
+    nodes = [
+        helper.make_node("Conv", [INPUT_NAME, "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"], axis=1),
+        helper.make_node("Gemm", ["flat", "w3", "b3"], ["logits"]),
+        helper.make_node("Softmax", ["logits"], [OUTPUT_NAME], axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes, "bench_cnn",
+        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, list(INPUT_SHAPE))],
+        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [INPUT_SHAPE[0], NUM_CLASSES])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="bench_validate")
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+
+
+def sample_name(i: int) -> str:
+    return f"sample_{i:06d}.npz"
+
+
+def planted_indices(n: int, count: int) -> list[int]:
+    """Spread `count` bad samples over the first n (distinct, deterministic)."""
+    count = min(count, n)
+    return sorted({int(round((k + 0.5) * n / count)) % n for k in range(count)})
+
+
+def make_dataset(model: Path, root: Path, n: int, planted: set[int], seed: int = 1) -> None:
+    """Writes root/dataset/*.npz and root/golden/*.npz for n samples; planted golden outputs are
+    perturbed well beyond the default tolerances."""
+    import onnxruntime as ort
+
+    ds, golden = root / "dataset", root / "golden"
+    ds.mkdir(parents=True, exist_ok=True)
+    golden.mkdir(parents=True, exist_ok=True)
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        x = rng.standard_normal(INPUT_SHAPE).astype(np.float32)
+        (out,) = sess.run([OUTPUT_NAME], {INPUT_NAME: x})
+        if i in planted:
+            out = out.copy()
+            out[0, i % NUM_CLASSES] += 0.05
+        np.savez(ds / sample_name(i), **{INPUT_NAME: x})
+        np.savez(golden / sample_name(i), **{OUTPUT_NAME: out})
+
+
+def link_subset(root: Path, n: int, dest: Path) -> None:
+    """dest/dataset and dest/golden with the first n samples of root's (hard links: no copy)."""
+    for sub in ("dataset", "golden"):
+        (dest / sub).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            src, dst = root / sub / sample_name(i), dest / sub / sample_name(i)
+            if not dst.exists():
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copyfile(src, dst)
+
+
+def load_samples(root: Path, n: int):
+    feeds, outs = [], []
+    for i in range(n):
+        with np.load(root / "dataset" / sample_name(i)) as z:
+            feeds.append({INPUT_NAME: z[INPUT_NAME]})
+        with np.load(root / "golden" / sample_name(i)) as z:
+            outs.append({OUTPUT_NAME: z[OUTPUT_NAME]})
+    return feeds, outs
+
+
+def write_polygraphy_files(feeds, outs, inputs_json: Path, golden_json: Path) -> None:
+    """The same data in Polygraphy's formats, written with poly.compare."""
+    from poly.compare import IterationResult, RunResults, save_inputs
+
+    save_inputs(feeds, str(inputs_json))
+    iters = [IterationResult(dict(o), runner_name="onnxrt-golden") for o in outs]
+    RunResults([("onnxrt-golden", iters)]).save(str(golden_json))
+
+
+# --------------------------------------------------------------------------------------------
+# Measurements
+
+
+def tool(name: str) -> str:
+    """The venv's console script (not `uv run`, whose own process would blur the figures)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else (shutil.which(name) or name)
+
+
+def measure(cmd: list[str], log: Path | None = None) -> dict:
+    """Runs cmd in a fresh wrapper process; wall time, exit code and peak RSS (MiB)."""
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, check=True)
+    text = proc.stdout.decode(errors="replace")
+    body, _, last = text.rstrip().rpartition("\n")
+    fig = json.loads(last)
+    if log is not None:
+        log.write_text(body)
+    # ru_maxrss is KiB on Linux, bytes on macOS.
+    kib = fig["maxrss_kib"] / (1024 if sys.platform == "darwin" else 1)
+    return {"wall_s": fig["wall_s"], "rc": fig["rc"], "peak_rss_mib": kib / 1024, "output_tail": body[-1500:]}
+
+
+def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None) -> dict:
+    cmd = [tool("poly"), "validate", str(model), "--onnxrt", "--dataset", str(root / "dataset"),
+           "--golden", str(root / "golden"), "--report-json", str(report), "-q"]
+    if workers:
+        cmd += ["--workers", str(workers)]
+    fig = measure(cmd)
+    fig["samples"] = n
+    fig["samples_per_s"] = n / fig["wall_s"]
+    if report.exists():
+        rep = json.loads(report.read_text())
+        fig["report_elapsed_s"] = rep.get("elapsed_s")
+        fig["report_samples_per_s"] = rep.get("samples_per_second")
+        fig["report_samples"] = rep.get("samples")
+        fig["failed_indices"] = sorted(s["index"] for s in rep.get("failed_samples", []))
+        fig["failed_files"] = sorted(s.get("file") for s in rep.get("failed_samples", []))
+    return fig
+
+
+def run_polygraphy(model: Path, inputs_json: Path, golden_json: Path, n: int, log: Path) -> dict:
+    cmd = [tool("polygraphy"), "run", str(model), "--onnxrt", "--load-inputs", str(inputs_json),
+           "--load-outputs", str(golden_json)]
+    fig = measure(cmd, log)
+    fig["samples"] = n
+    fig["samples_per_s"] = n / fig["wall_s"]
+    return fig
+
+
+def run_floor(model: Path, feeds, repeat: int) -> dict:
+    """Bare ORT over in-memory samples: only the run calls are timed (best of `repeat`)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    sess.run(None, feeds[0])  # warm-up
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for feed in feeds:
+            sess.run(None, feed)
+        best = min(best, time.perf_counter() - start)
+    return {"wall_s": best, "samples": len(feeds), "samples_per_s": len(feeds) / best,
+            "ms_per_sample": 1e3 * best / len(feeds)}
+
+
+def atomic_write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with __import__("contextlib").suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--samples", type=int, default=2000, help="dataset size for the poly/Polygraphy comparison")
+    p.add_argument("--rss-sizes", default=None,
+                   help="comma-separated dataset sizes for the RSS check (default 1000,10000; 200,2000 with --quick)")
+    p.add_argument("--quick", action="store_true", help="smaller default RSS sizes, one floor repeat")
+    p.add_argument("--planted", type=int, default=5, help="number of bad samples planted")
+    p.add_argument("--workers", type=int, default=None, help="--workers for poly validate (default: poly's)")
+    p.add_argument("--workdir", type=Path, default=None, help="keep the model and data here (default: a temp dir)")
+    p.add_argument("--out", type=Path, default=Path("bench-results/bench_validate.json"))
+    p.add_argument("--skip-polygraphy", action="store_true", help="do not run Polygraphy")
+    args = p.parse_args(argv)
+
+    rss_default = "200,2000" if args.quick else "1000,10000"
+    rss_sizes = sorted({int(s) for s in (args.rss_sizes or rss_default).split(",") if s.strip()})
+    if args.samples < 1 or not rss_sizes or min(rss_sizes) < 1:
+        p.error("sizes must be positive")
+    total = max([args.samples, *rss_sizes])
+    planted = planted_indices(args.samples, args.planted)
+    planted_set = set(planted)
+
+    tmp = None
+    if args.workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bench_validate_")
+        work = Path(tmp.name)
+    else:
+        work = args.workdir
+        work.mkdir(parents=True, exist_ok=True)
+    try:
+        model = work / "bench_cnn.onnx"
+        build_model(model)
+        full = work / "full"
+        t0 = time.perf_counter()
+        # Samples beyond args.samples carry no planted failure: planted indices are < args.samples.
+        make_dataset(model, full, total, planted_set)
+        print(f"built model and {total} samples (+ golden) in {time.perf_counter() - t0:.1f} s under {work}")
+        print(f"planted bad samples: {planted}")
+
+        main_root = work / f"n{args.samples}"
+        link_subset(full, args.samples, main_root)
+        feeds, outs = load_samples(main_root, args.samples)
+        inputs_json, golden_json = work / "inputs.json", work / "golden.json"
+        if not args.skip_polygraphy:
+            write_polygraphy_files(feeds, outs, inputs_json, golden_json)
+
+        print("\n[1] poly validate ...", flush=True)
+        poly = run_poly(model, main_root, args.samples, work / "poly_report.json", args.workers)
+        print(f"    wall {poly['wall_s']:.2f} s, {poly['samples_per_s']:.1f} samples/s, "
+              f"peak RSS {poly['peak_rss_mib']:.1f} MiB, rc {poly['rc']} "
+              f"(pipeline alone: {poly.get('report_elapsed_s') or float('nan'):.2f} s)")
+
+        polyg = None
+        if not args.skip_polygraphy:
+            print("[2] polygraphy run --load-inputs --load-outputs ...", flush=True)
+            polyg = run_polygraphy(model, inputs_json, golden_json, args.samples, work / "polygraphy.log")
+            print(f"    wall {polyg['wall_s']:.2f} s, {polyg['samples_per_s']:.1f} samples/s, "
+                  f"peak RSS {polyg['peak_rss_mib']:.1f} MiB, rc {polyg['rc']}")
+
+        print("[3] floor: bare onnxruntime InferenceSession.run over in-memory samples ...", flush=True)
+        floor = run_floor(model, feeds, repeat=1 if args.quick else 3)
+        print(f"    {floor['wall_s']:.2f} s, {floor['samples_per_s']:.1f} samples/s, "
+              f"{floor['ms_per_sample']:.3f} ms/sample")
+        del feeds, outs
+
+        print(f"[4] poly validate peak RSS at {rss_sizes} samples ...", flush=True)
+        rss = []
+        for n in rss_sizes:
+            root = work / f"n{n}"
+            link_subset(full, n, root)
+            fig = run_poly(model, root, n, work / f"poly_report_{n}.json", args.workers)
+            rss.append({"samples": n, "peak_rss_mib": fig["peak_rss_mib"], "wall_s": fig["wall_s"],
+                        "samples_per_s": fig["samples_per_s"], "rc": fig["rc"],
+                        "failed_indices": fig.get("failed_indices")})
+            print(f"    {n:>7} samples: peak RSS {fig['peak_rss_mib']:.1f} MiB, wall {fig['wall_s']:.2f} s")
+
+        found = poly.get("failed_indices")
+        planted_ok = found == planted and poly["rc"] == 1 and poly.get("report_samples") == args.samples
+        print(f"\ncheck: poly reported failures {found} == planted {planted}: {'OK' if planted_ok else 'WRONG'}")
+        rss_subsets_ok = all(r["failed_indices"] == [i for i in planted if i < r["samples"]] for r in rss)
+        print(f"check: failures in the RSS runs are the planted ones below each size: "
+              f"{'OK' if rss_subsets_ok else 'WRONG'}")
+        if polyg is not None:
+            print(f"check: polygraphy failed the run (planted samples): {'OK' if polyg['rc'] != 0 else 'WRONG'}")
+
+        ratios, targets = {}, {}
+        if polyg is not None:
+            ratios["poly_vs_polygraphy_throughput"] = poly["samples_per_s"] / polyg["samples_per_s"]
+            ratios["poly_vs_polygraphy_peak_rss"] = poly["peak_rss_mib"] / polyg["peak_rss_mib"]
+            targets["poly_vs_polygraphy_throughput>=3"] = ratios["poly_vs_polygraphy_throughput"] >= 3
+        ratios["poly_wall_vs_floor"] = poly["wall_s"] / floor["wall_s"]
+        targets["poly_wall_vs_floor<=1.5"] = ratios["poly_wall_vs_floor"] <= 1.5
+        if poly.get("report_elapsed_s"):
+            ratios["poly_pipeline_vs_floor"] = poly["report_elapsed_s"] / floor["wall_s"]
+        ratios["rss_largest_vs_smallest"] = rss[-1]["peak_rss_mib"] / rss[0]["peak_rss_mib"]
+        targets["rss_flat_within_10pct"] = abs(ratios["rss_largest_vs_smallest"] - 1) <= 0.10
+
+        print("\nratios:")
+        if polyg is not None:
+            print(f"  poly / Polygraphy throughput : {ratios['poly_vs_polygraphy_throughput']:.2f}x "
+                  f"(target >= 3x) {verdict(targets['poly_vs_polygraphy_throughput>=3'])}")
+            print(f"  poly / Polygraphy peak RSS   : {ratios['poly_vs_polygraphy_peak_rss']:.2f}")
+        print(f"  poly wall / floor            : {ratios['poly_wall_vs_floor']:.2f}x "
+              f"(target <= 1.5x) {verdict(targets['poly_wall_vs_floor<=1.5'])}"
+              " [whole process: start-up, model load, reading files, comparisons]")
+        if "poly_pipeline_vs_floor" in ratios:
+            print(f"  poly pipeline / floor        : {ratios['poly_pipeline_vs_floor']:.2f}x"
+                  " [the report's elapsed_s, without interpreter start-up; for information]")
+        print(f"  RSS({rss[-1]['samples']}) / RSS({rss[0]['samples']})    : "
+              f"{ratios['rss_largest_vs_smallest']:.3f} (target within 10%) "
+              f"{verdict(targets['rss_flat_within_10pct'])}")
+
+        import onnxruntime as ort
+
+        result = {
+            "tool": "tools/bench_validate.py",
+            "model": {"ops": "Conv-Relu-Conv-Relu-GlobalAveragePool-Flatten-Gemm-Softmax",
+                      "input_shape": list(INPUT_SHAPE), "opset": 17, "ir_version": 10},
+            "samples": args.samples, "planted": planted, "rss_sizes": rss_sizes, "quick": args.quick,
+            "poly": {k: v for k, v in poly.items() if k != "output_tail"},
+            "polygraphy": None if polyg is None else {k: v for k, v in polyg.items() if k != "output_tail"},
+            "floor": floor, "rss": rss, "ratios": ratios, "targets_met": targets,
+            "checks": {"planted_failures_found": planted_ok, "rss_runs_failures_found": rss_subsets_ok,
+                       "polygraphy_failed": None if polyg is None else polyg["rc"] != 0},
+            "environment": {"python": platform.python_version(), "machine": platform.machine(),
+                            "cpus": os.cpu_count(), "onnxruntime": ort.__version__},
+        }
+        atomic_write_json(args.out, result)
+        print(f"\nwrote {args.out}")
+        return 0 if planted_ok and rss_subsets_ok else 1
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
