@@ -73,7 +73,8 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
 
 RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) const {
     Counts c;
-    c.scratch.resize(kBlock);
+    if (f32_) c.scratch32.resize(kBlock);
+    else c.scratch64.resize(kBlock);
     for (int k = 0; k < 4; ++k) {
         if (!wants(k)) continue;
         c.hist[k].assign(kBins, 0);
@@ -85,48 +86,49 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
     return c;
 }
 
+namespace {
+
+// Histograms the top 16 bits of one block of keys and appends those in predicted bins to `out`
+// (its size serves as capacity; `used` is the fill). Branchless compaction: every key is
+// written and the cursor advances past predicted ones, since a branch would mispredict on
+// every few percent of elements.
+template <typename K>
+void tally_and_gather(const K* keys, std::size_t m, std::uint32_t* hist, const std::uint8_t* predicted,
+                      std::vector<K>& out, std::size_t& used) {
+    constexpr int shift = 8 * static_cast<int>(sizeof(K)) - 16;
+    if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
+    K* dst = out.data() + used;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const K key = keys[i];
+        const std::size_t bin = static_cast<std::size_t>(key >> shift);
+        ++hist[bin];
+        dst[kept] = key;
+        kept += predicted[bin];
+    }
+    used += kept;
+}
+
+}  // namespace
+
 template <typename T>
 void RankWindows::feed_impl(Counts& c, int stream, const T* v, std::size_t m) const {
     if (c.overflow) return;
     std::uint32_t* hist = c.hist[stream].data();
     const std::uint8_t* predicted = predicted_[stream].data();
-    // Gathering more than an eighth of the input would amount to copying it: give up and
-    // let radix select finish the job.
-    const std::size_t cap = static_cast<std::size_t>(n_ / 8) + 1024;
     std::size_t& used = c.used[stream];
-    // Branchless compaction: every key is written, the cursor advances past predicted ones
-    // (a branch here would mispredict on every few percent of elements). The vectors' size
-    // serves as capacity.
     if (f32_) {
-        std::uint32_t* keys = c.scratch.data();
+        std::uint32_t* keys = c.scratch32.data();
         for (std::size_t i = 0; i < m; ++i) keys[i] = key32(static_cast<float>(v[i]));
-        auto& out = c.keys32[stream];
-        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
-        std::uint32_t* dst = out.data() + used;
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < m; ++i) {
-            const std::uint32_t key = keys[i];
-            const std::uint32_t bin = key >> 16;
-            ++hist[bin];
-            dst[kept] = key;
-            kept += predicted[bin];
-        }
-        used += kept;
+        tally_and_gather(keys, m, hist, predicted, c.keys32[stream], used);
     } else {
-        auto& out = c.keys64[stream];
-        if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
-        std::uint64_t* dst = out.data() + used;
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < m; ++i) {
-            const std::uint64_t key = order_key(static_cast<double>(v[i]), false);
-            const std::size_t bin = top16(key);
-            ++hist[bin];
-            dst[kept] = key;
-            kept += predicted[bin];
-        }
-        used += kept;
+        std::uint64_t* keys = c.scratch64.data();
+        for (std::size_t i = 0; i < m; ++i) keys[i] = order_key(static_cast<double>(v[i]), false);
+        tally_and_gather(keys, m, hist, predicted, c.keys64[stream], used);
     }
-    if (used > cap) c.overflow = true;
+    // Gathering more than an eighth of the input would amount to copying it: give up and let
+    // radix select finish the job.
+    if (used > static_cast<std::size_t>(n_ / 8) + 1024) c.overflow = true;
 }
 
 void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) const { feed_impl(c, stream, v, m); }

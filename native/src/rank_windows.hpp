@@ -23,7 +23,8 @@ public:
         std::array<std::vector<std::uint32_t>, 4> keys32;    // gathered keys (float32 compute)
         std::array<std::vector<std::uint64_t>, 4> keys64;    // gathered keys (float64 compute)
         std::array<std::size_t, 4> used{};                   // gathered so far (vector size = capacity)
-        std::vector<std::uint32_t> scratch;                  // one block of 32-bit keys
+        std::vector<std::uint32_t> scratch32;                // one block of keys, float32 compute
+        std::vector<std::uint64_t> scratch64;                // one block of keys, float64 compute
         bool overflow = false;
     };
 
