@@ -1,4 +1,5 @@
-"""`poly inspect model MODEL`: inputs, outputs, initializers and nodes of an ONNX model."""
+"""`poly inspect model MODEL`: an ONNX model (inputs, outputs, initializers, nodes), the TensorRT
+network it parses to (`--display-as trt`), or a TensorRT engine."""
 
 from __future__ import annotations
 
@@ -56,20 +57,35 @@ def describe(model, show) -> str:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_file", metavar="MODEL")
-@click.option("--model-type", type=click.Choice(["onnx"]), help="Type of the model (only ONNX for now).")
-@click.option("--display-as", type=click.Choice(["onnx"]), help="How to display the model (trt lands with poly-trt).")
+@click.option("--model-type", type=click.Choice(["onnx", "engine"]),
+              help="Type of MODEL: onnx, or a serialized TensorRT engine (default: from the extension).")
+@click.option("--display-as", type=click.Choice(["onnx", "trt"]),
+              help="How to display an ONNX model: as ONNX (default) or as the TensorRT network it parses to.")
 @multi_option("--show", type=click.Choice(SHOW), help="What to show: layers attrs weights.")
 @click.option("--load-external-data", "--ext", "external_data_dir", help="Directory of the model's external data.")
 @logging_options
 @handle_errors
 def inspect_model(model_file, model_type, display_as, show, external_data_dir):
-    """Display information about an ONNX model."""
+    """Display information about an ONNX model, the TensorRT network it parses to, or an engine."""
+    from poly.cli.trt_args import is_engine_path
     from poly.core.logger import G_LOGGER
-    from poly.onnx import OnnxFromPath
 
     path = resolve_model(model_file)
-    if not path.endswith(".onnx") and model_type != "onnx":
-        G_LOGGER.warning(f"Assuming {path} is an ONNX model (engines and scripts land with poly-trt).")
+    if is_engine_path(path, model_type):
+        from poly.trt import EngineFromPath
+        from poly.trt.engine_summary import describe_engine
+
+        G_LOGGER.info(f"==== TensorRT Engine ====\n{describe_engine(EngineFromPath(path)(), set(show))}")
+        return EXIT_PASS
+    if display_as == "trt":
+        from poly.trt import NetworkFromOnnxPath
+        from poly.trt.network_summary import describe_network
+
+        _, network, _ = NetworkFromOnnxPath(path)()
+        G_LOGGER.info(f"==== TensorRT Network ====\n{describe_network(network, set(show))}")
+        return EXIT_PASS
+    from poly.onnx import OnnxFromPath
+
     model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
     G_LOGGER.info(f"==== ONNX Model ====\n{describe(model, set(show))}")
     return EXIT_PASS

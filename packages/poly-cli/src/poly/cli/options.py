@@ -22,8 +22,12 @@ class MultiOption(click.Option):
     the option is absent).
     """
 
-    def __init__(self, *args, **kwargs):
+    OCCURRENCE_SEPARATOR = "\x1f"
+    """With ``per_occurrence=True`` each use of the option is one value: its arguments joined by this."""
+
+    def __init__(self, *args, per_occurrence=False, **kwargs):
         kwargs["multiple"] = True
+        self.per_occurrence = per_occurrence
         super().__init__(*args, **kwargs)
 
     def add_to_parser(self, parser, ctx):
@@ -34,10 +38,15 @@ class MultiOption(click.Option):
                 continue
             original = entry.process
 
-            def process(value, state, _original=original):
-                _original(value, state)
+            def process(value, state, _original=original, _joined=self.per_occurrence):
+                values = [value]
                 while state.rargs and not _looks_like_option(state.rargs[0]):
-                    _original(state.rargs.pop(0), state)
+                    values.append(state.rargs.pop(0))
+                if _joined:
+                    _original(MultiOption.OCCURRENCE_SEPARATOR.join(values), state)
+                else:
+                    for item in values:
+                        _original(item, state)
 
             entry.process = process
             entry._poly_greedy = True
@@ -47,6 +56,13 @@ def multi_option(*decls, **kwargs):
     """``click.option`` with ``MultiOption`` as its class."""
     kwargs.setdefault("metavar", "VALUE [VALUE ...]")
     return click.option(*decls, cls=MultiOption, **kwargs)
+
+
+def record_runner(ctx, param, value):
+    """Callback of the runner flags (--onnxrt, --trt...): remembers their command-line order."""
+    if value:
+        ctx.meta.setdefault("poly.runners", []).append(param.name)
+    return value
 
 
 def _set_logging(ctx, param, value):

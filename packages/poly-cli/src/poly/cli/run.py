@@ -10,7 +10,7 @@ import click
 
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 from poly.cli.model_args import onnx_loader, resolve_model
-from poly.cli.options import logging_options, multi_option
+from poly.cli.options import logging_options, multi_option, record_runner
 from poly.cli.shape_parsing import parse_per_output, parse_ranges, parse_shapes
 from poly.cli.trt_options import trt_options
 
@@ -18,17 +18,11 @@ COMPARE_FUNCS = ["simple", "indices", "l2", "cosine_similarity", "distance_metri
                  "quality_metrics", "perceptual_metrics"]
 
 
-def _record_runner(ctx, param, value):
-    if value:
-        ctx.meta.setdefault("poly.runners", []).append(param.name)
-    return value
-
-
 def _runner_flags(func):
     opts = [
-        click.option("--onnxrt", is_flag=True, callback=_record_runner,
+        click.option("--onnxrt", is_flag=True, callback=record_runner,
                      help="Run inference using ONNX-Runtime."),
-        click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=_record_runner,
+        click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=record_runner,
                      help="Run inference using the ONNX reference evaluator (onnx.reference)."),
     ]
     for opt in reversed(opts):
@@ -99,7 +93,8 @@ def _data_flags(func):
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_file", required=False, metavar="MODEL")
 @click.option("--example", is_flag=True, help="Use the bundled example CNN as MODEL.")
-@click.option("--model-type", type=click.Choice(["onnx"]), help="Type of the model (only ONNX for now).")
+@click.option("--model-type", type=click.Choice(["onnx", "engine"]),
+              help="Type of MODEL: onnx, or a serialized TensorRT engine (default: from the extension).")
 @_runner_flags
 @trt_options
 @multi_option("--onnx-outputs", help="Names of ONNX outputs to mark, or `mark all`.")
@@ -152,13 +147,26 @@ def _check_value_flags(opts):
         return text
 
     opts["check_error_stat"] = parse_per_output("--check-error-stat", opts["check_error_stat"], stat)
+    from poly.cli.trt_args import parse_pool_limits, parse_profiles
+
+    parse_profiles(opts)
+    parse_pool_limits(opts["pool_limit"])
 
 
 def _build_runners(model, runner_names, opts):
+    from poly.cli.trt_args import is_engine_path, trt_runner
+
     runners = []
-    loader = onnx_loader(model, opts["onnx_outputs"], opts["onnx_exclude_outputs"], opts["shape_inference"])
+    if is_engine_path(model, opts["model_type"]):
+        others = [name for name in runner_names if name != "trt"]
+        if others:
+            raise click.UsageError(f"MODEL {model!r} is a TensorRT engine; only --trt can run it (not --{others[0]})")
+    else:
+        loader = onnx_loader(model, opts["onnx_outputs"], opts["onnx_exclude_outputs"], opts["shape_inference"])
     for name in runner_names:
-        if name == "onnxrt":
+        if name == "trt":
+            runners.append(trt_runner(model, opts, data_loader=_data_loader(opts) if opts["int8"] else None))
+        elif name == "onnxrt":
             from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
             providers = list(opts["providers"]) or None

@@ -1,55 +1,68 @@
-"""The TensorRT flags, reserved with their Polygraphy spelling until poly-trt provides them."""
+"""The TensorRT flags of `poly run`, `poly convert` and `poly validate`, with Polygraphy's spelling."""
 
 from __future__ import annotations
 
 import click
 
-from poly.cli.options import multi_option
+from poly.cli.options import multi_option, record_runner
 
-TRT_UNAVAILABLE = "TensorRT support lands with poly-trt"
-
-
-def _reject(ctx, param, value):
-    if value in (None, False, ()):
-        return value
-    flag = param.opts[0]
-    raise click.UsageError(f"{flag}: {TRT_UNAVAILABLE}; this flag is not available yet.", ctx=ctx)
+PROFILING_VERBOSITIES = ("layer_names_only", "detailed", "none")
+PRECISION_CONSTRAINTS = ("obey", "prefer", "none")
 
 
-def trt_options(func, with_runner=True):
-    """Adds the reserved TensorRT flags; using one is a usage error (exit 2)."""
-    opts = []
-    if with_runner:
-        opts += [
-            click.option("--trt", is_flag=True, expose_value=False, callback=_reject,
-                         help="Run inference using TensorRT. [reserved: lands with poly-trt]"),
-            multi_option("--trt-outputs", expose_value=False, callback=_reject,
-                         help="Names of TensorRT network outputs to mark, or `mark all`. [reserved]"),
-            multi_option("--trt-exclude-outputs", expose_value=False, callback=_reject,
-                         help="Names of TensorRT outputs to unmark. [reserved]"),
-        ]
-    opts += [
-        multi_option("--trt-min-shapes", expose_value=False, callback=_reject,
-                     help="Minimum shapes of a TensorRT optimization profile, e.g. X:[1,2,28,28]. [reserved]"),
-        multi_option("--trt-opt-shapes", expose_value=False, callback=_reject,
-                     help="Optimum shapes of a TensorRT optimization profile. [reserved]"),
-        multi_option("--trt-max-shapes", expose_value=False, callback=_reject,
-                     help="Maximum shapes of a TensorRT optimization profile. [reserved]"),
-        click.option("--fp16", is_flag=True, expose_value=False, callback=_reject,
-                     help="Enable FP16 precision in TensorRT. [reserved]"),
-        click.option("--tf32", is_flag=True, expose_value=False, callback=_reject,
-                     help="Enable TF32 precision in TensorRT. [reserved]"),
-        click.option("--int8", is_flag=True, expose_value=False, callback=_reject,
-                     help="Enable INT8 precision in TensorRT. [reserved]"),
-        click.option("--calibration-cache", expose_value=False, callback=_reject,
-                     help="Path to load/save a TensorRT INT8 calibration cache. [reserved]"),
-        click.option("--save-engine", expose_value=False, callback=_reject,
-                     help="Path to save the TensorRT engine. [reserved]"),
-        click.option("--save-timing-cache", expose_value=False, callback=_reject,
-                     help="Path to save the TensorRT timing cache. [reserved]"),
-        click.option("--load-timing-cache", expose_value=False, callback=_reject,
-                     help="Path to load a TensorRT timing cache. [reserved]"),
-    ]
-    for opt in reversed(opts):
-        func = opt(func)
-    return func
+def _options(opts):
+    def decorate(func):
+        for opt in reversed(opts):
+            func = opt(func)
+        return func
+
+    return decorate
+
+
+def trt_runner_options(func):
+    """--trt, --trt-outputs, --trt-exclude-outputs."""
+    return _options([
+        click.option("--trt", is_flag=True, callback=record_runner, help="Run inference using TensorRT."),
+        multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`."),
+        multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark."),
+    ])(func)
+
+
+def trt_build_options(func):
+    """Builder flags: profiles, precisions, calibration, timing caches, memory pools, engine saving."""
+    return _options([
+        multi_option("--trt-min-shapes", per_occurrence=True,
+                     help="Minimum shapes of an optimization profile, e.g. `x:[1,3,224,224]`. Repeat the "
+                     "min/opt/max triple for more profiles."),
+        multi_option("--trt-opt-shapes", per_occurrence=True,
+                     help="Optimum shapes of an optimization profile (one occurrence per profile)."),
+        multi_option("--trt-max-shapes", per_occurrence=True,
+                     help="Maximum shapes of an optimization profile (one occurrence per profile)."),
+        click.option("--tf32", is_flag=True, help="Enable TF32 precision in TensorRT."),
+        click.option("--fp16", is_flag=True, help="Enable FP16 precision in TensorRT (full TensorRT only)."),
+        click.option("--bf16", is_flag=True, help="Enable BF16 precision in TensorRT (full TensorRT only)."),
+        click.option("--fp8", is_flag=True, help="Enable FP8 precision in TensorRT (full TensorRT only)."),
+        click.option("--int8", is_flag=True, help="Enable INT8 precision in TensorRT (full TensorRT only)."),
+        click.option("--strongly-typed", is_flag=True,
+                     help="Build a strongly typed network: precisions come from the model's types."),
+        click.option("--precision-constraints", type=click.Choice(PRECISION_CONSTRAINTS),
+                     help="Whether layer precisions are obeyed, preferred or ignored (none)."),
+        click.option("--calibration-cache",
+                     help="INT8 calibration cache: used when it exists, written after calibration otherwise."),
+        click.option("--calibration-base-class", "--calib-base-cls", "calibration_base_class",
+                     help="Calibrator algorithm: entropy (IInt8EntropyCalibrator2), entropy1, minmax, legacy."),
+        click.option("--load-timing-cache", help="Timing cache to start the build from."),
+        click.option("--save-timing-cache", help="Where to save the build's timing cache (merged into an existing one)."),
+        multi_option("--pool-limit", "--memory-pool-limit", "pool_limit",
+                     help="Memory pool limits as POOL:SIZE, e.g. `workspace:1G tactic_shared_memory:64K`."),
+        click.option("--builder-optimization-level", type=click.IntRange(0, 5),
+                     help="Builder optimization level: 0 (fastest build) to 5 (most optimized engine)."),
+        click.option("--profiling-verbosity", type=click.Choice(PROFILING_VERBOSITIES),
+                     help="Layer information kept in the engine (for `inspect model` on engines)."),
+        click.option("--save-engine", type=click.Path(dir_okay=False), help="Path to save the TensorRT engine."),
+    ])(func)
+
+
+def trt_options(func):
+    """Every TensorRT flag of `poly run`."""
+    return trt_build_options(trt_runner_options(func))

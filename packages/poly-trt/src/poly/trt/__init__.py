@@ -1,1 +1,84 @@
-"""poly.trt (in development)."""
+"""
+poly.trt: TensorRT loaders (ONNX parsing, output marking, builder configs, engine building,
+loading and saving), optimization profiles, INT8 calibrators and ``TrtRunner``. Works with
+full TensorRT (``tensorrt``) or TensorRT-RTX (``tensorrt_rtx`` / ``tensorrt_rtx_bindings``),
+imported at first use.
+"""
+
+from poly.trt._module import TensorRTMissingError, flavour, is_rtx, use_module
+from poly.trt.calibrator import CALIBRATION_ALGORITHMS, Calibrator, CalibratorCore
+from poly.trt.config import CreateConfig, create_config
+from poly.trt.engine import (
+    BytesFromEngine,
+    BytesFromPath,
+    EngineBuildError,
+    EngineBytesFromNetwork,
+    EngineFromBytes,
+    EngineFromNetwork,
+    EngineFromPath,
+    EngineLoadError,
+    NoCudaDeviceError,
+    SaveEngine,
+    bytes_from_engine,
+    bytes_from_path,
+    engine_bytes_from_network,
+    engine_from_bytes,
+    engine_from_network,
+    engine_from_path,
+    save_engine,
+)
+from poly.trt.modify_network import ModifyNetworkOutputs, modify_network_outputs
+from poly.trt.network import (
+    CreateNetwork,
+    NetworkFromOnnxBytes,
+    NetworkFromOnnxPath,
+    OnnxParseError,
+    create_network,
+    network_from_onnx_bytes,
+    network_from_onnx_path,
+)
+from poly.trt.profile import Profile, ShapeTuple
+from poly.trt.runner import TrtRunner
+from poly.trt.trt_logger import get_trt_logger
+
+__all__ = [
+    "TensorRTMissingError",
+    "flavour",
+    "is_rtx",
+    "use_module",
+    "Calibrator",
+    "CalibratorCore",
+    "CALIBRATION_ALGORITHMS",
+    "CreateConfig",
+    "create_config",
+    "BytesFromEngine",
+    "bytes_from_engine",
+    "BytesFromPath",
+    "bytes_from_path",
+    "EngineBuildError",
+    "EngineLoadError",
+    "NoCudaDeviceError",
+    "EngineBytesFromNetwork",
+    "engine_bytes_from_network",
+    "EngineFromBytes",
+    "engine_from_bytes",
+    "EngineFromNetwork",
+    "engine_from_network",
+    "EngineFromPath",
+    "engine_from_path",
+    "SaveEngine",
+    "save_engine",
+    "ModifyNetworkOutputs",
+    "modify_network_outputs",
+    "CreateNetwork",
+    "create_network",
+    "NetworkFromOnnxBytes",
+    "network_from_onnx_bytes",
+    "NetworkFromOnnxPath",
+    "network_from_onnx_path",
+    "OnnxParseError",
+    "Profile",
+    "ShapeTuple",
+    "TrtRunner",
+    "get_trt_logger",
+]

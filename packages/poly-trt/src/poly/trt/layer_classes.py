@@ -1,0 +1,53 @@
+"""Downcasting ``trt.ILayer`` objects to their concrete class (``IConvolutionLayer``...) by type."""
+
+from poly.trt._module import trt
+
+__all__ = ["layer_class", "downcast_layer", "layer_attributes"]
+
+_CACHE = {}
+
+
+def _key(text):
+    return text.replace("_", "").lower()
+
+
+def layer_class(layer_type):
+    """The ``trt.I*Layer`` class of a ``trt.LayerType`` member, or ``trt.ILayer`` if unknown."""
+    mod = trt()
+    if mod not in _CACHE:
+        classes = {}
+        for name in dir(mod):
+            if name.startswith("I") and name.endswith("Layer") and name != "ILayer":
+                classes[_key(name[1:-5])] = getattr(mod, name)
+        _CACHE.clear()
+        _CACHE[mod] = classes
+    name = str(layer_type).split(".")[-1]
+    return _CACHE[mod].get(_key(name), mod.ILayer)
+
+
+def downcast_layer(layer):
+    """Gives ``layer`` its concrete class so its specific attributes are reachable; returns it."""
+    cls = layer_class(layer.type)
+    if cls is not type(layer):
+        try:
+            layer.__class__ = cls
+        except TypeError:
+            pass
+    return layer
+
+
+def layer_attributes(layer):
+    """``(name, value)`` of the attributes specific to the layer's class (not ``ILayer``'s)."""
+    base = set(dir(trt().ILayer))
+    attrs = []
+    for name in sorted(set(dir(type(layer))) - base):
+        if name.startswith("_"):
+            continue
+        try:
+            value = getattr(layer, name)
+        except Exception:  # some attributes only exist for some configurations of the layer
+            continue
+        if callable(value):
+            continue
+        attrs.append((name, value))
+    return attrs

@@ -1,0 +1,216 @@
+"""
+Tactic records: Polygraphy's tactic replay files (JSON written by ``--save-tactics``: layer
+name -> implementation, tactic and I/O formats) and TensorRT timing caches (key -> tactic hash
+and time), read into one form for ``poly inspect tactics``; and the diff of good and bad
+replays for ``poly inspect diff-tactics``: the tactics only ever seen in failing builds.
+"""
+
+import json
+import os
+from collections import OrderedDict
+
+from poly.core.exception import PolyException
+from poly.core.fileio import atomic_write_text
+from poly.core.logger import G_LOGGER
+
+__all__ = [
+    "Algorithm",
+    "TacticReplayData",
+    "load_tactic_records",
+    "diff_tactics",
+    "TacticFileError",
+]
+
+
+class TacticFileError(PolyException):
+    """A tactic replay or timing cache file could not be read."""
+
+
+def _tensor_info(dct):
+    return (
+        str(dct.get("dtype")),
+        tuple(dct.get("strides") or ()),
+        dct.get("vectorized_dim"),
+        dct.get("components_per_element"),
+    )
+
+
+class Algorithm:
+    """The tactic chosen for one layer: implementation, tactic and the formats of its I/O."""
+
+    def __init__(self, implementation, tactic, inputs=(), outputs=()):
+        self.implementation = implementation
+        self.tactic = tactic
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+
+    @staticmethod
+    def from_json_dict(dct):
+        return Algorithm(
+            dct.get("implementation"),
+            dct.get("tactic"),
+            [_tensor_info(io) for io in dct.get("inputs", [])],
+            [_tensor_info(io) for io in dct.get("outputs", [])],
+        )
+
+    def to_json_dict(self):
+        def io(info):
+            dtype, strides, vectorized_dim, components = info
+            return {
+                "polygraphy_class": "TensorInfo",
+                "dtype": dtype,
+                "strides": list(strides),
+                "vectorized_dim": vectorized_dim,
+                "components_per_element": components,
+            }
+
+        return {
+            "polygraphy_class": "Algorithm",
+            "implementation": self.implementation,
+            "tactic": self.tactic,
+            "inputs": [io(i) for i in self.inputs],
+            "outputs": [io(o) for o in self.outputs],
+        }
+
+    def _key(self):
+        return (self.implementation, self.tactic, self.inputs, self.outputs)
+
+    def __eq__(self, other):
+        return isinstance(other, Algorithm) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __str__(self):
+        def fmt(infos):
+            return "[" + ", ".join(f"{d.split('.')[-1]}{list(s)}" for d, s, _, _ in infos) + "]"
+
+        text = f"(Implementation: {self.implementation}, Tactic: {self.tactic})"
+        if self.inputs or self.outputs:
+            text += f" | Inputs: {fmt(self.inputs)} | Outputs: {fmt(self.outputs)}"
+        return text
+
+    __repr__ = __str__
+
+
+class TacticReplayData(OrderedDict):
+    """Layer name -> ``Algorithm``, in Polygraphy's tactic replay JSON format."""
+
+    def add(self, name, algorithm):
+        self[name] = algorithm
+        return self
+
+    @staticmethod
+    def from_json_dict(dct):
+        replay = dct.get("replay")
+        if not isinstance(replay, dict):
+            raise ValueError("no 'replay' mapping")
+        return TacticReplayData((name, Algorithm.from_json_dict(algo)) for name, algo in replay.items())
+
+    def to_json_dict(self):
+        return {
+            "replay": {name: algo.to_json_dict() for name, algo in self.items()},
+            "polygraphy_class": "TacticReplayData",
+        }
+
+    def save(self, path):
+        atomic_write_text(os.fspath(path), json.dumps(self.to_json_dict(), indent=4))
+
+    @staticmethod
+    def load(path):
+        return _load_replay(os.fspath(path))
+
+    def __str__(self):
+        return "\n".join(f"Layer: {name}\n    Algorithm: {algo}" for name, algo in self.items())
+
+
+def _load_replay(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return TacticReplayData.from_json_dict(json.loads(data))
+    except (ValueError, AttributeError) as err:
+        raise TacticFileError(f"'{path}' is not a tactic replay file: {err}") from None
+
+
+def _load_timing_cache(path):
+    from poly.trt._module import trt
+    from poly.trt.timing_cache import quiet_timing_cache_api
+    from poly.trt.trt_logger import get_trt_logger
+
+    with open(path, "rb") as f:
+        data = f.read()
+    mod = trt()
+    config = mod.Builder(get_trt_logger()).create_builder_config()
+    with quiet_timing_cache_api():
+        cache = config.create_timing_cache(data)
+        if cache is None:
+            raise TacticFileError(
+                f"'{path}' is neither a tactic replay (JSON) nor a timing cache TensorRT can read"
+            )
+        records = TacticReplayData()
+        for key in cache.queryKeys():
+            value = cache.query(key)
+            records[str(key)] = Algorithm("timing-cache", getattr(value, "tacticHash", None))
+            records[str(key)].time_ms = getattr(value, "timingMsec", None)
+    return records
+
+
+def load_tactic_records(path):
+    """
+    Reads a tactic replay JSON file or a timing cache into a ``TacticReplayData``.
+
+    Raises:
+        TacticFileError: with one line naming the file, when it is neither.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise TacticFileError(f"Tactic file '{path}' does not exist")
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    if head.startswith(b"{"):
+        return _load_replay(path)
+    return _load_timing_cache(path)
+
+
+def _replay_files(source):
+    source = os.fspath(source)
+    if os.path.isdir(source):
+        files = sorted(os.path.join(source, name) for name in os.listdir(source) if not name.startswith("."))
+        return [f for f in files if os.path.isfile(f)]
+    return [source]
+
+
+def diff_tactics(good, bad):
+    """
+    Finds tactics that may cause failures: for each layer, those used in some bad replay and in
+    no good replay.
+
+    Args:
+        good, bad (Union[str, Sequence[str]]): Replay files or directories of them.
+
+    Returns:
+        Dict[str, List[Algorithm]]: Layer name -> suspicious algorithms (layers with none left out).
+    """
+
+    def collect(sources):
+        table = {}
+        files = [
+            f
+            for s in ([sources] if isinstance(sources, (str, os.PathLike)) else sources)
+            for f in _replay_files(s)
+        ]
+        for path in files:
+            for name, algo in _load_replay(path).items():
+                table.setdefault(name, set()).add(algo)
+        return table, files
+
+    good_table, good_files = collect(good)
+    bad_table, bad_files = collect(bad)
+    G_LOGGER.info(f"Loaded {len(good_files)} good tactic replay(s) and {len(bad_files)} bad tactic replay(s)")
+    suspects = OrderedDict()
+    for name in sorted(bad_table):
+        only_bad = bad_table[name] - good_table.get(name, set())
+        if only_bad:
+            suspects[name] = sorted(only_bad, key=str)
+    return suspects

@@ -1,0 +1,53 @@
+"""TensorRT's logger, forwarding its messages to poly's ``G_LOGGER`` at matching severities."""
+
+import contextlib
+
+from poly.core.logger import G_LOGGER
+from poly.trt._module import trt
+
+__all__ = ["get_trt_logger", "errors_as_verbose"]
+
+_LOGGER = None
+_DEMOTED = [0]
+
+
+def get_trt_logger():
+    """Returns the process-wide ``trt.ILogger`` that writes through ``G_LOGGER``."""
+    global _LOGGER
+    if _LOGGER is not None:
+        return _LOGGER
+    mod = trt()
+    severity = mod.ILogger.Severity
+
+    class PolyTrtLogger(mod.ILogger):
+        def __init__(self):
+            mod.ILogger.__init__(self)
+            self._dispatch = {
+                severity.INTERNAL_ERROR: G_LOGGER.error,
+                severity.ERROR: G_LOGGER.error,
+                severity.WARNING: G_LOGGER.warning,
+                severity.INFO: G_LOGGER.verbose,
+                severity.VERBOSE: G_LOGGER.extra_verbose,
+            }
+
+        def log(self, sev, msg):
+            if _DEMOTED[0] and sev in (severity.ERROR, severity.INTERNAL_ERROR):
+                G_LOGGER.verbose(f"[TRT] {msg}")
+                return
+            self._dispatch.get(sev, G_LOGGER.info)(f"[TRT] {msg}")
+
+    _LOGGER = PolyTrtLogger()
+    return _LOGGER
+
+
+@contextlib.contextmanager
+def errors_as_verbose():
+    """
+    Inside the block TensorRT's errors are logged as verbose messages: for calls whose
+    failures poly reports itself, in one line (the ONNX parser's, for example).
+    """
+    _DEMOTED[0] += 1
+    try:
+        yield
+    finally:
+        _DEMOTED[0] -= 1
