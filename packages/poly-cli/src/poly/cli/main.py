@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "convert": ("poly.cli.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
     "inspect": ("poly.cli.inspect_group:inspect", "View information about various types of files."),
     "surgeon": ("poly.cli.surgeon_group:surgeon", "Modify ONNX models."),
+    "debug": ("poly.cli.debug_group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.validate:validate", "Validate a model over a whole dataset against golden outputs."),
 }
 

@@ -1,1 +1,47 @@
-"""poly.debug (in development)."""
+"""
+poly.debug: iterative debugging. An ``IterativeDebugger`` produces an artifact per iteration,
+checks it (a command or an interactive prompt), sorts tracked artifacts into good/ and bad/,
+and keeps a debug replay; ``Repeat`` and ``Reduce`` are subtools built on it, and
+``BisectMarker`` / ``LinearMarker`` are the search strategies subtools share.
+"""
+
+from poly.debug.artifacts import DEFAULT_ARTIFACTS_DIR, ArtifactSorter
+from poly.debug.check import CheckCommand, CheckResult, InteractiveCheck, make_check, split_check_command
+from poly.debug.context import IterationContext, SkipIteration
+from poly.debug.iteration import IterationSummary, IterativeDebugger
+from poly.debug.markers import BisectMarker, LinearMarker
+from poly.debug.reduce import Reduce, ReduceResult, override_input_shapes
+from poly.debug.repeat import Repeat
+from poly.debug.replay import DEFAULT_REPLAY_PATH, DebugReplay, replay_key, skip_current_path
+from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
+from poly.debug.tensor_info import TensorInfo
+from poly.debug.until import Until
+
+__all__ = [
+    "ArtifactSorter",
+    "DEFAULT_ARTIFACTS_DIR",
+    "CheckCommand",
+    "CheckResult",
+    "InteractiveCheck",
+    "make_check",
+    "split_check_command",
+    "IterationContext",
+    "SkipIteration",
+    "IterativeDebugger",
+    "IterationSummary",
+    "BisectMarker",
+    "LinearMarker",
+    "Reduce",
+    "ReduceResult",
+    "override_input_shapes",
+    "Repeat",
+    "DebugReplay",
+    "DEFAULT_REPLAY_PATH",
+    "replay_key",
+    "skip_current_path",
+    "SubgraphBuilder",
+    "describe_nodes",
+    "toposort_model",
+    "TensorInfo",
+    "Until",
+]

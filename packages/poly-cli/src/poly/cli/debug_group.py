@@ -1,0 +1,32 @@
+"""`poly debug`: iterative debugging subcommands, loaded lazily. `build` and `precision` join
+this table when poly-trt provides them (they plug into the same engine)."""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.lazy_group import LazyGroup
+from poly.cli.options import logging_options
+
+SUBCOMMANDS = {
+    "repeat": (
+        "poly.cli.debug_repeat:repeat",
+        "[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting artifacts.",
+    ),
+    "reduce": (
+        "poly.cli.debug_reduce:reduce",
+        "[EXPERIMENTAL] Reduce a failing ONNX model to its smallest failing part.",
+    ),
+}
+
+
+@click.group(
+    cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@logging_options
+def debug():
+    """[EXPERIMENTAL] Debug a wide variety of model issues.
+
+    Every subtool iterates: it produces something (a model, an engine, ...), judges it with
+    the --check command (or by asking you), sorts the --artifacts into good/ and bad/, and
+    changes what it produces next."""

@@ -1,0 +1,165 @@
+"""`poly debug reduce MODEL -o OUT --check CMD...`: reduce a failing ONNX model to the
+smallest set of nodes that still fails."""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.debug_options import (
+    DebugCommand,
+    artifact_options,
+    build_debugger,
+    check_options,
+    iteration_options,
+)
+from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.model_args import resolve_model, save_model, save_options
+from poly.cli.options import logging_options, multi_option
+from poly.cli.shape_parsing import parse_shapes
+
+
+@click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model_file", metavar="MODEL")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), default=None, help="Where to save the reduced model."
+)
+@click.option(
+    "--min-good",
+    "--minimal-good",
+    "min_good",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where to save a model close in size to the reduced one that does not fail (not always found).",
+)
+@click.option(
+    "--no-reduce-inputs",
+    "reduce_inputs",
+    flag_value=False,
+    default=True,
+    help="Keep the model's inputs: only find the earliest failing outputs.",
+)
+@click.option(
+    "--no-reduce-outputs",
+    "reduce_outputs",
+    flag_value=False,
+    default=True,
+    help="Keep the model's outputs: only find the latest failing inputs.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["bisect", "linear"]),
+    default="bisect",
+    show_default=True,
+    help="'bisect' halves the candidate each iteration; 'linear' removes one node at a time (slower, "
+    "and minimal in models with branches).",
+)
+@multi_option(
+    "--model-input-shapes",
+    "--model-inputs",
+    "model_input_shapes",
+    help="Shapes of the model's inputs, e.g. image:[1,3,224,224] other:[10].",
+)
+@click.option(
+    "--no-shape-inference",
+    "shape_inference",
+    flag_value=False,
+    default=True,
+    help="Do not run ONNX shape inference.",
+)
+@click.option(
+    "--force-fallback-shape-inference",
+    is_flag=True,
+    help="Take the types and shapes of intermediate tensors from a run in ONNX-Runtime.",
+)
+@click.option(
+    "--no-onnxruntime-shape-inference",
+    "onnxruntime_shape_inference",
+    flag_value=False,
+    default=True,
+    help="Do not ask ONNX-Runtime about tensors ONNX shape inference cannot type.",
+)
+@click.option(
+    "--external-data-dir",
+    "--load-external-data",
+    "--ext",
+    "external_data_dir",
+    default=None,
+    help="Directory of the model's external data (defaults to the model's directory).",
+)
+@save_options
+@check_options
+@artifact_options
+@iteration_options(iter_artifact_default="polygraphy_debug.onnx")
+@logging_options
+@handle_errors
+def reduce(
+    model_file,
+    output,
+    min_good,
+    reduce_inputs,
+    reduce_outputs,
+    mode,
+    model_input_shapes,
+    shape_inference,
+    force_fallback_shape_inference,
+    onnxruntime_shape_inference,
+    external_data_dir,
+    external_data_path,
+    external_data_size_threshold,
+    all_tensors_to_one_file,
+    **options,
+):
+    """[EXPERIMENTAL] Reduce a failing ONNX model to the minimum set of nodes that cause the failure.
+
+    Each iteration writes a candidate model (polygraphy_debug.onnx by default) and runs the
+    --check command on it; failing candidates are reduced further, passing ones grown back.
+    A check such as `poly run polygraphy_debug.onnx --onnxrt` is typical."""
+    from poly.core.logger import G_LOGGER
+    from poly.debug import Reduce
+    from poly.onnx import OnnxFromPath
+
+    if not output and not min_good:
+        raise click.UsageError("Give -o/--output (the reduced model) and/or --min-good (a passing model).")
+    if not reduce_inputs and not reduce_outputs:
+        raise click.UsageError("--no-reduce-inputs and --no-reduce-outputs cannot be used together.")
+    if force_fallback_shape_inference and not shape_inference:
+        raise click.UsageError(
+            "--no-shape-inference and --force-fallback-shape-inference cannot be used together."
+        )
+    model_file = resolve_model(model_file)
+    shapes = parse_shapes("--model-input-shapes", model_input_shapes)
+    save = {
+        "external_data_size_threshold": external_data_size_threshold,
+        "all_tensors_to_one_file": all_tensors_to_one_file,
+    }
+
+    def save_candidate(model, path):
+        # Candidates keep their external data next to themselves, under their own name.
+        save_model(model, path, external_data_path=None if external_data_path is None else "", **save)
+
+    debugger = build_debugger(options)
+    reducer = Reduce(
+        OnnxFromPath(model_file, external_data_dir=external_data_dir),
+        debugger,
+        mode=mode,
+        reduce_inputs=reduce_inputs,
+        reduce_outputs=reduce_outputs,
+        input_shapes=shapes,
+        shape_inference=shape_inference,
+        allow_onnxruntime_shape_inference=onnxruntime_shape_inference,
+        force_fallback_shape_inference=force_fallback_shape_inference,
+        save_model=save_candidate,
+    )
+    result = reducer.run()
+    if output:
+        save_model(result.model, output, external_data_path=external_data_path, **save)
+        G_LOGGER.info(f"Saved the reduced model ({len(result.nodes)} node(s)) to: {output}")
+    if min_good:
+        if result.min_good_model is None:
+            G_LOGGER.warning(
+                "No passing model close in size to the reduced one was found; --min-good is not written"
+            )
+        else:
+            save_model(result.min_good_model, min_good, external_data_path=external_data_path, **save)
+            G_LOGGER.info(f"Saved a passing model ({len(result.min_good_nodes)} node(s)) to: {min_good}")
+    return EXIT_PASS

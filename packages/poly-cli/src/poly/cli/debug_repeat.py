@@ -1,0 +1,35 @@
+"""`poly debug repeat --until good|bad|N --check CMD...`: run a command repeatedly, sorting
+the artifacts of each run into good/ and bad/."""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.debug_options import (
+    DebugCommand,
+    artifact_options,
+    build_debugger,
+    check_options,
+    iteration_options,
+)
+from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.options import logging_options
+
+
+@click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@check_options
+@artifact_options
+@iteration_options(until_required=True)
+@logging_options
+@handle_errors
+def repeat(**options):
+    """[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting generated artifacts into
+    `good` and `bad` directories."""
+    from poly.core.logger import G_LOGGER
+    from poly.debug import Repeat
+
+    summary = Repeat(build_debugger(options)).run()
+    G_LOGGER.info(
+        f"Ran {summary.total} iteration(s): {summary.passed} passed, {summary.total - summary.passed} failed"
+    )
+    return EXIT_PASS
