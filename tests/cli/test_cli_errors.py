@@ -24,8 +24,8 @@ def _one_error_line(proc):
     (["run", "{identity}", "--onnxrt", "--input-shapes", "x:[1,2"], 2, "--input-shapes"),
     (["run", "{identity}", "--onnxrt", "--val-range", "[1]"], 2, "--val-range"),
     (["run", "{identity}", "--onnxrt", "--atol", "loose"], 2, "--atol"),
-    (["run", "{identity}", "--trt"], 2, "poly-trt"),
-    (["convert", "{identity}", "--int8", "-o", "x.engine"], 2, "poly-trt"),
+    (["run", "{identity}", "--trt", "--trt-min-shapes", "x:[1,1,2,2]"], 2, "--trt-max-shapes"),
+    (["convert", "{identity}", "--pool-limit", "workspace", "-o", "x.engine"], 2, "--pool-limit"),
     (["run", "{bad}", "--onnxrt"], 1, "bad.onnx"),
 ])
 def test_errors_are_one_line(models, tmp_path, args, code, needle):

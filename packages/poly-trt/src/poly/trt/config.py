@@ -92,6 +92,7 @@ class CreateConfig(BaseLoader):
         """
         Args:
             tf32, fp16, int8, fp8, bf16 (bool): Enable those precisions (full TensorRT; RTX has TF32 only).
+                    TF32, on by default in TensorRT, is turned off unless ``tf32=True``.
             profiles (List[Profile]): Optimization profiles. A network with dynamic inputs and
                     no profile gets one from ``Profile().fill_defaults``.
             calibrator (trt.IInt8Calibrator): INT8 calibrator (see ``poly.trt.Calibrator``).
@@ -169,6 +170,8 @@ class CreateConfig(BaseLoader):
         """
         mod = trt()
         config = builder.create_builder_config()
+        if not self.bool_flags["tf32"] and hasattr(mod.BuilderFlag, "TF32"):
+            config.clear_flag(mod.BuilderFlag.TF32)  # on by default in TensorRT; off unless asked, as in Polygraphy
         for option, enabled in self.bool_flags.items():
             if enabled:
                 self._set_flag(config, BOOLEAN_FLAGS[option], option)

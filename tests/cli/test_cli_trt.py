@@ -1,0 +1,137 @@
+"""`poly run --trt`, `poly convert` to engines, `poly inspect model --display-as trt`, engines,
+and `poly inspect tactics` / `diff-tactics`, with the installed TensorRT flavour (TensorRT-RTX:
+it builds engines without a GPU; running or deserializing them needs one, which CI lacks)."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures import onnx_models
+from fixtures.cli_helpers import POLY, run_cli
+from fixtures.tactic_replays import make_replays
+
+from poly.core import cuda
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_tensorrt():
+    try:
+        from poly.trt._module import trt
+
+        trt()
+    except Exception as err:
+        pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
+
+
+def _error_lines(proc):
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return [line for line in proc.stderr.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", ["light_zfnet512", "light_vgg19"])
+def test_convert_real_models_to_engines(tmp_path, name):
+    model = onnx_models.light_model_dir() / f"{name}.onnx"
+    engine = tmp_path / f"{name}.engine"
+    cache = tmp_path / "timing.cache"
+    proc = run_cli(POLY, "convert", model, "-o", engine, "--builder-optimization-level", "0",
+                   "--save-timing-cache", cache)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert engine.stat().st_size > 100_000 and cache.exists()
+    assert f"Saved engine to {engine}" in proc.stdout
+
+
+def test_convert_with_profiles_and_timing_cache(models, tmp_path):
+    engine = tmp_path / "dyn.engine"
+    cache = tmp_path / "t.cache"
+    cache.write_bytes(b"")  # an empty cache file is a fresh start
+    proc = run_cli(POLY, "convert", models["dynamic"], "-o", engine,
+                   "--trt-min-shapes", "X:[1,1,2,2]", "--trt-opt-shapes", "X:[1,1,4,4]", "--trt-max-shapes", "X:[2,1,8,8]",
+                   "--trt-min-shapes", "X:[4,1,8,8]", "--trt-opt-shapes", "X:[8,1,8,8]", "--trt-max-shapes", "X:[16,1,8,8]",
+                   "--load-timing-cache", cache, "--profiling-verbosity", "detailed", "-v")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Optimization profile 1: {X (min=[4, 1, 8, 8], opt=[8, 1, 8, 8], max=[16, 1, 8, 8])}" in proc.stdout
+    assert engine.stat().st_size > 0
+
+
+def test_profile_flags_group_per_occurrence():
+    from poly.cli.options import MultiOption
+    from poly.cli.trt_args import parse_profiles
+
+    sep = MultiOption.OCCURRENCE_SEPARATOR
+    opts = {"trt_min_shapes": (f"a:[1,2]{sep}b:[1]", "a:[4,2]"), "trt_opt_shapes": (f"a:[2,2]{sep}b:[2]", "a:[5,2]"),
+            "trt_max_shapes": (f"a:[3,2]{sep}b:[3]", "a:[6,2]")}
+    first, second = parse_profiles(opts)
+    assert list(first) == ["a", "b"] and first["b"].max == (3,)
+    assert list(second) == ["a"] and tuple(second["a"]) == ((4, 2), (5, 2), (6, 2))
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--trt-min-shapes", "X:[2,1,2,2]", "--trt-opt-shapes", "X:[1,1,2,2]", "--trt-max-shapes", "X:[2,1,2,2]"],
+     "min <= opt <= max"),
+    (["--trt-min-shapes", "X:[1,1,2,2]", "--trt-opt-shapes", "Y:[1,1,2,2]", "--trt-max-shapes", "X:[1,1,2,2]"],
+     "input 'X' has no --trt-opt-shapes"),
+    (["--pool-limit", "workspace:lots"], "--pool-limit"),
+])
+def test_bad_builder_flags_are_usage_errors(models, tmp_path, args, needle):
+    proc = run_cli(POLY, "convert", models["dynamic"], "-o", tmp_path / "x.engine", *args)
+    assert proc.returncode == 2
+    assert needle in _error_lines(proc)[-1]
+    assert not (tmp_path / "x.engine").exists()
+
+
+def test_flags_the_flavour_lacks_fail_in_one_line(models, tmp_path):
+    from poly.trt import is_rtx
+
+    if not is_rtx():
+        pytest.skip("full TensorRT has --fp16")
+    proc = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--fp16")
+    assert proc.returncode == 1
+    lines = _error_lines(proc)
+    assert len(lines) == 1 and "fp16 is not available in TensorRT-RTX" in lines[0]
+
+
+def test_inspect_network_of_an_unseen_model():
+    model = onnx_models.light_model_dir() / "light_shufflenet.onnx"
+    proc = run_cli(POLY, "inspect", "model", model, "--display-as", "trt", "--show", "layers", "attrs")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "==== TensorRT Network ====" in out and "---- 1 Network Input(s) ----" in out
+    assert "[Op: LayerType.CONVOLUTION]" in out and ".kernel_size_nd = (3, 3)" in out
+    assert "<array dtype=float32" in out  # weights summarized, not printed, without --show weights
+    weights = run_cli(POLY, "inspect", "model", model, "--display-as", "trt", "--show", "weights")
+    assert weights.returncode == 0 and weights.stdout.count("\n") > out.count("\n")
+
+
+def test_mark_all_shows_in_the_network(models):
+    proc = run_cli(POLY, "inspect", "model", models["multi"], "--display-as", "trt")
+    assert "---- 2 Network Output(s) ----" in proc.stdout
+
+
+@pytest.mark.skipif(cuda.cuda_available(), reason="a GPU is present: the no-GPU path cannot be shown")
+def test_run_trt_without_gpu_builds_saves_and_stops_in_one_line(models, tmp_path):
+    engine = tmp_path / "mlp.engine"
+    proc = run_cli(POLY, "run", models["mlp"], "--trt", "--onnxrt", "--trt-outputs", "mark", "all",
+                   "--save-engine", engine)
+    assert proc.returncode == 1
+    lines = _error_lines(proc)
+    assert len(lines) == 1 and "TrtRunner needs an NVIDIA GPU" in lines[0]
+    assert engine.stat().st_size > 0
+    again = run_cli(POLY, "inspect", "model", engine)
+    assert again.returncode == 1 and "no NVIDIA driver or GPU" in _error_lines(again)[0]
+    mixed = run_cli(POLY, "run", engine, "--onnxrt")
+    assert mixed.returncode == 2 and "only --trt can run it" in _error_lines(mixed)[-1]
+
+
+def test_inspect_tactics_and_diff(tmp_path):
+    problem = make_replays(tmp_path)
+    if problem:
+        pytest.skip(f"Polygraphy could not write replay fixtures here: {problem}")
+    shown = run_cli(POLY, "inspect", "tactics", tmp_path / "bad" / "b1.json")
+    assert shown.returncode == 0 and "Layer: conv" in shown.stdout and "Tactic: 11" in shown.stdout
+    diff = run_cli(POLY, "inspect", "diff-tactics", "--dir", tmp_path)
+    assert diff.returncode == 0
+    assert "potentially bad tactics in 2 layer(s)" in diff.stdout
+    assert "Tactic: 11" in diff.stdout and "Tactic: 6" in diff.stdout and "Tactic: 10)" not in diff.stdout
+    same = run_cli(POLY, "inspect", "diff-tactics", "--good", tmp_path / "good", "--bad", tmp_path / "good" / "g1.json")
+    assert same.returncode == 0 and "Could not determine potentially bad tactics" in same.stdout
+    bad = run_cli(POLY, "inspect", "tactics", tmp_path / "nothing.json")
+    assert bad.returncode == 1 and "does not exist" in _error_lines(bad)[0]
