@@ -135,3 +135,20 @@ def test_inspect_tactics_and_diff(tmp_path):
     assert same.returncode == 0 and "Could not determine potentially bad tactics" in same.stdout
     bad = run_cli(POLY, "inspect", "tactics", tmp_path / "nothing.json")
     assert bad.returncode == 1 and "does not exist" in _error_lines(bad)[0]
+
+
+@pytest.mark.skipif(cuda.cuda_available(), reason="a GPU is present: the no-GPU path cannot be shown")
+def test_validate_trt_reaches_the_runner(models, tmp_path):
+    import numpy as np
+
+    data, golden = tmp_path / "data", tmp_path / "golden"
+    data.mkdir()
+    golden.mkdir()
+    x = np.ones((2, 8), np.float32)
+    np.savez(data / "s0.npz", x=x)
+    np.savez(golden / "s0.npz", probs=np.full((2, 4), 0.25, np.float32))
+    proc = run_cli(POLY, "validate", models["mlp"], "--trt", "--dataset", data, "--golden", golden,
+                   "--trt-min-shapes", "x:[1,8]", "--trt-opt-shapes", "x:[2,8]", "--trt-max-shapes", "x:[4,8]")
+    assert proc.returncode == 1
+    assert "Building engine" in proc.stdout
+    assert "TrtRunner needs an NVIDIA GPU" in _error_lines(proc)[-1]

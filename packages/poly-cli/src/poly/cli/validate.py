@@ -11,16 +11,11 @@ import click
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, handle_errors
 from poly.cli.lazy_group import error_line
 from poly.cli.model_args import onnx_loader, resolve_model
-from poly.cli.options import logging_options, multi_option
+from poly.cli.options import logging_options, multi_option, record_runner
+from poly.cli.trt_options import trt_options
 from poly.cli.shape_parsing import parse_per_output
 
 _BACKENDS = ("onnxrt", "onnx_ref")
-
-
-def _record_backend(ctx, param, value):
-    if value:
-        ctx.meta.setdefault("poly.validate.backends", []).append(param.name)
-    return value
 
 
 class Progress:
@@ -59,10 +54,11 @@ class Progress:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_file", required=False, metavar="MODEL")
 @click.option("--example", is_flag=True, help="Use the bundled example CNN as MODEL.")
-@click.option("--onnxrt", is_flag=True, callback=_record_backend,
+@click.option("--onnxrt", is_flag=True, callback=record_runner,
               help="Validate with ONNX-Runtime (the first backend given is the one under test).")
-@click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=_record_backend,
+@click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=record_runner,
               help="Validate with the ONNX reference evaluator; given second, it produces the golden outputs.")
+@trt_options
 @multi_option("--dataset", "--load-inputs", "--load-input-data", "dataset", type=click.Path(exists=True),
               help="A directory of .npz feed dicts (one sample per file, sorted by name) or input files "
               "(Polygraphy's inputs JSON, .npz).")
@@ -106,10 +102,10 @@ def validate(model_file, example, **opts):
     from poly.core.logger import G_LOGGER
 
     ctx = click.get_current_context()
-    backends = ctx.meta.get("poly.validate.backends", [])
+    backends = ctx.meta.get("poly.runners", [])
     model = resolve_model(model_file, example)
     if not backends:
-        raise click.UsageError("Choose a backend: --onnxrt or --onnx-ref.")
+        raise click.UsageError("Choose a backend: --onnxrt, --onnx-ref or --trt.")
     if len(backends) > 2:
         raise click.UsageError("Give one backend to validate, and optionally a second one for the golden outputs.")
     if not opts["dataset"] and not opts["data_loader_script"]:
@@ -193,10 +189,21 @@ def _checker_options(opts):
 
 
 def _build_runners(model, backends, opts):
-    loader = onnx_loader(model, opts["onnx_outputs"], opts["onnx_exclude_outputs"])
+    from poly.cli.trt_args import is_engine_path, trt_runner
+
+    engine = is_engine_path(model)
+    if engine and any(name != "trt" for name in backends):
+        raise click.UsageError(f"MODEL {model!r} is a TensorRT engine; only --trt can run it")
+    loader = None if engine else onnx_loader(model, opts["onnx_outputs"], opts["onnx_exclude_outputs"])
     runners = []
     for name in backends:
-        if name == "onnxrt":
+        if name == "trt":
+            from poly.cli.trt_args import parse_pool_limits, parse_profiles
+
+            parse_profiles(opts)
+            parse_pool_limits(opts["pool_limit"])
+            runners.append(trt_runner(model, opts))
+        elif name == "onnxrt":
             from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
             runners.append(OnnxrtRunner(SessionFromOnnx(loader, providers=list(opts["providers"]) or None)))
