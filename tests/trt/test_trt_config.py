@@ -107,3 +107,31 @@ def test_timing_cache_round_trip(trt_mod, trt_models, tmp_path):
     EngineBytesFromNetwork((builder, net, parser), config=CreateConfig(load_timing_cache=cache),
                            save_timing_cache=cache)()
     assert cache.exists() and len(cache.read_bytes()) >= len(first) and not list(tmp_path.glob("*.tmp*"))
+
+
+def test_layer_precisions_on_the_installed_flavour(trt_mod, trt_models):
+    from poly.trt import NetworkFromOnnxPath, SetLayerPrecisions
+    from poly.trt.layer_precisions import supports_layer_precisions
+
+    loader = NetworkFromOnnxPath(trt_models["mlp"])
+    _, network, _ = loader()
+    if not supports_layer_precisions(network):
+        with pytest.raises(PolyException, match="Per-layer precisions are not available in TensorRT-RTX"):
+            SetLayerPrecisions(loader, {network.get_layer(0).name: "float32"})()
+        pytest.skip("TensorRT-RTX has no per-layer precision; the setting path needs full TensorRT")
+    name = network.get_layer(0).name
+    _, changed, _ = SetLayerPrecisions(loader, {name: "float16"})()
+    assert changed.get_layer(0).precision == trt_mod.DataType.HALF
+    with pytest.raises(PolyException, match="no such layer"):
+        SetLayerPrecisions(loader, {"nope": "float32"})()
+
+
+def test_tactic_selectors_need_algorithm_selectors(trt_mod, tmp_path):
+    from poly.trt import TacticRecorder
+
+    if hasattr(trt_mod, "IAlgorithmSelector"):
+        recorder = TacticRecorder(tmp_path / "replay.json")
+        assert recorder.select_algorithms(None, [1, 2, 3]) == [0, 1, 2]
+        pytest.skip("recording real tactics needs a GPU build with full TensorRT")
+    with pytest.raises(PolyException, match="IAlgorithmSelector"):
+        TacticRecorder(tmp_path / "replay.json")

@@ -108,7 +108,22 @@ def config_loader(opts, data_loader=None):
         memory_pool_limits=parse_pool_limits(opts.get("pool_limit")),
         builder_optimization_level=opts.get("builder_optimization_level"),
         profiling_verbosity=opts.get("profiling_verbosity"),
+        algorithm_selector=_algorithm_selector(opts),
     )
+
+
+def _algorithm_selector(opts):
+    if opts.get("save_tactics") and opts.get("load_tactics"):
+        raise click.UsageError("--save-tactics and --load-tactics cannot be used together")
+    if opts.get("save_tactics"):
+        from poly.trt.tactic_selectors import TacticRecorder
+
+        return TacticRecorder(opts["save_tactics"])
+    if opts.get("load_tactics"):
+        from poly.trt.tactic_selectors import TacticReplayer
+
+        return TacticReplayer(opts["load_tactics"])
+    return None
 
 
 def _calibration_algo(name):

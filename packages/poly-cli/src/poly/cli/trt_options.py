@@ -60,6 +60,12 @@ def trt_build_options(func):
         click.option("--profiling-verbosity", type=click.Choice(PROFILING_VERBOSITIES),
                      help="Layer information kept in the engine (for `inspect model` on engines)."),
         click.option("--save-engine", type=click.Path(dir_okay=False), help="Path to save the TensorRT engine."),
+        click.option("--save-tactics", "--save-tactic-replay", "save_tactics", type=click.Path(dir_okay=False),
+                     help="Save the tactics TensorRT picks to this replay file (full TensorRT with algorithm "
+                     "selectors only)."),
+        click.option("--load-tactics", "--load-tactic-replay", "load_tactics", type=click.Path(exists=True),
+                     help="Make TensorRT pick the tactics of this replay file (full TensorRT with algorithm "
+                     "selectors only)."),
     ])(func)
 
 

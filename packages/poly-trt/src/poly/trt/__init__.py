@@ -27,6 +27,7 @@ from poly.trt.engine import (
     engine_from_path,
     save_engine,
 )
+from poly.trt.layer_precisions import SetLayerPrecisions, set_layer_precisions
 from poly.trt.modify_network import ModifyNetworkOutputs, modify_network_outputs
 from poly.trt.network import (
     CreateNetwork,
@@ -39,6 +40,8 @@ from poly.trt.network import (
 )
 from poly.trt.profile import Profile, ShapeTuple
 from poly.trt.runner import TrtRunner
+from poly.trt.tactic_selectors import TacticRecorder, TacticReplayer
+from poly.trt.tactics import Algorithm, TacticReplayData
 from poly.trt.trt_logger import get_trt_logger
 
 __all__ = [
@@ -80,5 +83,11 @@ __all__ = [
     "Profile",
     "ShapeTuple",
     "TrtRunner",
+    "SetLayerPrecisions",
+    "set_layer_precisions",
+    "TacticRecorder",
+    "TacticReplayer",
+    "Algorithm",
+    "TacticReplayData",
     "get_trt_logger",
 ]

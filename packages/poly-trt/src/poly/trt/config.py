@@ -87,6 +87,7 @@ class CreateConfig(BaseLoader):
         compute_capabilities=None,
         engine_capability=None,
         preview_features=None,
+        algorithm_selector=None,
         **flags,
     ):
         """
@@ -109,6 +110,8 @@ class CreateConfig(BaseLoader):
             compute_capabilities (List[Union[trt.ComputeCapability, str]]): TensorRT-RTX build targets
                     (e.g. "SM86"); by default the builder's own choice.
             preview_features (List[trt.PreviewFeature or str]): Preview features to enable.
+            algorithm_selector (trt.IAlgorithmSelector): Tactic selection hook, e.g.
+                    ``TacticRecorder`` or ``TacticReplayer`` (full TensorRT 10 and older).
             **flags: Boolean builder flags by keyword (see ``BOOLEAN_FLAGS``: sparse_weights,
                     refittable, strip_plan, direct_io, version_compatible, exclude_lean_runtime,
                     error_on_timing_cache_miss, disable_compilation_cache, weight_streaming,
@@ -142,6 +145,7 @@ class CreateConfig(BaseLoader):
         self.compute_capabilities = compute_capabilities
         self.engine_capability = engine_capability
         self.preview_features = preview_features
+        self.algorithm_selector = algorithm_selector
 
     def _set_flag(self, config, name, option):
         mod = trt()
@@ -236,6 +240,10 @@ class CreateConfig(BaseLoader):
                 config.set_compute_capability(
                     enum_member(mod.ComputeCapability, cc, "compute capability"), index
                 )
+        if self.algorithm_selector is not None:
+            if not hasattr(config, "algorithm_selector"):
+                G_LOGGER.critical(f"Algorithm selectors are not available in {flavour()}")
+            config.algorithm_selector = self.algorithm_selector
         # Always a timing cache, empty unless one is loaded, so that a build can save it.
         load_timing_cache(config, self.load_timing_cache)
         return config
