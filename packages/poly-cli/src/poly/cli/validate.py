@@ -12,8 +12,8 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, handle_errors
 from poly.cli.lazy_group import error_line
 from poly.cli.model_args import onnx_loader, resolve_model
 from poly.cli.options import logging_options, multi_option, record_runner
-from poly.cli.trt_options import trt_options
 from poly.cli.shape_parsing import parse_per_output
+from poly.cli.trt_options import trt_options
 
 _BACKENDS = ("onnxrt", "onnx_ref")
 

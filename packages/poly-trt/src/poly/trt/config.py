@@ -175,7 +175,9 @@ class CreateConfig(BaseLoader):
         mod = trt()
         config = builder.create_builder_config()
         if not self.bool_flags["tf32"] and hasattr(mod.BuilderFlag, "TF32"):
-            config.clear_flag(mod.BuilderFlag.TF32)  # on by default in TensorRT; off unless asked, as in Polygraphy
+            config.clear_flag(
+                mod.BuilderFlag.TF32
+            )  # on by default in TensorRT; off unless asked, as in Polygraphy
         for option, enabled in self.bool_flags.items():
             if enabled:
                 self._set_flag(config, BOOLEAN_FLAGS[option], option)

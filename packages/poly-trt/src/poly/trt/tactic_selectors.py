@@ -28,13 +28,19 @@ def algorithm_from_trt(algorithm, context):
 
     def io(index):
         info = algorithm.get_algorithm_io_info(index)
-        return (str(info.dtype), tuple(info.strides), getattr(info, "vectorized_dim", -1),
-                getattr(info, "components_per_element", -1))
+        return (
+            str(info.dtype),
+            tuple(info.strides),
+            getattr(info, "vectorized_dim", -1),
+            getattr(info, "components_per_element", -1),
+        )
 
     count = context.num_inputs + context.num_outputs
     infos = [io(i) for i in range(count)]
     variant = algorithm.algorithm_variant
-    return Algorithm(variant.implementation, variant.tactic, infos[: context.num_inputs], infos[context.num_inputs :])
+    return Algorithm(
+        variant.implementation, variant.tactic, infos[: context.num_inputs], infos[context.num_inputs :]
+    )
 
 
 def TacticRecorder(record=None):  # noqa: N802 (Polygraphy's name)
@@ -96,6 +102,8 @@ def TacticReplayer(replay):  # noqa: N802 (Polygraphy's name)
                 wanted = self.data.get(context.name)
                 chosen = algorithm_from_trt(choice, context)
                 if wanted is not None and wanted != chosen:
-                    G_LOGGER.warning(f"Layer {context.name}: TensorRT used {chosen}, not the recorded {wanted}")
+                    G_LOGGER.warning(
+                        f"Layer {context.name}: TensorRT used {chosen}, not the recorded {wanted}"
+                    )
 
     return _Replayer()
