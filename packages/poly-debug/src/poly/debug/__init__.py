@@ -6,10 +6,12 @@ and keeps a debug replay; ``Repeat`` and ``Reduce`` are subtools built on it, an
 """
 
 from poly.debug.artifacts import DEFAULT_ARTIFACTS_DIR, ArtifactSorter
+from poly.debug.build import Build
 from poly.debug.check import CheckCommand, CheckResult, InteractiveCheck, make_check, split_check_command
 from poly.debug.context import IterationContext, SkipIteration
 from poly.debug.iteration import IterationSummary, IterativeDebugger
 from poly.debug.markers import BisectMarker, LinearMarker
+from poly.debug.precision import Precision, PrecisionResult, order_layers
 from poly.debug.reduce import Reduce, ReduceResult, override_input_shapes
 from poly.debug.repeat import Repeat
 from poly.debug.replay import DEFAULT_REPLAY_PATH, DebugReplay, replay_key, skip_current_path
@@ -35,6 +37,10 @@ __all__ = [
     "ReduceResult",
     "override_input_shapes",
     "Repeat",
+    "Build",
+    "Precision",
+    "PrecisionResult",
+    "order_layers",
     "DebugReplay",
     "DEFAULT_REPLAY_PATH",
     "replay_key",

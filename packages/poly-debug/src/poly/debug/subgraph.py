@@ -10,7 +10,7 @@ failures of a model made of node set S grow with S: what lets ``reduce`` search 
 
 from poly.core.logger import G_LOGGER
 
-__all__ = ["SubgraphBuilder", "toposort_model", "describe_nodes"]
+__all__ = ["SubgraphBuilder", "toposort_model", "describe_nodes", "node_reads"]
 
 
 def _outer_names(graph):
@@ -18,14 +18,14 @@ def _outer_names(graph):
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
     used = []
     for node in graph.node:
-        for name in _node_reads(node):
+        for name in node_reads(node):
             if name and name not in defined:
                 used.append(name)
         defined.update(node.output)
     return used
 
 
-def _node_reads(node):
+def node_reads(node):
     """The tensors a node reads: its inputs and what its subgraphs (If/Loop/Scan) read from outside."""
     from poly.onnx._lazy import onnx
 
@@ -53,7 +53,7 @@ def toposort_model(model):
             if name:
                 producer[name] = index
     deps = [
-        {producer[n] for n in _node_reads(node) if n in producer and producer[n] != index}
+        {producer[n] for n in node_reads(node) if n in producer and producer[n] != index}
         for index, node in enumerate(nodes)
     ]
     if all(all(d < index for d in dep) for index, dep in enumerate(deps)):
@@ -111,7 +111,7 @@ class SubgraphBuilder:
         self.info = tensor_info
         graph = model.graph
         self.nodes = list(graph.node)
-        self.reads = [_node_reads(node) for node in self.nodes]
+        self.reads = [node_reads(node) for node in self.nodes]
         self.producer = {}
         self.consumers = {}
         for index, node in enumerate(self.nodes):

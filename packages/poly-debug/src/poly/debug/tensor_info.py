@@ -11,7 +11,16 @@ from poly.core.logger import G_LOGGER
 __all__ = ["TensorInfo", "MIN_FREEZE_SIZE"]
 
 MIN_FREEZE_SIZE = 64 << 20
-"""Input-independent tensors up to this size (64 MiB) are always folded to be frozen."""
+"""Input-independent tensors up to this size (64 MiB) are always kept to be frozen."""
+
+_NONDETERMINISTIC = {
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+}
 
 
 def _typed(value_info):
@@ -88,38 +97,89 @@ class TensorInfo:
         if known is None or replace or (not _typed(known) and _typed(value_info)):
             self.value_infos[name] = value_info
 
-    def _fold(self, model):
-        from poly.onnx import fold_constants
-        from poly.onnx._lazy import onnx
-        from poly.onnx.base import copy_model
-        from poly.onnx.fold import default_fold_size_threshold
+    def _static_shape(self, name):
+        value_info = self.value_infos.get(name)
+        if value_info is None or not _typed(value_info) or _has_dynamic_dims(value_info):
+            return None
+        return [dim.dim_value for dim in value_info.type.tensor_type.shape.dim]
 
-        probe = copy_model(model)
-        present = {o.name for o in probe.graph.output}
-        for node in probe.graph.node:
-            for name in node.output:
-                if name and name not in present:
-                    present.add(name)
-                    probe.graph.output.append(
-                        self.value_infos.get(name) or onnx.helper.make_empty_tensor_value_info(name)
+    def _constant_nodes(self, model):
+        """
+        The nodes whose outputs do not depend on the model's inputs, in order, and the values
+        of Shape/Size nodes of statically shaped tensors (those read no data).
+        """
+        import numpy as np
+
+        from poly.debug.subgraph import node_reads
+
+        known = set(self.constants)
+        nodes, shape_values = [], {}
+        for node in model.graph.node:
+            if node.op_type in _NONDETERMINISTIC or node.domain not in ("", "ai.onnx"):
+                continue
+            reads = [name for name in node_reads(node) if name]
+            if node.op_type in ("Shape", "Size") and reads:
+                dims = self._static_shape(reads[0])
+                if dims is None:
+                    continue
+                if node.op_type == "Size":
+                    value = np.array(int(np.prod(dims)), np.int64)
+                else:
+                    attrs = {a.name: a.i for a in node.attribute}
+                    value = np.array(
+                        dims[attrs.get("start", 0) : attrs.get("end", len(dims)) or None], np.int64
                     )
-        threshold = max(default_fold_size_threshold(model), MIN_FREEZE_SIZE)
-        G_LOGGER.verbose("Folding input-independent tensors, so that cuts can freeze them")
-        with _quiet():
-            folded = fold_constants(
-                probe,
-                error_ok=True,
-                partitioning="basic",
-                size_threshold=threshold,
-                copy=False,
-                allow_onnxruntime_shape_inference=self._allow_onnxruntime,
+                    if "end" in attrs and attrs["end"] == 0:
+                        value = np.array([], np.int64)
+                shape_values[node.output[0]] = value
+                known.add(node.output[0])
+                continue
+            if all(name in known for name in reads):
+                nodes.append(node)
+                known.update(name for name in node.output if name)
+        return nodes, shape_values
+
+    def _fold(self, model):
+        """Evaluates every input-independent tensor in one ONNX-Runtime run."""
+        from poly.onnx._lazy import numpy_helper, onnx, onnxrt
+        from poly.onnx.fold import default_fold_size_threshold
+        from poly.onnx.ir_version import onnxruntime_max_ir_version
+
+        nodes, shape_values = self._constant_nodes(model)
+        values = dict(shape_values)
+        if nodes:
+            initializers = [self.constants[name] for name in self.constants]
+            initializers += [numpy_helper.from_array(value, name) for name, value in shape_values.items()]
+            outputs = [
+                onnx.helper.make_empty_tensor_value_info(n) for node in nodes for n in node.output if n
+            ]
+            graph = onnx.helper.make_graph(nodes, "constants", [], outputs, initializer=initializers)
+            probe = onnx.helper.make_model(
+                graph, opset_imports=model.opset_import, ir_version=max(model.ir_version, 4)
             )
-        for tensor in folded.graph.initializer:
-            if tensor.name not in self.constants:
-                self.constants[tensor.name] = tensor
+            probe.functions.extend(model.functions)
+            probe.ir_version = min(probe.ir_version, onnxruntime_max_ir_version())
+            options = onnxrt.SessionOptions()
+            options.graph_optimization_level = onnxrt.GraphOptimizationLevel.ORT_DISABLE_ALL
+            options.log_severity_level = 3
+            try:
+                session = onnxrt.InferenceSession(
+                    probe.SerializeToString(), options, providers=["CPUExecutionProvider"]
+                )
+                names = [o.name for o in session.get_outputs()]
+                values.update(zip(names, session.run(names, {}), strict=True))
+            except Exception as err:
+                G_LOGGER.warning(
+                    "Could not evaluate the model's input-independent tensors; where a cut meets one, it "
+                    f"becomes an input instead of a constant. Note: {str(err).strip().splitlines()[0]}"
+                )
+        threshold = max(default_fold_size_threshold(model), MIN_FREEZE_SIZE)
+        for name, value in values.items():
+            if getattr(value, "nbytes", threshold + 1) <= threshold and name not in self.constants:
+                tensor = numpy_helper.from_array(value, name)
+                self.constants[name] = tensor
                 self._learn(
-                    onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims),
-                    replace=True,
+                    onnx.helper.make_tensor_value_info(name, tensor.data_type, tensor.dims), replace=True
                 )
         G_LOGGER.verbose(
             f"{len(self.constants)} tensor(s) are input-independent and will be frozen where cut"
