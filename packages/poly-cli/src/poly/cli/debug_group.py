@@ -1,5 +1,4 @@
-"""`poly debug`: iterative debugging subcommands, loaded lazily. `build` and `precision` join
-this table when poly-trt provides them (they plug into the same engine)."""
+"""`poly debug`: iterative debugging subcommands, loaded lazily."""
 
 from __future__ import annotations
 
@@ -9,6 +8,14 @@ from poly.cli.lazy_group import LazyGroup
 from poly.cli.options import logging_options
 
 SUBCOMMANDS = {
+    "build": (
+        "poly.cli.debug_build:build",
+        "[EXPERIMENTAL] Repeatedly build an engine to isolate faulty tactics.",
+    ),
+    "precision": (
+        "poly.cli.debug_precision:precision",
+        "[EXPERIMENTAL] Mark layers to run in higher precision to find what accuracy needs.",
+    ),
     "repeat": (
         "poly.cli.debug_repeat:repeat",
         "[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting artifacts.",

@@ -9,12 +9,34 @@ from poly.core.logger import G_LOGGER
 from poly.trt._module import flavour
 from poly.trt.network import unpack_network
 
-__all__ = ["SetLayerPrecisions", "set_layer_precisions", "supports_layer_precisions"]
+__all__ = ["SetLayerPrecisions", "set_layer_precisions", "supports_layer_precisions", "precision_candidate_layers"]
 
 
 def supports_layer_precisions(network):
     """Whether this flavour's layers have a settable ``precision``."""
     return network.num_layers == 0 or hasattr(network.get_layer(0), "precision")
+
+
+_NOT_CANDIDATES = ("CONSTANT", "SHAPE", "SHUFFLE", "IDENTITY", "GATHER", "SLICE", "CONCATENATION", "CAST")
+"""Layer types that only move or reinterpret data: their precision changes nothing."""
+
+
+def precision_candidate_layers(network):
+    """Names of the layers whose precision matters: computing layers with floating-point outputs."""
+    from poly.trt._module import trt
+
+    mod = trt()
+    skip = {getattr(mod.LayerType, name) for name in _NOT_CANDIDATES if hasattr(mod.LayerType, name)}
+    floating = {getattr(mod.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(mod.DataType, name)}
+    names = []
+    for index in range(network.num_layers):
+        layer = network.get_layer(index)
+        if layer.type in skip:
+            continue
+        outputs = [layer.get_output(i) for i in range(layer.num_outputs)]
+        if outputs and all(t is not None and t.dtype in floating for t in outputs):
+            names.append(layer.name)
+    return names
 
 
 class SetLayerPrecisions(BaseLoader):
