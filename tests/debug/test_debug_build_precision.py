@@ -18,6 +18,7 @@ from fixtures.cli_helpers import POLY, run_cli
 
 from poly.core.exception import PolyException
 
+
 @pytest.fixture(scope="module")
 def models_dir(tmp_path_factory):
     from fixtures import onnx_models
