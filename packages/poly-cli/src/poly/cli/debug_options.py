@@ -41,13 +41,12 @@ def _int_codes(ctx, param, values):
 def _until(ctx, param, value):
     if value is None:
         return None
-    from poly.core.exception import PolyException
     from poly.debug import Until
 
-    try:
-        return Until(value)
-    except PolyException as err:
-        raise click.BadParameter(str(err).split(": ", 1)[-1]) from None
+    problem = Until.problem(value)
+    if problem:
+        raise click.BadParameter(problem)
+    return Until(value)
 
 
 def check_options(func):

@@ -16,18 +16,26 @@ class Until:
         Args:
             value (Union[str, int]): ``"good"``, ``"bad"`` or a positive number of iterations.
         """
-        self.count = None
-        self.verdict = None
+        problem = self.problem(value)
+        if problem:
+            G_LOGGER.critical(f"--until: {problem}")
+        text = str(value).strip().lower()
+        self.verdict = text if text in ("good", "bad") else None
+        self.count = None if self.verdict else int(text)
+
+    @staticmethod
+    def problem(value):
+        """What is wrong with an ``--until`` value, or None when it is valid."""
         text = str(value).strip().lower()
         if text in ("good", "bad"):
-            self.verdict = text
-            return
+            return None
         try:
-            self.count = int(text)
+            count = int(text)
         except ValueError:
-            G_LOGGER.critical(f"--until must be 'good', 'bad' or a number of iterations, not {value!r}")
-        if self.count < 1:
-            G_LOGGER.critical(f"--until: the number of iterations must be at least 1, not {self.count}")
+            return f"expected 'good', 'bad' or a number of iterations, not {value!r}"
+        if count < 1:
+            return f"the number of iterations must be at least 1, not {count}"
+        return None
 
     def done(self, context):
         """Whether to stop after the iteration of ``context``."""
