@@ -188,6 +188,22 @@ def iteration_options(iter_artifact_default=None, until_required=False):
     return decorate
 
 
+def debug_options(iter_artifact_default=None, until_required=False):
+    """Every option group of a debug subcommand (Pass/Fail Reporting, Artifact Sorting,
+    Iterative Debugging, Debug Replay, Logging) and poly's error handling, in one decorator
+    to put last (nearest the function) under `@click.command(cls=DebugCommand)`."""
+    from poly.cli.errors import handle_errors
+    from poly.cli.options import logging_options
+
+    def decorate(func):
+        func = handle_errors(func)
+        func = logging_options(func)
+        func = iteration_options(iter_artifact_default, until_required)(func)
+        return check_options(artifact_options(func))
+
+    return decorate
+
+
 def build_debugger(options):
     """
     The ``IterativeDebugger`` for the options of a debug subcommand. ``options`` is the

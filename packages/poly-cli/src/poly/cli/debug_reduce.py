@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.debug_options import (
-    DebugCommand,
-    artifact_options,
-    build_debugger,
-    check_options,
-    iteration_options,
-)
-from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
+from poly.cli.errors import EXIT_PASS
 from poly.cli.model_args import resolve_model, save_model, save_options
-from poly.cli.options import logging_options, multi_option
+from poly.cli.options import multi_option
 from poly.cli.shape_parsing import parse_shapes
 
 
@@ -87,11 +81,7 @@ from poly.cli.shape_parsing import parse_shapes
     help="Directory of the model's external data (defaults to the model's directory).",
 )
 @save_options
-@check_options
-@artifact_options
-@iteration_options(iter_artifact_default="polygraphy_debug.onnx")
-@logging_options
-@handle_errors
+@debug_options(iter_artifact_default="polygraphy_debug.onnx")
 def reduce(
     model_file,
     output,

@@ -5,23 +5,12 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.debug_options import (
-    DebugCommand,
-    artifact_options,
-    build_debugger,
-    check_options,
-    iteration_options,
-)
-from poly.cli.errors import EXIT_PASS, handle_errors
-from poly.cli.options import logging_options
+from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
+from poly.cli.errors import EXIT_PASS
 
 
 @click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@check_options
-@artifact_options
-@iteration_options(until_required=True)
-@logging_options
-@handle_errors
+@debug_options(until_required=True)
 def repeat(**options):
     """[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting generated artifacts into
     `good` and `bad` directories."""
