@@ -282,3 +282,42 @@ def test_polygraphy_class_names_load_without_importing_poly_compare(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["poly.compare.results", "RunResults"]
+
+
+def test_npz_fast_reader_matches_numpy(tmp_path):
+    """Uncompressed archives are parsed directly (the validation loader's hot path); what comes
+    back must be what np.load gives, for every layout, and compressed archives still load."""
+    from poly.compare.npz_format import _read_stored_npz, load_npz
+
+    rng = np.random.default_rng(3)
+    arrays = {
+        "f32": rng.standard_normal((2, 3, 4)).astype(np.float32),
+        "fortran": np.asfortranarray(rng.standard_normal((5, 7))),
+        "i8": np.arange(-5, 5, dtype=np.int8),
+        "scalar": np.array(3.5, np.float16),
+        "empty": np.zeros((0, 4), np.int64),
+        "bool": rng.random(9) > 0.5,
+        "text": np.array(["a", "bcd"]),
+        "big_endian": np.arange(6, dtype=">u4").reshape(2, 3),
+    }
+    plain, packed = tmp_path / "plain.npz", tmp_path / "packed.npz"
+    np.savez(plain, **arrays)
+    np.savez_compressed(packed, **arrays)
+    fast = _read_stored_npz(plain)
+    assert fast is not None and _read_stored_npz(packed) is None  # compressed: np.load's job
+    for path in (plain, packed):
+        meta, loaded = load_npz(path)
+        assert meta is None and list(loaded) == list(arrays)
+        for key, value in arrays.items():
+            assert loaded[key].dtype == value.dtype and loaded[key].shape == value.shape
+            np.testing.assert_array_equal(loaded[key], value)
+    assert fast["fortran"].flags.f_contiguous and fast["f32"].flags.writeable
+
+
+def test_npz_fast_reader_refuses_object_arrays(tmp_path):
+    from poly.compare.npz_format import load_npz
+
+    path = tmp_path / "objects.npz"
+    np.savez(path, x=np.array([{"a": 1}, None], dtype=object))
+    with pytest.raises(DataFormatError, match="objects.npz.*pickle"):
+        load_npz(path)

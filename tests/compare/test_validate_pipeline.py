@@ -244,3 +244,57 @@ def test_json_and_html_reports(h, data, tmp_path):
     assert page.count("<svg") == 4
     assert 'id="outputs"' in page and 'id="worst"' in page and "sample_0017.npz" in page
     assert not list(tmp_path.glob("*.tmp*"))
+
+
+class _ThreadRecordingRunner:
+    """Wraps a runner: records which threads infer, and says it may infer on several at once."""
+
+    def __init__(self, inner, safe):
+        import threading
+
+        self.inner, self.thread_safe_infer, self.threads = inner, safe, set()
+        self._lock = threading.Lock()
+        self.name = inner.name
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __enter__(self):
+        self.inner.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.inner.__exit__(*exc)
+
+    def infer(self, feed, check_inputs=True):
+        import threading
+        import time
+
+        with self._lock:
+            self.threads.add(threading.get_ident())
+        time.sleep(0.002)  # long enough for the other inference thread to take the next sample
+        return self.inner.infer(feed, check_inputs=check_inputs)
+
+
+@pytest.mark.parametrize("safe", [True, False])
+def test_inference_threads_give_the_same_verdicts(h, data, safe):
+    ds, golden, *_ = data
+    runner = _ThreadRecordingRunner(_runner(h), safe)
+    one = _pipeline(h, ds, golden, atol=1e-4, rtol=1e-4).run().accumulator
+    outcome = ValidationPipeline(runner, open_dataset(str(ds)), open_reference(str(golden)),
+                                 SampleChecker(atol=1e-4, rtol=1e-4), infer_threads=3, workers=2).run()
+    acc = outcome.accumulator
+    assert acc.samples == one.samples == N and acc.failed == one.failed == len(BAD)
+    assert {s["index"] for s in acc.failed_samples} == {s["index"] for s in one.failed_samples} == set(BAD)
+    assert len(runner.threads) == (3 if safe else 1)  # runners that do not say so stay on one thread
+
+
+def test_interrupt_stops_every_inference_thread(h, data, tmp_path):
+    ds, golden, feeds, goldens = data
+    results = RunResults([("golden", [IterationResult(g, runner_name="golden") for g in goldens])])
+    results.save(str(tmp_path / "g.json"))
+    runner = _ThreadRecordingRunner(_runner(h), True)
+    outcome = ValidationPipeline(runner, IterableDataset(_Interrupting(feeds, after=20)),
+                                 open_reference(str(tmp_path / "g.json"), by_name=False), SampleChecker(),
+                                 infer_threads=2).run()
+    assert outcome.interrupted and outcome.accumulator.samples <= 20

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 import click
 
 from poly.cli.lazy_group import LazyGroup
@@ -11,10 +9,19 @@ from poly.cli.options import logging_options
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("poly-cli")
     except PackageNotFoundError:  # running from a source tree without metadata
         return "unknown"
+
+
+def _print_version(ctx, param, value):
+    # Looked up only when asked for: importlib.metadata costs every other command ~40 ms.
+    if value and not ctx.resilient_parsing:
+        click.echo(f"poly {_version()}")
+        ctx.exit()
 
 
 SUBCOMMANDS = {
@@ -32,7 +39,8 @@ SUBCOMMANDS = {
     lazy_subcommands=SUBCOMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(_version(), "--version", prog_name="poly", message="%(prog)s %(version)s")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @logging_options
 def cli() -> None:
     """poly: run, compare and debug deep-learning models across inference backends."""

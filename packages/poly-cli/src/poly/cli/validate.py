@@ -81,6 +81,9 @@ class Progress:
 @click.option("--no-shape-check", is_flag=True, help="Disable checking that output shapes match exactly.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Comparison threads.")
+@click.option("--infer-threads", type=click.IntRange(min=1), default=None,
+              help="Inferences run side by side (ONNX-Runtime only), each session thread pool sized to "
+              "share the CPUs. Default: 2 for ONNX-Runtime on the CPU with at least 2 CPUs, else 1.")
 @click.option("--max-failures", type=click.IntRange(min=1), help="Stop after this many failed samples.")
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True,
               help="Stack this many samples along axis 0 per inference where the model allows it.")
@@ -133,6 +136,7 @@ def validate(model_file, example, **opts):
     except ValueError as err:
         error_line(f"Error: {err}")
         return EXIT_USAGE
+    _resolve_infer_threads(backends, opts)
     runners = _build_runners(model, backends, opts)
     from poly.compare.validate.dataset import DirectoryDataset
 
@@ -145,7 +149,7 @@ def validate(model_file, example, **opts):
     G_LOGGER.start(f"VALIDATING | {runners[0].name} on {model} against {reference.describe()}")
     pipeline = ValidationPipeline(runners[0], dataset, reference, checker, workers=opts["workers"],
                                   max_failures=opts["max_failures"], prefetch=opts["prefetch"], batch=opts["batch"],
-                                  worst_k=opts["worst_k"], progress=progress)
+                                  worst_k=opts["worst_k"], progress=progress, infer_threads=opts["infer_threads"])
     start = time.perf_counter()
     outcome = pipeline.run()
     progress.finish(outcome.accumulator, time.perf_counter() - start)
@@ -188,6 +192,36 @@ def _checker_options(opts):
     }
 
 
+def _cpus():
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _resolve_infer_threads(backends, opts):
+    """--infer-threads, or its default: 2 for ONNX-Runtime on the CPU when there are 2+ CPUs."""
+    if opts["infer_threads"] is None:
+        cpu_only = all(p.lower().startswith("cpu") for p in opts["providers"])
+        all_ort = all(name == "onnxrt" for name in backends)
+        opts["infer_threads"] = 2 if all_ort and cpu_only and _cpus() >= 2 else 1
+    return opts["infer_threads"]
+
+
+def _session_options(opts):
+    """ONNX-Runtime session options whose thread pools share the CPUs among --infer-threads."""
+    if opts["infer_threads"] <= 1:
+        return None
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = max(1, _cpus() // opts["infer_threads"])
+    options.inter_op_num_threads = 1
+    return options
+
+
 def _build_runners(model, backends, opts):
     from poly.cli.trt_args import is_engine_path, trt_runner
 
@@ -206,7 +240,8 @@ def _build_runners(model, backends, opts):
         elif name == "onnxrt":
             from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
-            runners.append(OnnxrtRunner(SessionFromOnnx(loader, providers=list(opts["providers"]) or None)))
+            runners.append(OnnxrtRunner(SessionFromOnnx(loader, providers=list(opts["providers"]) or None,
+                                                        session_options=_session_options(opts))))
         else:
             from poly.onnx import OnnxRefRunner
 

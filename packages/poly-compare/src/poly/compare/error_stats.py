@@ -22,20 +22,31 @@ _CODES: dict[str, int] = dict(_native.DTYPE_CODES)
 Index = tuple[int, ...]
 
 
+_CODE_CACHE: dict[np.dtype, int] = {}
+
+
 def dtype_code(dtype: np.dtype) -> int:
     """The native engine's code for ``dtype``; raises ValueError for unsupported dtypes."""
+    code = _CODE_CACHE.get(dtype)  # dtype.name is slow to compute; comparisons run per sample
+    if code is not None:
+        return code
     dtype = np.dtype(dtype)
     code = _CODES.get(dtype.name)
     if code is None or (dtype.name != "bfloat16" and dtype.kind not in "biuf"):
         supported = ", ".join(_CODES)
         raise ValueError(f"error statistics do not support dtype {dtype} (supported: {supported})")
+    _CODE_CACHE[dtype] = code
     return code
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> Index | None:
     if flat < 0:
         return None
-    return tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else ()
+    index = []
+    for dim in reversed(shape):  # np.unravel_index costs more than the comparison of a small output
+        flat, rest = divmod(flat, dim)
+        index.append(rest)
+    return tuple(reversed(index))
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ class ValueSummary:
     """Summary of one input array for logging: moments, extrema with their indices, mean |x|,
     NaN/Inf counts. ``median`` is computed on first access (one extra radix-select pass)."""
 
-    __slots__ = ("mean", "std", "var", "min", "max", "argmin", "argmax", "mean_abs", "mean_square",
+    __slots__ = ("mean", "std", "var", "min", "max", "_argmin", "_argmax", "_shape", "mean_abs", "mean_square",
                  "nan_count", "inf_count", "_median", "_median_source")
 
     def __init__(self, d: dict[str, Any], shape: tuple[int, ...], median_source):
@@ -68,14 +79,23 @@ class ValueSummary:
         self.var: float = d["var"]
         self.min: float = d["min"]
         self.max: float = d["max"]
-        self.argmin: Index | None = _unravel(d["argmin"], shape)
-        self.argmax: Index | None = _unravel(d["argmax"], shape)
+        self._argmin, self._argmax, self._shape = d["argmin"], d["argmax"], shape
         self.mean_abs: float = d["mean_abs"]
         self.mean_square: float = d["mean_sq"]
         self.nan_count: int = d["nan"]
         self.inf_count: int = d["inf"]
         self._median: float | None = None
         self._median_source = median_source
+
+    @property
+    def argmin(self) -> Index | None:
+        """Index of the smallest value (None for an empty array), unravelled on first use."""
+        return _unravel(self._argmin, self._shape)
+
+    @property
+    def argmax(self) -> Index | None:
+        """Index of the largest value (None for an empty array)."""
+        return _unravel(self._argmax, self._shape)
 
     @property
     def median(self) -> float:
@@ -119,7 +139,7 @@ class ErrorStats:
 
 def _as_array(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
+    if arr.dtype not in _CODE_CACHE and arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
         raise ValueError(f"error statistics: {name} has unsupported dtype {arr.dtype}")
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))

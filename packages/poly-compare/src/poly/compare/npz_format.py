@@ -11,8 +11,10 @@ its arrays by name.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import struct
 import zipfile
 from collections import OrderedDict
 
@@ -99,6 +101,70 @@ def save_npz(meta: dict, arrays: dict[str, np.ndarray], dtypes: dict[str, str], 
         np.savez(f, **payload)
 
 
+_FAST_READ_LIMIT = 64 << 20
+"""Archives up to this size are read in one call and parsed here; bigger ones go through np.load."""
+_HEADER_CACHE: dict[bytes, tuple] = {}
+_HEADER_CACHE_LIMIT = 256
+
+
+def _npy_header(buf: memoryview) -> tuple[tuple, bool, np.dtype, int]:
+    """Shape, Fortran order, dtype and data offset of the .npy bytes in ``buf``; headers seen
+    before (every sample of a dataset has the same) are not parsed again."""
+    if bytes(buf[:6]) != b"\x93NUMPY":
+        raise ValueError("not an .npy entry")
+    major = buf[6]
+    size_len = 2 if major == 1 else 4
+    (hlen,) = struct.unpack_from("<H" if size_len == 2 else "<I", buf, 8)
+    start = 8 + size_len
+    header = bytes(buf[:start + hlen])
+    parsed = _HEADER_CACHE.get(header)
+    if parsed is None:
+        fp = io.BytesIO(header)
+        version = np.lib.format.read_magic(fp)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read(fp)
+        if dtype.hasobject:
+            raise ValueError("object arrays cannot be loaded without pickle")
+        parsed = (shape, fortran, dtype, start + hlen)
+        if len(_HEADER_CACHE) < _HEADER_CACHE_LIMIT:
+            _HEADER_CACHE[header] = parsed
+    return parsed
+
+
+def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
+    """
+    The arrays of an uncompressed ``.npz`` (what ``np.savez`` writes), read in one call and
+    parsed without ``np.load``'s per-member file objects: the validation loader reads two such
+    files per sample. None when the archive is not of that kind (compressed, large, a file
+    object), so the caller falls back to ``np.load``. Arrays are writable views of one buffer.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        return None
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > _FAST_READ_LIMIT:
+            return None
+        data = bytearray(size)
+        if f.readinto(data) != size:
+            return None
+    view = memoryview(data)
+    arrays = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in archive.infolist():
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+                return None
+            name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
+            start = info.header_offset + 30 + name_len + extra_len
+            member = view[start:start + info.file_size]
+            shape, fortran, dtype, offset = _npy_header(member)
+            count = 1
+            for dim in shape:
+                count *= dim
+            arr = np.frombuffer(member, dtype=dtype, count=count, offset=offset)
+            arrays[info.filename[:-4]] = arr.reshape(shape, order="F" if fortran else "C")
+    return arrays
+
+
 def load_npz(src):
     """
     Reads an ``.npz`` with ``allow_pickle=False``.
@@ -108,9 +174,11 @@ def load_npz(src):
         archive) and every array by key, with extension dtypes restored.
     """
     try:
-        with np.load(src, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
+        arrays = _read_stored_npz(src)
+        if arrays is None:
+            with np.load(src, allow_pickle=False) as archive:
+                arrays = {key: archive[key] for key in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error) as err:
         if "pickle" in str(err).lower():
             raise DataFormatError(
                 f"Could not load '{src}': refusing an object array or pickled payload "

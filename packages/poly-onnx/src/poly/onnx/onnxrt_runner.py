@@ -57,6 +57,9 @@ class OnnxrtRunner(BaseRunner):
     Runs inference using an ONNX-Runtime inference session.
     """
 
+    thread_safe_infer = True
+    """ONNX-Runtime sessions run from several threads at once; pipelines may infer side by side."""
+
     def __init__(self, sess, name=None):
         """
         Args:

@@ -71,10 +71,13 @@ class ValidationPipeline:
         worst_k (int): Worst samples kept. Defaults to 10.
         progress (Callable[[Accumulator, float], None]): Called after each sample (under a lock)
                 with the accumulator and the seconds since the start.
+        infer_threads (int): Threads running inference side by side. Used only with runners (and a
+                reference runner) whose ``thread_safe_infer`` is True, such as ``OnnxrtRunner``;
+                others run on one thread. Defaults to 1.
     """
 
     def __init__(self, runner, dataset, reference, checker, workers=1, max_failures=None, prefetch=8, batch=1,
-                 worst_k=10, progress=None):
+                 worst_k=10, progress=None, infer_threads=1):
         self.runner = runner
         self.dataset = dataset
         self.reference = reference
@@ -85,6 +88,10 @@ class ValidationPipeline:
         self.batch = max(1, int(batch))
         self.worst_k = worst_k
         self.progress = progress
+        self._checked_signature = None
+        runners = [runner, getattr(reference, "runner", None)]
+        safe = all(r is None or getattr(r, "thread_safe_infer", False) for r in runners)
+        self.infer_threads = max(1, int(infer_threads)) if safe else 1
 
     # loading ---------------------------------------------------------------------------------
 
@@ -122,9 +129,18 @@ class ValidationPipeline:
 
     # inference -------------------------------------------------------------------------------
 
+    def _infer(self, feed):
+        # The runner checks inputs against its metadata only when their names, dtypes or shapes
+        # differ from the last feed it checked: per sample, that check costs more than a comparison.
+        signature = tuple((name, getattr(arr, "dtype", None), getattr(arr, "shape", None)) for name, arr in feed.items())
+        check = signature != self._checked_signature
+        outputs = self.runner.infer(feed, check_inputs=check)
+        self._checked_signature = signature
+        return outputs
+
     def _infer_one(self, sample):
         # Copied: a runner may reuse its output buffers, and comparisons run after the next inference.
-        return {name: np.array(arr, copy=True) for name, arr in self.runner.infer(sample.feed_dict).items()}
+        return {name: np.array(arr, copy=True) for name, arr in self._infer(sample.feed_dict).items()}
 
     def _infer_batch(self, samples):
         """Outputs per sample: one stacked inference where the feeds concatenate along axis 0 and
@@ -142,7 +158,7 @@ class ValidationPipeline:
         except (ValueError, IndexError, TypeError):
             return [self._infer_one(s) for s in samples]
         try:
-            outputs = self.runner.infer(feed)
+            outputs = self._infer(feed)
         except Exception:  # noqa: BLE001 - e.g. a static batch dimension: run the samples one by one
             self.batch = 1
             return [self._infer_one(s) for s in samples]
@@ -188,52 +204,94 @@ class ValidationPipeline:
             with lock:
                 return acc.failed >= self.max_failures
 
+        def next_samples():
+            """Up to ``batch`` samples from the loader; None at the end (or when stopped)."""
+            samples = []
+            while len(samples) < self.batch:
+                try:
+                    item = pending.get(timeout=0.05)
+                except queue.Empty:
+                    if stop.is_set():
+                        return None
+                    continue
+                if item is _END or isinstance(item, _Raised):
+                    pending.put(item)  # for the other inference threads
+                    if isinstance(item, _Raised):
+                        raise item.exc
+                    return samples or None
+                if isinstance(item, SampleError):
+                    record(SampleResult(item.index, item.name, error=item.message))
+                    continue
+                samples.append(item)
+            return samples
+
+        def infer_loop():
+            nonlocal stopped_early
+            while not stop.is_set():
+                if over_failure_limit():
+                    stopped_early = True
+                    return
+                samples = next_samples()
+                if samples is None:
+                    return
+                if not samples:
+                    continue
+                try:
+                    outputs = self._infer_batch([s for s, _ in samples])
+                except Exception as err:  # noqa: BLE001 - a sample the model cannot run is reported
+                    for sample, _ in samples:
+                        record(SampleResult(sample.index, sample.name, error=f"inference: {_message(err)}"))
+                    continue
+                for (sample, golden), out in zip(samples, outputs, strict=True):
+                    if self.reference.runs_model:
+                        try:
+                            golden = self.reference.outputs_for(sample)
+                        except Exception as err:  # noqa: BLE001
+                            record(SampleResult(sample.index, sample.name, error=f"reference: {_message(err)}"))
+                            continue
+                    in_flight.acquire()
+                    pool.submit(compare, Sample(sample.index, sample.name, {}), out, golden)
+
+        helper_errors = []
+
+        def helper_loop():
+            try:
+                infer_loop()
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread
+                helper_errors.append(exc)
+                stop.set()
+
         loader = threading.Thread(target=self._loader, args=(pending, stop), name="poly-validate-loader", daemon=True)
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="poly-validate-compare")
+        helpers = [threading.Thread(target=helper_loop, name=f"poly-validate-infer-{i}", daemon=True)
+                   for i in range(1, self.infer_threads)]
         try:
             with contextlib.ExitStack() as stack:
                 for runner in (self.runner, getattr(self.reference, "runner", None)):
                     if runner is not None and not getattr(runner, "is_active", False):
                         stack.enter_context(runner)
                 loader.start()
-                done = False
-                while not done:
-                    if over_failure_limit():
-                        stopped_early = True
-                        break
-                    samples = []
-                    while len(samples) < self.batch:
-                        item = pending.get()
-                        if item is _END:
-                            done = True
-                            break
-                        if isinstance(item, _Raised):
-                            raise item.exc
-                        if isinstance(item, SampleError):
-                            record(SampleResult(item.index, item.name, error=item.message))
-                            continue
-                        samples.append(item)
-                    if not samples:
-                        continue
-                    try:
-                        outputs = self._infer_batch([s for s, _ in samples])
-                    except Exception as err:  # noqa: BLE001 - a sample the model cannot run is reported
-                        for sample, _ in samples:
-                            record(SampleResult(sample.index, sample.name, error=f"inference: {_message(err)}"))
-                        continue
-                    for (sample, golden), out in zip(samples, outputs, strict=True):
-                        if self.reference.runs_model:
-                            try:
-                                golden = self.reference.outputs_for(sample)
-                            except Exception as err:  # noqa: BLE001
-                                record(SampleResult(sample.index, sample.name, error=f"reference: {_message(err)}"))
-                                continue
-                        in_flight.acquire()
-                        pool.submit(compare, Sample(sample.index, sample.name, {}), out, golden)
+                for helper in helpers:
+                    helper.start()
+                try:
+                    infer_loop()
+                except BaseException:
+                    stop.set()  # Ctrl-C or an error: the other inference threads stop too
+                    raise
+                finally:
+                    if helper_errors or stopped_early:
+                        stop.set()
+                    for helper in helpers:
+                        while helper.is_alive():
+                            helper.join(timeout=0.1)
+                if helper_errors:
+                    raise helper_errors[0]
         except KeyboardInterrupt:
             interrupted = True
         finally:
             stop.set()
+            for helper in helpers:
+                helper.join(timeout=5.0)
             try:
                 pool.shutdown(wait=True)  # at most 2 * workers left: finish them
             except KeyboardInterrupt:  # a second Ctrl-C while the last comparisons finish
