@@ -8,7 +8,7 @@ import click
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.model_args import onnx_loader, resolve_model, save_model, save_options
 from poly.cli.options import logging_options, multi_option
-from poly.cli.trt_options import trt_build_options
+from poly.cli.trt_options import trt_build_options, trt_output_options
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,8 +19,7 @@ from poly.cli.trt_options import trt_build_options
 @click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16.")
 @multi_option("--onnx-outputs", help="Names of ONNX outputs to mark, or `mark all`.")
 @multi_option("--onnx-exclude-outputs", help="Names of ONNX outputs to unmark.")
-@multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`.")
-@multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark.")
+@trt_output_options
 @trt_build_options
 @save_options
 @logging_options

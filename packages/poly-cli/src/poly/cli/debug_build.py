@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.debug_options import (
-    DebugCommand,
-    artifact_options,
-    build_debugger,
-    check_options,
-    iteration_options,
-)
-from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
+from poly.cli.errors import EXIT_PASS
 from poly.cli.model_args import resolve_model
-from poly.cli.options import logging_options, multi_option
-from poly.cli.trt_options import trt_build_options
+from poly.cli.trt_options import trt_build_options, trt_output_options
 
 
 def engine_builder(model, opts, network_postprocess=None):
@@ -40,14 +33,9 @@ def engine_builder(model, opts, network_postprocess=None):
 
 @click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_file", metavar="MODEL")
-@multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`.")
-@multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark.")
+@trt_output_options
 @trt_build_options
-@check_options
-@artifact_options
-@iteration_options(iter_artifact_default="polygraphy_debug.engine", until_required=True)
-@logging_options
-@handle_errors
+@debug_options(iter_artifact_default="polygraphy_debug.engine", until_required=True)
 def build(model_file, **opts):
     """[EXPERIMENTAL] Repeatedly build an engine to isolate faulty tactics.
 

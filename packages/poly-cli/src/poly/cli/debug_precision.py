@@ -6,17 +6,10 @@ from __future__ import annotations
 import click
 
 from poly.cli.debug_build import engine_builder
-from poly.cli.debug_options import (
-    DebugCommand,
-    artifact_options,
-    build_debugger,
-    check_options,
-    iteration_options,
-)
-from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
+from poly.cli.errors import EXIT_FAIL, EXIT_PASS
 from poly.cli.model_args import resolve_model
-from poly.cli.options import logging_options, multi_option
-from poly.cli.trt_options import trt_build_options
+from poly.cli.trt_options import trt_build_options, trt_output_options
 
 
 @click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,14 +20,9 @@ from poly.cli.trt_options import trt_build_options
               show_default=True, help="Mark layers from the network inputs (forward) or from its outputs (reverse).")
 @click.option("-p", "--precision", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
               help="The precision marked layers run in.")
-@multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`.")
-@multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark.")
+@trt_output_options
 @trt_build_options
-@check_options
-@artifact_options
-@iteration_options(iter_artifact_default="polygraphy_debug.engine")
-@logging_options
-@handle_errors
+@debug_options(iter_artifact_default="polygraphy_debug.engine")
 def precision(model_file, mode, direction, precision, **opts):
     """[EXPERIMENTAL] Iteratively mark layers to run in a higher precision to find a compromise
     between performance and quality.

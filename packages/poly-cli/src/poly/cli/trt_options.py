@@ -19,13 +19,18 @@ def _options(opts):
     return decorate
 
 
-def trt_runner_options(func):
-    """--trt, --trt-outputs, --trt-exclude-outputs."""
+def trt_output_options(func):
+    """--trt-outputs, --trt-exclude-outputs."""
     return _options([
-        click.option("--trt", is_flag=True, callback=record_runner, help="Run inference using TensorRT."),
         multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`."),
         multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark."),
     ])(func)
+
+
+def trt_runner_options(func):
+    """--trt, --trt-outputs, --trt-exclude-outputs."""
+    func = trt_output_options(func)
+    return click.option("--trt", is_flag=True, callback=record_runner, help="Run inference using TensorRT.")(func)
 
 
 def trt_build_options(func):
