@@ -75,3 +75,20 @@ def test_numpy_batches_are_copied_to_device():
         np.testing.assert_array_equal(buffer.numpy(), data[i]["x"])
     assert calib.get_batch(["x"]) is None
     calib.free()
+
+
+def test_synthetic_data_loaders_learn_the_network_inputs(trt_mod, trt_models):
+    """`--int8` without a calibration cache calibrates on the run's DataLoader, which must be told
+    what to generate: the network's inputs, dynamic dimensions from the profile's opt shapes."""
+    from poly.compare import DataLoader
+    from poly.trt import NetworkFromOnnxPath, Profile
+    from poly.trt.calibrator import fill_calibration_metadata
+
+    _, network, _ = NetworkFromOnnxPath(trt_models["mlp"])()
+    calib = _calibrator(DataLoader(iterations=2))
+    meta = fill_calibration_metadata(calib, network, Profile().add("x", (1, 8), (3, 8), (4, 8)))
+    assert list(meta) == ["x"] and tuple(meta["x"].shape) == (3, 8)
+    feeds = list(calib.data_loader)
+    assert len(feeds) == 2 and feeds[0]["x"].shape == (3, 8) and feeds[0]["x"].dtype == np.float32
+    own = _calibrator([{"x": np.zeros((1, 8), np.float32)}])
+    assert fill_calibration_metadata(own, network) is None  # loaders with their own data: untouched

@@ -13,7 +13,7 @@ from poly.core.fileio import atomic_write_bytes
 from poly.core.logger import G_LOGGER
 from poly.trt._module import flavour, trt
 
-__all__ = ["Calibrator", "CalibratorCore", "CALIBRATION_ALGORITHMS"]
+__all__ = ["Calibrator", "CalibratorCore", "CALIBRATION_ALGORITHMS", "fill_calibration_metadata"]
 
 CALIBRATION_ALGORITHMS = {
     "entropy": "IInt8EntropyCalibrator2",
@@ -131,6 +131,30 @@ class CalibratorCore:
 
     def __repr__(self):
         return f"{type(self).__name__}(cache={self._cache!r}, batches_fed={self.batches_fed})"
+
+
+def fill_calibration_metadata(calibrator, network, profile=None):
+    """
+    Gives a synthetic data loader (one with ``input_metadata`` still None, such as
+    ``poly.compare.DataLoader``) the network's inputs to generate: names, dtypes and shapes,
+    dynamic dimensions taken from ``profile``'s opt shapes (defaults from the network otherwise).
+    Data loaders that bring their own data are left alone.
+    """
+    from poly.core.datatype import DataType
+    from poly.core.metadata import TensorMetadata
+    from poly.trt.profile import Profile
+
+    loader = getattr(calibrator, "data_loader", None)
+    if loader is None or not hasattr(loader, "input_metadata") or loader.input_metadata is not None:
+        return None
+    shapes = Profile(profile or {}).fill_defaults(network)
+    meta = TensorMetadata()
+    for index in range(network.num_inputs):
+        tensor = network.get_input(index)
+        meta.add(tensor.name, DataType.from_dtype(tensor.dtype), shapes[tensor.name].opt)
+    loader.input_metadata = meta
+    G_LOGGER.verbose(lambda: f"Calibration data will be generated for: {meta}")
+    return meta
 
 
 def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, algo=None):  # noqa: N802 (Polygraphy's name)

@@ -8,6 +8,7 @@ from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
 from poly.trt._module import flavour, is_rtx, trt
+from poly.trt.calibrator import fill_calibration_metadata
 from poly.trt.profile import Profile
 from poly.trt.timing_cache import load_timing_cache
 
@@ -200,6 +201,7 @@ class CreateConfig(BaseLoader):
                 G_LOGGER.critical(
                     f"INT8 calibration is not available in {flavour()}{_RTX_HINT if is_rtx() else ''}"
                 )
+            fill_calibration_metadata(self.calibrator, network, profiles[0] if profiles else None)
             config.int8_calibrator = self.calibrator
             if profiles and hasattr(config, "set_calibration_profile"):
                 config.set_calibration_profile(profiles[0].to_trt(builder, network))

@@ -9,7 +9,12 @@ from poly.core.logger import G_LOGGER
 from poly.trt._module import flavour
 from poly.trt.network import unpack_network
 
-__all__ = ["SetLayerPrecisions", "set_layer_precisions", "supports_layer_precisions", "precision_candidate_layers"]
+__all__ = [
+    "SetLayerPrecisions",
+    "set_layer_precisions",
+    "supports_layer_precisions",
+    "precision_candidate_layers",
+]
 
 
 def supports_layer_precisions(network):
@@ -27,7 +32,9 @@ def precision_candidate_layers(network):
 
     mod = trt()
     skip = {getattr(mod.LayerType, name) for name in _NOT_CANDIDATES if hasattr(mod.LayerType, name)}
-    floating = {getattr(mod.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(mod.DataType, name)}
+    floating = {
+        getattr(mod.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(mod.DataType, name)
+    }
     names = []
     for index in range(network.num_layers):
         layer = network.get_layer(index)
