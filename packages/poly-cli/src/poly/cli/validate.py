@@ -192,21 +192,14 @@ def _checker_options(opts):
     }
 
 
-def _cpus():
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def _resolve_infer_threads(backends, opts):
     """--infer-threads, or its default: 2 for ONNX-Runtime on the CPU when there are 2+ CPUs."""
     if opts["infer_threads"] is None:
         cpu_only = all(p.lower().startswith("cpu") for p in opts["providers"])
         all_ort = all(name == "onnxrt" for name in backends)
-        opts["infer_threads"] = 2 if all_ort and cpu_only and _cpus() >= 2 else 1
+        from poly.onnx.session import usable_cpus
+
+        opts["infer_threads"] = 2 if all_ort and cpu_only and usable_cpus() >= 2 else 1
     return opts["infer_threads"]
 
 
@@ -216,8 +209,10 @@ def _session_options(opts):
         return None
     import onnxruntime
 
+    from poly.onnx.session import usable_cpus
+
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = max(1, _cpus() // opts["infer_threads"])
+    options.intra_op_num_threads = max(1, usable_cpus() // opts["infer_threads"])
     options.inter_op_num_threads = 1
     return options
 

@@ -11,7 +11,7 @@ from poly.onnx._model_source import ModelSource
 from poly.onnx.errors import ModelLoadError, UnsupportedModelError
 from poly.onnx.ir_version import required_ir_version
 
-__all__ = ["SessionFromOnnx", "session_from_onnx", "PROVIDER_ALIASES"]
+__all__ = ["SessionFromOnnx", "session_from_onnx", "PROVIDER_ALIASES", "usable_cpus"]
 
 PROVIDER_ALIASES = {
     "cpu": "CPUExecutionProvider",
@@ -73,7 +73,7 @@ class SessionFromOnnx(BaseLoader):
             session_options (onnxruntime.SessionOptions):
                     Session options to use as they are (``graph_optimization_level``, when
                     given, is set on them). Defaults to options whose intra- and inter-op
-                    thread counts are the number of CPUs this process may use.
+                    thread counts are ``usable_cpus()``.
         """
         self._model_bytes_or_path = model_bytes
         self.providers = ["cpu"] if providers is None else providers
@@ -104,17 +104,23 @@ class SessionFromOnnx(BaseLoader):
         options = self.session_options
         if options is None:
             options = onnxrt.SessionOptions()
-            # ONNX-Runtime binds a thread to every logical CPU of the machine, some of which this
-            # process may not be allowed to use (containers, taskset): size its pools to what is.
-            try:
-                cpus = len(os.sched_getaffinity(0))
-            except AttributeError:
-                cpus = os.cpu_count() or 1
-            options.intra_op_num_threads = cpus
-            options.inter_op_num_threads = cpus
+            options.intra_op_num_threads = usable_cpus()
+            options.inter_op_num_threads = usable_cpus()
         if self.graph_optimization_level is not None:
             options.graph_optimization_level = _optimization_level(self.graph_optimization_level)
         return options
+
+
+def usable_cpus():
+    """
+    The CPUs this process may run on. ONNX-Runtime binds a thread to every logical CPU of the
+    machine, some of which a process may not be allowed to use (containers, taskset): session
+    thread pools are sized to this instead.
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 session_from_onnx = funcify(SessionFromOnnx)
