@@ -45,11 +45,10 @@ def convert(model_file, output, convert_to, fp_to_fp16, onnx_outputs, onnx_exclu
 
 
 def _to_engine(model_file, output, opts):
-    from poly.cli.trt_args import engine_bytes_loader, parse_pool_limits, parse_profiles
+    from poly.cli.trt_args import check_builder_flags, engine_bytes_loader
     from poly.trt import SaveEngine
 
-    parse_profiles(opts)
-    parse_pool_limits(opts["pool_limit"])
+    check_builder_flags(opts)
     opts = dict(opts, save_engine=None)
     SaveEngine(engine_bytes_loader(model_file, opts), output)()
     return EXIT_PASS

@@ -14,11 +14,10 @@ from poly.cli.trt_options import trt_build_options, trt_output_options
 def engine_builder(model, opts, network_postprocess=None):
     """A function that builds MODEL's engine with the builder flags and writes it to a path;
     ``network_postprocess(network_loader)`` may wrap the network loader (layer precisions)."""
-    from poly.cli.trt_args import config_loader, network_loader, parse_pool_limits, parse_profiles
+    from poly.cli.trt_args import check_builder_flags, config_loader, network_loader
     from poly.trt import EngineBytesFromNetwork, SaveEngine
 
-    parse_profiles(opts)
-    parse_pool_limits(opts["pool_limit"])
+    check_builder_flags(opts)
 
     def build(path, *args):
         network = network_loader(model, opts)

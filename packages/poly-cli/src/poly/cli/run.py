@@ -147,10 +147,9 @@ def _check_value_flags(opts):
         return text
 
     opts["check_error_stat"] = parse_per_output("--check-error-stat", opts["check_error_stat"], stat)
-    from poly.cli.trt_args import parse_pool_limits, parse_profiles
+    from poly.cli.trt_args import check_builder_flags
 
-    parse_profiles(opts)
-    parse_pool_limits(opts["pool_limit"])
+    check_builder_flags(opts)
 
 
 def _build_runners(model, runner_names, opts):

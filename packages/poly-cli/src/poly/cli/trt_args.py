@@ -75,6 +75,13 @@ def parse_pool_limits(values):
     return limits
 
 
+def check_builder_flags(opts):
+    """Parses --trt-min/opt/max-shapes and --pool-limit up front, so that a bad value is a usage
+    error (exit 2) before anything is loaded or built."""
+    parse_profiles(opts)
+    parse_pool_limits(opts.get("pool_limit"))
+
+
 def network_loader(model_path, opts):
     """NetworkFromOnnxPath with --trt-outputs / --trt-exclude-outputs applied."""
     from poly.trt import ModifyNetworkOutputs, NetworkFromOnnxPath

@@ -227,10 +227,9 @@ def _build_runners(model, backends, opts):
     runners = []
     for name in backends:
         if name == "trt":
-            from poly.cli.trt_args import parse_pool_limits, parse_profiles
+            from poly.cli.trt_args import check_builder_flags
 
-            parse_profiles(opts)
-            parse_pool_limits(opts["pool_limit"])
+            check_builder_flags(opts)
             runners.append(trt_runner(model, opts))
         elif name == "onnxrt":
             from poly.onnx import OnnxrtRunner, SessionFromOnnx
