@@ -12,6 +12,7 @@ import numpy as np
 from poly.core.fileio import atomic_write_bytes
 from poly.core.logger import G_LOGGER
 from poly.trt._module import flavour, trt
+from poly.trt.device_arrays import device_view
 
 __all__ = ["Calibrator", "CalibratorCore", "CALIBRATION_ALGORITHMS", "fill_calibration_metadata"]
 
@@ -23,15 +24,6 @@ CALIBRATION_ALGORITHMS = {
     "legacy": "IInt8LegacyCalibrator",
 }
 """Names accepted by ``Calibrator(algo=...)`` and the TensorRT base class each selects."""
-
-
-def _device_pointer(value):
-    interface = getattr(value, "__cuda_array_interface__", None)
-    if interface is not None:
-        return int(interface["data"][0])
-    if isinstance(value, int):
-        return value
-    return None
 
 
 class CalibratorCore:
@@ -76,7 +68,11 @@ class CalibratorCore:
         pointers = []
         for name in names:
             value = feed[name]
-            ptr = _device_pointer(value)
+            if isinstance(value, int):  # a device pointer
+                ptr = value
+            else:
+                view = device_view(name, value)
+                ptr = view[0] if view is not None else None
             if ptr is None:
                 from poly.core.cuda import DeviceBuffer
 

@@ -8,7 +8,7 @@ import os
 import time
 
 from poly.core.exception import PolyException
-from poly.core.fileio import atomic_write_bytes
+from poly.core.fileio import atomic_write_bytes, load_file
 from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
@@ -252,8 +252,7 @@ class BytesFromPath(BaseLoader):
         """
         path = os.fspath(_resolve(self.path))
         try:
-            with open(path, "rb") as f:
-                return f.read()
+            return load_file(path)
         except OSError as err:
             G_LOGGER.critical(f"Cannot read {self.what} '{path}': {err.strerror or err}", EngineLoadError)
 

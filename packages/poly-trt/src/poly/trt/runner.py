@@ -13,33 +13,11 @@ from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
 from poly.core.runner import BaseRunner
 from poly.trt._module import trt
+from poly.trt.device_arrays import device_view
 from poly.trt.engine import EngineFromBytes, NoCudaDeviceError
 from poly.trt.output_allocator import make_output_allocator
 
 __all__ = ["TrtRunner"]
-
-
-def _contiguous_strides(shape, itemsize):
-    strides, step = [], itemsize
-    for dim in reversed(shape):
-        strides.append(step)
-        step *= max(int(dim), 1)
-    return tuple(reversed(strides))
-
-
-def _device_view(name, value):
-    """(pointer, shape) of a device array given through __cuda_array_interface__, else None."""
-    interface = getattr(value, "__cuda_array_interface__", None)
-    if interface is None:
-        return None
-    shape = tuple(int(d) for d in interface["shape"])
-    strides = interface.get("strides")
-    itemsize = np.dtype(interface["typestr"]).itemsize
-    if strides is not None and tuple(strides) != _contiguous_strides(shape, itemsize) and 0 not in shape:
-        G_LOGGER.critical(
-            f"Input tensor: {name} | device arrays must be C-contiguous, got strides {tuple(strides)}"
-        )
-    return int(interface["data"][0]), shape
 
 
 class _HostOutput:
@@ -211,7 +189,7 @@ class TrtRunner(BaseRunner):
                 self._set_input_shape(name, host.shape)
                 self.context.set_tensor_address(name, host.ctypes.data)
                 continue
-            view = _device_view(name, value)
+            view = device_view(name, value)
             if view is None:
                 host = np.ascontiguousarray(value)
                 buffer = self._input_buffers.get(name)

@@ -38,11 +38,13 @@ def _tensor_info(dct):
 class Algorithm:
     """The tactic chosen for one layer: implementation, tactic and the formats of its I/O."""
 
-    def __init__(self, implementation, tactic, inputs=(), outputs=()):
+    def __init__(self, implementation, tactic, inputs=(), outputs=(), time_ms=None):
         self.implementation = implementation
         self.tactic = tactic
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
+        self.time_ms = time_ms
+        """The time a timing cache recorded for the tactic (None for replay files)."""
 
     @staticmethod
     def from_json_dict(dct):
@@ -86,6 +88,8 @@ class Algorithm:
             return "[" + ", ".join(f"{d.split('.')[-1]}{list(s)}" for d, s, _, _ in infos) + "]"
 
         text = f"(Implementation: {self.implementation}, Tactic: {self.tactic})"
+        if self.time_ms is not None:
+            text += f" | Time: {self.time_ms} ms"
         if self.inputs or self.outputs:
             text += f" | Inputs: {fmt(self.inputs)} | Outputs: {fmt(self.outputs)}"
         return text
@@ -151,8 +155,9 @@ def _load_timing_cache(path):
         records = TacticReplayData()
         for key in cache.queryKeys():
             value = cache.query(key)
-            records[str(key)] = Algorithm("timing-cache", getattr(value, "tacticHash", None))
-            records[str(key)].time_ms = getattr(value, "timingMsec", None)
+            records[str(key)] = Algorithm(
+                "timing-cache", getattr(value, "tacticHash", None), time_ms=getattr(value, "timingMsec", None)
+            )
     return records
 
 
