@@ -119,3 +119,12 @@ def test_importing_poly_trt_imports_no_tensorrt():
             "print(sorted(m for m in sys.modules if m.startswith(('tensorrt', 'onnx'))))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_plugin_instancenorm_chooses_the_parser_flag(trt_mod, trt_models):
+    from poly.trt import NetworkFromOnnxPath
+
+    native = trt_mod.OnnxParserFlag.NATIVE_INSTANCENORM
+    flags = {value: NetworkFromOnnxPath(trt_models["identity"], plugin_instancenorm=value)()[2].get_flag(native)
+             for value in (True, False)}
+    assert flags == {True: False, False: True}

@@ -126,8 +126,11 @@ class _BaseNetworkFromOnnx(BaseLoader):
         parser = mod.OnnxParser(network, get_trt_logger())
         for flag in self.flags:
             parser.set_flag(getattr(mod.OnnxParserFlag, flag) if isinstance(flag, str) else flag)
-        if self.plugin_instancenorm is False and hasattr(mod.OnnxParserFlag, "NATIVE_INSTANCENORM"):
-            parser.set_flag(mod.OnnxParserFlag.NATIVE_INSTANCENORM)
+        native = getattr(mod.OnnxParserFlag, "NATIVE_INSTANCENORM", None)
+        if native is not None and self.plugin_instancenorm is True:
+            parser.clear_flag(native)
+        elif native is not None and self.plugin_instancenorm is False:
+            parser.set_flag(native)
         with errors_as_verbose():
             ok = parse(parser)
         if not ok:
@@ -149,8 +152,8 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
         Args:
             path (Union[str, os.PathLike, Callable() -> str]): The ONNX model's path.
             flags (List[trt.OnnxParserFlag or str]): ONNX parser flags to set.
-            plugin_instancenorm (bool): Use the InstanceNormalization plugin (False sets
-                    ``NATIVE_INSTANCENORM``).
+            plugin_instancenorm (bool): True uses the InstanceNormalization plugin (clears
+                    ``NATIVE_INSTANCENORM``), False the native layer; None keeps the parser's default.
             strongly_typed (bool): Create a strongly typed network.
         """
         super().__init__(flags, plugin_instancenorm, strongly_typed)
