@@ -6,11 +6,12 @@ from poly.core.constants import MARK_ALL
 from poly.core.datatype import DataType, DataTypeEntry
 from poly.core.exception import DataFormatError, DataTypeConversionException, PolyException
 from poly.core.fileio import atomic_write, atomic_write_bytes, atomic_write_text, load_file, save_file
-from poly.core.func import extend, funcify
+from poly.core.func import extend, funcify, invoke_if_callable
 from poly.core.json import Decoder, Encoder, add_json_methods, from_json, load_json, save_json, to_json
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER, Logger, LogMode
 from poly.core.metadata import MetadataTuple, TensorMetadata
+from poly.core.optional_import import LazyModule, MissingModuleError, has_module, lazy_import
 from poly.core.runner import BaseRunner
 from poly.core.shape import BoundedShape
 
@@ -31,6 +32,7 @@ __all__ = [
     "load_file",
     "extend",
     "funcify",
+    "invoke_if_callable",
     "Encoder",
     "Decoder",
     "add_json_methods",
@@ -44,6 +46,10 @@ __all__ = [
     "LogMode",
     "MetadataTuple",
     "TensorMetadata",
+    "LazyModule",
+    "MissingModuleError",
+    "lazy_import",
+    "has_module",
     "BaseRunner",
     "BoundedShape",
 ]

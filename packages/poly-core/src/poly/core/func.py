@@ -9,7 +9,16 @@ import re
 
 from poly.core.logger import G_LOGGER
 
-__all__ = ["extend", "funcify", "pascal_to_snake"]
+__all__ = ["extend", "funcify", "pascal_to_snake", "invoke_if_callable"]
+
+
+def invoke_if_callable(obj, *args, **kwargs):
+    """
+    ``obj(*args, **kwargs)`` when ``obj`` is callable, else ``obj`` itself: how a loader takes
+    either a value or a loader that produces it (``ModifyOutputs(OnnxFromPath(p))`` or
+    ``ModifyOutputs(model)``).
+    """
+    return obj(*args, **kwargs) if callable(obj) else obj
 
 
 def _as_tuple(obj):

@@ -1,0 +1,128 @@
+"""
+Optional and heavy third-party modules, imported at first use.
+
+Every poly package reaches onnx, onnxruntime, TensorRT, matplotlib, torch or ml_dtypes through
+``lazy_import``, so that importing a poly package costs nothing until the module is needed, and a
+missing module is reported as one line naming the ``pip install`` that brings it::
+
+    onnx = lazy_import("onnx")
+    gs = lazy_import("onnx_graphsurgeon", install="onnx-graphsurgeon")
+    trt = lazy_import(["tensorrt", "tensorrt_rtx"], install="tensorrt")  # the first that imports
+
+    onnx.load(path)  # onnx is imported here
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+
+from poly.core.exception import PolyException
+
+__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module"]
+
+
+class MissingModuleError(PolyException, ImportError):
+    """An optional module poly needs is not installed (the message names the ``pip install``)."""
+
+
+class LazyModule:
+    """
+    A stand-in for a module that imports it on first attribute access.
+
+    ``names`` is a module name, a list of names to try in order (the first that imports is used),
+    or a function returning such a list, called at import time (for choices made by environment
+    variables).
+    """
+
+    def __init__(self, names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
+                 purpose: str | None = None):
+        """
+        Args:
+            names: What to import, as described above.
+            install (str): The ``pip install`` arguments that bring the module; defaults to the
+                    top-level name of the first candidate with ``_`` spelled ``-``.
+            purpose (str): What the module is needed for, put in the error message
+                    (``"Plotting heatmaps"``).
+        """
+        self._names = names
+        self._install = install
+        self._purpose = purpose
+        self._module = None
+
+    def candidates(self) -> list[str]:
+        """The module names tried, in order."""
+        names = self._names() if callable(self._names) else self._names
+        return [names] if isinstance(names, str) else list(names)
+
+    def load(self):
+        """Imports (once) and returns the module, or raises ``MissingModuleError``."""
+        if self._module is None:
+            errors = []
+            for name in self.candidates():
+                try:
+                    self._module = importlib.import_module(name)
+                    break
+                except ImportError as err:
+                    errors.append(f"{name}: {err}")
+            else:
+                raise MissingModuleError(self._missing_message(errors))
+        return self._module
+
+    def _missing_message(self, errors) -> str:
+        candidates = self.candidates()
+        install = self._install or candidates[0].split(".")[0].replace("_", "-")
+        what = f"{self._purpose} needs" if self._purpose else "poly needs"
+        names = " or ".join(f"'{name}'" for name in candidates)
+        detail = errors[0] if len(errors) == 1 else "; ".join(errors)
+        return f"{what} {names}, which could not be imported ({detail}): pip install {install}"
+
+    def is_available(self) -> bool:
+        """Whether the module imports (imports it when it does)."""
+        try:
+            self.load()
+        except ImportError:
+            return False
+        return True
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the module has been imported through this stand-in."""
+        return self._module is not None
+
+    def reset(self) -> None:
+        """Forgets the imported module: the next access imports again, choosing among the
+        candidates anew (after an environment variable that orders them has changed, or after
+        ``sys.modules`` has been given a substitute)."""
+        self._module = None
+
+    def __getattr__(self, attr):
+        # Protocol lookups (copy, pickle, inspect, hasattr on dunders) must not import the module.
+        if attr.startswith("__") and attr.endswith("__") and attr not in ("__version__", "__file__", "__name__"):
+            raise AttributeError(attr)
+        return getattr(self.load(), attr)
+
+    def __repr__(self):
+        state = f"loaded from {self._module.__name__}" if self._module is not None else "not loaded"
+        return f"<LazyModule {' | '.join(self.candidates())} ({state})>"
+
+
+def lazy_import(names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
+                purpose: str | None = None) -> LazyModule:
+    """
+    Returns a ``LazyModule`` for ``names`` (see ``LazyModule``): nothing is imported until an
+    attribute is read.
+    """
+    return LazyModule(names, install=install, purpose=purpose)
+
+
+def has_module(name: str) -> bool:
+    """Whether ``name`` is importable, found without importing it (already imported counts)."""
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
