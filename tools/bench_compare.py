@@ -2,7 +2,7 @@
 """Benchmark of poly's error statistics (SPEC 2.1) against Polygraphy and the memory floor.
 
 On N float32 elements (default 10^7) it times, in one run on the same arrays:
-  - poly.compare.error_stats without order statistics, with the median, and with the median
+  - poly.compare.stats.native without order statistics, with the median, and with the median
     plus p90/p95/p99 of absdiff and reldiff (the full simple comparison);
   - Polygraphy 0.53's CompareFunc.simple on the same arrays (when polygraphy is installed);
   - the NumPy read floor: a.sum(); b.sum(), one read of both arrays;

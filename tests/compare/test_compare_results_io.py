@@ -88,7 +88,7 @@ def test_run_results_npz_round_trip(tmp_path):
 def test_run_results_npz_is_recognised_by_content(tmp_path):
     path = tmp_path / "results.bin"
     with open(path, "wb") as f:
-        from poly.compare.npz_format import run_results_to_npz
+        from poly.compare.io.npz_codec import run_results_to_npz
 
         run_results_to_npz(_make(pc), f)
     _assert_same_run(_make(pc), pc.RunResults.load(str(path)))
@@ -232,7 +232,7 @@ def test_inputs_json_from_polygraphy_and_concatenation(pg, tmp_path):
 
 
 def test_inputs_directory_of_iterations(tmp_path):
-    from poly.compare.iteration_files import IterationWriter
+    from poly.compare.io.iteration_files import IterationWriter
 
     feeds = [OrderedDict(x=np.full(2, i, np.float32)) for i in range(12)]
     with IterationWriter(str(tmp_path / "dir"), description="inputs") as writer:
@@ -287,7 +287,7 @@ def test_polygraphy_class_names_load_without_importing_poly_compare(tmp_path):
 def test_npz_fast_reader_matches_numpy(tmp_path):
     """Uncompressed archives are parsed directly (the validation loader's hot path); what comes
     back must be what np.load gives, for every layout, and compressed archives still load."""
-    from poly.compare.npz_format import _read_stored_npz, load_npz
+    from poly.compare.io.npz_codec import _read_stored_npz, load_npz
 
     rng = np.random.default_rng(3)
     arrays = {
@@ -315,7 +315,7 @@ def test_npz_fast_reader_matches_numpy(tmp_path):
 
 
 def test_npz_fast_reader_refuses_object_arrays(tmp_path):
-    from poly.compare.npz_format import load_npz
+    from poly.compare.io.npz_codec import load_npz
 
     path = tmp_path / "objects.npz"
     np.savez(path, x=np.array([{"a": 1}, None], dtype=object))

@@ -316,7 +316,7 @@ def test_no_numpy_recomputation_for_large_passing_outputs(monkeypatch):
     a = np.linspace(0, 1, 10_000, dtype=np.float32)
     b = a + np.float32(1e-7)
     called = []
-    import poly.compare.simple as simple
+    import poly.compare.funcs.simple as simple
 
     monkeypatch.setattr(simple, "display_diffs", lambda *args: called.append(args))
     result = pc.CompareFunc.simple(atol=1e-5)(pc.IterationResult({"y": a}, runner_name="a"),

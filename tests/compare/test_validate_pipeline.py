@@ -1,4 +1,4 @@
-"""poly.compare.validate: the streaming pipeline against per-sample CompareFunc.simple verdicts,
+"""poly.compare.dataset: the streaming pipeline against per-sample CompareFunc.simple verdicts,
 corrupt samples, max-failures, interruption, memory bound and the reports."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from poly.compare import CompareFunc, IterationResult, RunResults
-from poly.compare.validate import (
+from poly.compare.dataset import (
     Accumulator,
     IterableDataset,
     RunnerReference,
@@ -25,7 +25,7 @@ from poly.compare.validate import (
     write_html_report,
     write_json_report,
 )
-from poly.compare.validate.check import OutputCheck
+from poly.compare.dataset.sample_check import OutputCheck
 
 N = 40
 BAD = {3: 1e-2, 17: 5e-1, 29: 1e-3}  # planted: sample index -> perturbation of output "y"
@@ -206,7 +206,7 @@ def test_accumulator_memory_is_bounded():
 
 
 def test_histogram_quantiles_bound_the_values():
-    from poly.compare.validate import LogHistogram
+    from poly.compare.dataset import LogHistogram
 
     hist = LogHistogram()
     values = np.random.default_rng(2).lognormal(-8, 2, 5_000)

@@ -120,7 +120,7 @@ def validate(model_file, example, **opts):
                                "exactly one of the two.")
     checker_opts = _checker_options(opts)
 
-    from poly.compare.validate import (
+    from poly.compare.dataset import (
         RunnerReference,
         SampleChecker,
         ValidationPipeline,
@@ -138,7 +138,7 @@ def validate(model_file, example, **opts):
         return EXIT_USAGE
     _resolve_infer_threads(backends, opts)
     runners = _build_runners(model, backends, opts)
-    from poly.compare.validate.dataset import DirectoryDataset
+    from poly.compare.dataset.sources import DirectoryDataset
 
     if len(runners) == 2:
         reference = RunnerReference(runners[1])

@@ -1,17 +1,5 @@
-"""Polygraphy-compatible import path ``polygraphy.comparator.data_loader``, re-exported from
-``poly.compare``."""
+"""Polygraphy-compatible import path ``polygraphy.comparator.data_loader``: the data loaders of
+``poly.compare.io`` (``DataLoader``, ``DataLoaderCache``, saved and scripted inputs)."""
 
-from poly.compare.data_loader import (
-    ArraySampler,
-    DataLoader,
-    DataLoaderCache,
-    check_feed_dict,
-    coerce_buffer,
-    coerce_feed_dict,
-)
-from poly.compare.saved_inputs import StreamingDataLoader
-
-__all__ = [
-    "ArraySampler", "DataLoader", "DataLoaderCache", "check_feed_dict", "coerce_buffer", "coerce_feed_dict",
-    "StreamingDataLoader",
-]
+from poly.compare.io import *  # noqa: F403
+from poly.compare.io import __all__  # noqa: F401

@@ -1,6 +1,4 @@
-"""Polygraphy-compatible import path ``polygraphy.comparator.postprocess``, re-exported from
-``poly.compare``."""
+"""Polygraphy-compatible import path ``polygraphy.comparator.postprocess``: ``poly.compare.postprocess``."""
 
-from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
-
-__all__ = ["BasePostprocessFunc", "PostprocessFunc", "TopKPostprocessFunc"]
+from poly.compare.postprocess import *  # noqa: F403
+from poly.compare.postprocess import __all__  # noqa: F401

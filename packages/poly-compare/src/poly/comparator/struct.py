@@ -1,7 +1,10 @@
-"""Polygraphy-compatible import path ``polygraphy.comparator.struct``: result containers,
-re-exported from ``poly.compare``."""
+"""Polygraphy-compatible import path ``polygraphy.comparator.struct``: the result containers
+(``RunResults``, ``IterationResult``, ``LazyArray`` from ``poly.compare.results``;
+``AccuracyResult(s)`` from ``poly.compare.verdicts.accuracy``)."""
 
-from poly.compare.accuracy import AccuracyResult, AccuracyResults
-from poly.compare.results import IterationResult, LazyArray, RunResults
+from poly.compare import results
+from poly.compare.results import *  # noqa: F403
+from poly.compare.verdicts import accuracy
+from poly.compare.verdicts.accuracy import *  # noqa: F403
 
-__all__ = ["AccuracyResult", "AccuracyResults", "IterationResult", "LazyArray", "RunResults"]
+__all__ = [*results.__all__, *accuracy.__all__]

@@ -1,55 +1,65 @@
-"""poly.compare: running backends on the same inputs and comparing their outputs (Polygraphy's
-comparator), with every statistic computed by the native engine ``poly._native``."""
+"""
+poly.compare: running backends on the same inputs and comparing their outputs (Polygraphy's
+comparator), with every statistic computed by the native engine ``poly._native``.
 
-from poly.compare.accuracy import AccuracyResult, AccuracyResults
+Where things live: ``comparator`` (``Comparator``), ``results`` (``RunResults``,
+``IterationResult``), ``funcs/`` (the comparison functions), ``verdicts/`` (thresholds, per-output
+and accuracy results, the simple comparison's verdict), ``stats/`` (native statistics, report
+lines, plots, the NaN/Inf check), ``io/`` (data loaders, saved inputs, ``.npz``), ``dataset/``
+(streaming validation of a dataset, ``poly validate``), ``postprocess`` (``PostprocessFunc``),
+``per_output`` (options given per output name) and ``shape_matching``.
+"""
+
 from poly.compare.comparator import Comparator
-from poly.compare.compare_base import (
+from poly.compare.funcs import (
     BaseCompareFunc,
+    CompareFunc,
+    CosineSimilarityCompareFunc,
+    DistanceMetricsCompareFunc,
+    IndicesCompareFunc,
+    L2CompareFunc,
+    PerceptualMetricsCompareFunc,
+    PsnrCompareFunc,
+    QualityMetricsCompareFunc,
+    SimpleCompareFunc,
+    SnrCompareFunc,
     default_find_output_func,
     metric_fields_for_func,
     run_comparison,
 )
-from poly.compare.compare_func import CompareFunc
-from poly.compare.compare_results import (
+from poly.compare.io import (
+    DataLoader,
+    DataLoaderCache,
+    DataLoaderFromScript,
+    StreamingDataLoader,
+    coerce_feed_dict,
+    import_from_script,
+    load_inputs,
+    parse_script_and_func_name,
+    save_inputs,
+)
+from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
+from poly.compare.results import IterationResult, LazyArray, RunResults
+from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats
+from poly.compare.verdicts import (
+    AccuracyResult,
+    AccuracyResults,
     CompareResult,
     CosineSimilarityResult,
+    CosineSimilarityThreshold,
     DistanceMetricsResult,
+    DistanceMetricsThreshold,
     L2Result,
+    L2Threshold,
+    LpipsThreshold,
     OutputCompareResult,
     PerceptualMetricsResult,
     PsnrResult,
-    QualityMetricsResult,
-    SnrResult,
-)
-from poly.compare.data_loader import DataLoader, DataLoaderCache, coerce_feed_dict
-from poly.compare.data_loader_script import (
-    DataLoaderFromScript,
-    import_from_script,
-    parse_script_and_func_name,
-)
-from poly.compare.error_stats import DiffStats, ErrorStats, ValueSummary, error_stats
-from poly.compare.indices import IndicesCompareFunc
-from poly.compare.metrics import (
-    CosineSimilarityCompareFunc,
-    DistanceMetricsCompareFunc,
-    L2CompareFunc,
-    PsnrCompareFunc,
-    QualityMetricsCompareFunc,
-    SnrCompareFunc,
-)
-from poly.compare.perceptual import PerceptualMetricsCompareFunc
-from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
-from poly.compare.results import IterationResult, LazyArray, RunResults
-from poly.compare.saved_inputs import StreamingDataLoader, load_inputs, save_inputs
-from poly.compare.simple import SimpleCompareFunc
-from poly.compare.thresholds import (
-    CosineSimilarityThreshold,
-    DistanceMetricsThreshold,
-    L2Threshold,
-    LpipsThreshold,
     PsnrThreshold,
+    QualityMetricsResult,
     QualityMetricsThreshold,
     SimpleThreshold,
+    SnrResult,
     SnrThreshold,
     Threshold,
 )

@@ -14,16 +14,16 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.compare.accuracy import AccuracyResult, AccuracyResults
-from poly.compare.compare_base import metric_fields_for_func
-from poly.compare.data_loader import DataLoader, DataLoaderCache, check_feed_dict, coerce_feed_dict
-from poly.compare.iteration_files import IterationWriter, is_single_file
-from poly.compare.output_stats import log_compared_output_stats
+from poly.compare.funcs.base import metric_fields_for_func
+from poly.compare.funcs.simple import SimpleCompareFunc
+from poly.compare.io.data_loader import DataLoader, DataLoaderCache, check_feed_dict, coerce_feed_dict
+from poly.compare.io.iteration_files import IterationWriter, is_single_file
+from poly.compare.io.saved_inputs import save_inputs
 from poly.compare.results import IterationResult, RunResults
-from poly.compare.saved_inputs import save_inputs
-from poly.compare.simple import SimpleCompareFunc
-from poly.compare.thresholds import SimpleThreshold
-from poly.compare.validation import validate_run_results, validate_stream
+from poly.compare.stats.nan_inf_check import validate_run_results, validate_stream
+from poly.compare.stats.report_lines import log_compared_output_stats
+from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
+from poly.compare.verdicts.thresholds import SimpleThreshold
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
 

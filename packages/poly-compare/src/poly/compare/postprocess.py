@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from poly.compare.options import default, value_or_from_dict
+from poly.compare.per_output import default, value_or_from_dict
 
 __all__ = ["BasePostprocessFunc", "TopKPostprocessFunc", "PostprocessFunc", "topk"]
 

@@ -14,8 +14,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.compare.iteration_files import iterate_from_files
-from poly.compare.npz_format import is_npz_file, run_results_from_npz, run_results_to_npz
+from poly.compare.io.iteration_files import iterate_from_files
+from poly.compare.io.npz_codec import decode_run_results, is_npz_file, load_npz, run_results_to_npz
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
 from poly.core.logger import G_LOGGER
 
@@ -369,8 +369,20 @@ class RunResults:
         """Loads from a JSON or ``.npz`` file (or a file-like object holding JSON)."""
         if is_npz_file(src):
             G_LOGGER.info(f"Loading inference results from {src}")
-            return run_results_from_npz(src)
+            return RunResults.from_npz_archive(*load_npz(src), src)
         return RunResults._checked(load_json(src, description="inference results"))
+
+    @staticmethod
+    def from_npz_archive(meta, arrays, src):
+        """Builds the ``RunResults`` held by an ``.npz`` archive already read (``load_npz``);
+        ``src`` names it in errors."""
+        results = RunResults()
+        for runner_name, iterations in decode_run_results(meta, arrays, src):
+            results.append((runner_name, [
+                IterationResult(outputs=outputs, runtime=runtime, runner_name=name)
+                for outputs, runtime, name in iterations
+            ]))
+        return results
 
     @staticmethod
     def load_streaming(path, allow_dirs=True):

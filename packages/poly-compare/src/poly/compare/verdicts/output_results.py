@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from poly.compare.thresholds import (
+from poly.compare.verdicts.thresholds import (
     CosineSimilarityThreshold,
     DistanceMetricsThreshold,
     L2Threshold,
@@ -134,6 +134,15 @@ class OutputCompareResult(CompareResult):
     def set_thresholds(self, thresholds):
         super().set_thresholds(thresholds)
         self._stored_passed = None
+
+    def checked_values(self) -> tuple[float | None, float | None]:
+        """
+        The absolute and relative figures the threshold's ``check_error_stat`` looks at: the
+        smallest ``atol``/``rtol`` that would have passed (``elemwise`` reports the maxima).
+        """
+        stat = self.thresholds.check_error_stat if self.thresholds is not None else "elemwise"
+        stat = "max" if stat == "elemwise" else stat
+        return getattr(self, f"{stat}_absdiff", None), getattr(self, f"{stat}_reldiff", None)
 
     def __str__(self):
         return f"(atol={self.max_absdiff}, rtol={self.max_reldiff})"

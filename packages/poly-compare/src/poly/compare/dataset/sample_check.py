@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.compare_results import OutputCompareResult
-from poly.compare.shapes import try_match_shape
-from poly.compare.simple import SimpleCompareFunc, simple_error_stats
-from poly.compare.thresholds import VALID_CHECK_ERROR_STATS, SimpleThreshold
+from poly.compare.shape_matching import try_match_shape
+from poly.compare.stats.polygraphy_quirks import simple_error_stats
+from poly.compare.verdicts.simple_comparison import SimpleOptions, simple_verdict
+from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
 
 __all__ = ["OutputCheck", "SampleChecker"]
 
@@ -61,27 +61,31 @@ class SampleChecker:
 
     def __init__(self, atol=None, rtol=None, check_error_stat=None, error_quantile=None,
                  infinities_compare_equal=False, check_shapes=True, threads=1):
-        self._func = SimpleCompareFunc(check_shapes=check_shapes, atol=atol, rtol=rtol,
-                                       check_error_stat=check_error_stat, error_quantile=error_quantile,
-                                       infinities_compare_equal=infinities_compare_equal)
+        self.atol, self.rtol = atol, rtol
+        self.check_error_stat, self.error_quantile = check_error_stat, error_quantile
+        self.infinities_compare_equal = infinities_compare_equal
+        self.check_shapes = check_shapes
         self.threads = threads
 
-    def options_for(self, name):
-        """``(atol, rtol, check_error_stat, error_quantile)`` of output ``name``."""
-        return self._func._per_output_options(name)
+    def options_for(self, name) -> SimpleOptions:
+        """The options output ``name`` is checked with (per-output dicts resolved)."""
+        return SimpleOptions.for_output(name, self.atol, self.rtol, self.check_error_stat, self.error_quantile)
 
     def check_output(self, name, output, reference) -> OutputCheck:
         """Compares one output with its reference."""
-        atol, rtol, stat, quantile = self.options_for(name)
-        if stat not in VALID_CHECK_ERROR_STATS:
-            raise ValueError(f"invalid check_error_stat {stat!r}: choose from {list(VALID_CHECK_ERROR_STATS)}")
-        base = {"name": name, "checked_stat": stat, "atol": float(atol), "rtol": float(rtol)}
+        options = self.options_for(name)
+        if options.check_error_stat not in VALID_CHECK_ERROR_STATS:
+            raise ValueError(
+                f"invalid check_error_stat {options.check_error_stat!r}: choose from {list(VALID_CHECK_ERROR_STATS)}"
+            )
+        base = {"name": name, "checked_stat": options.check_error_stat, "atol": float(options.atol),
+                "rtol": float(options.rtol)}
         if reference is None:
             return OutputCheck(passed=False, error="missing from the reference", **base)
         out0, out1 = np.asarray(output), np.asarray(reference)
         if out0.shape != out1.shape:
             aligned = None
-            if not self._func.check_shapes:
+            if not self.check_shapes:
                 out1 = try_match_shape(out1, out0.shape)
                 try:
                     aligned = (out0.reshape(out1.shape), out1)
@@ -92,24 +96,14 @@ class SampleChecker:
                                    error=f"shape {out0.shape} differs from the reference's {np.asarray(reference).shape}",
                                    **base)
             out0, out1 = aligned
-        quantiles = [quantile] if stat == "quantile" else []
         try:
-            stats, absd, rel = simple_error_stats(out0, out1, atol, rtol, quantiles,
-                                                  self._func.infinities_compare_equal, threads=self.threads,
-                                                  median=stat == "median")
+            stats, absd, rel = simple_error_stats(out0, out1, options.atol, options.rtol, options.needed_quantiles(),
+                                                  self.infinities_compare_equal, threads=self.threads,
+                                                  median=options.needs_median())
         except Exception as err:  # noqa: BLE001 - a bad pair fails this sample, not the run
             return OutputCheck(passed=False, size=int(out0.size), error=str(err).splitlines()[0], **base)
-        q_abs = absd.quantiles.get(quantile) if stat == "quantile" else None
-        q_rel = rel.quantiles.get(quantile) if stat == "quantile" else None
-        # The same result object CompareFunc.simple builds, so that its truth is the same verdict.
-        result = OutputCompareResult(absd.max, rel.max, absd.mean, rel.mean, absd.median, rel.median, q_abs, q_rel,
-                                     thresholds=SimpleThreshold(stat, atol, rtol))
-        if stat == "elemwise":
-            result._stored_passed = stats.mismatches == 0
-        stat_abs, stat_rel = {
-            "elemwise": (absd.max, rel.max), "max": (absd.max, rel.max), "mean": (absd.mean, rel.mean),
-            "median": (absd.median, rel.median), "quantile": (q_abs, q_rel),
-        }[stat]
+        result = simple_verdict(stats, absd, rel, options)
+        stat_abs, stat_rel = result.checked_values()
         return OutputCheck(passed=bool(result), max_absdiff=float(absd.max), max_reldiff=float(rel.max),
                            stat_absdiff=float(stat_abs), stat_reldiff=float(stat_rel),
                            mismatches=int(stats.mismatches), size=int(stats.size), **base)

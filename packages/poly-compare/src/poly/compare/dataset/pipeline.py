@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.validate.accumulator import Accumulator, SampleResult
-from poly.compare.validate.dataset import Sample, SampleError
+from poly.compare.dataset.accumulator import Accumulator, SampleResult
+from poly.compare.dataset.sources import Sample, SampleError
 
 __all__ = ["ValidationPipeline", "ValidationOutcome"]
 
@@ -61,8 +61,8 @@ class ValidationPipeline:
 
     Args:
         runner (BaseRunner): The runner under test; activated for the run if it is not active.
-        dataset (Iterable[Sample | SampleError]): See ``poly.compare.validate.dataset``.
-        reference (Reference): See ``poly.compare.validate.reference``.
+        dataset (Iterable[Sample | SampleError]): See ``poly.compare.dataset.sources``.
+        reference (Reference): See ``poly.compare.dataset.references``.
         checker (SampleChecker): The per-sample verdict.
         workers (int): Comparison threads. Defaults to 1.
         max_failures (int): Stop reading once this many samples failed. Defaults to None (never).

@@ -10,24 +10,21 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.compare.options import default, find_str_in_iterable, warn_unknown_keys
-from poly.compare.shapes import try_match_shape
+from poly.compare.per_output import default, find_str_in_iterable, warn_unknown_keys
+from poly.compare.shape_matching import try_match_shape
+from poly.core.datatype import DataType
 from poly.core.logger import G_LOGGER, LogMode
 
-__all__ = ["BaseCompareFunc", "default_find_output_func", "run_comparison", "metric_fields_for_func"]
+__all__ = [
+    "BaseCompareFunc", "default_find_output_func", "run_comparison", "metric_fields_for_func", "describe_array",
+]
 
 
-def _dtype_str(arr) -> str:
+def describe_array(arr) -> str:
+    """``dtype=float32, shape=(1, 3)``: how log lines name an output's type and shape."""
     dtype = getattr(arr, "dtype", None)
-    if dtype is None:
-        return type(arr).__name__
-    from poly.core.datatype import DataType
-
-    return str(DataType.from_dtype(dtype))
-
-
-def _shape(arr) -> tuple:
-    return tuple(int(d) for d in np.shape(arr))
+    dtype_str = type(arr).__name__ if dtype is None else str(DataType.from_dtype(dtype))
+    return f"dtype={dtype_str}, shape={tuple(int(d) for d in np.shape(arr))}"
 
 
 def default_find_output_func(output_name, index, iter_result, base_iter_result):
@@ -91,8 +88,8 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
                 continue
             output1 = iter_result1[out1_name]
             G_LOGGER.start(
-                f"{label}Comparing Output: '{out0_name}' (dtype={_dtype_str(output0)}, shape={_shape(output0)}) "
-                f"with '{out1_name}' (dtype={_dtype_str(output1)}, shape={_shape(output1)})"
+                f"{label}Comparing Output: '{out0_name}' ({describe_array(output0)}) "
+                f"with '{out1_name}' ({describe_array(output1)})"
             )
             with G_LOGGER.indent():
                 result = func(out0_name, output0, out1_name, output1)

@@ -6,9 +6,9 @@ import importlib.util
 
 import numpy as np
 
-from poly.compare.compare_results import PerceptualMetricsResult
-from poly.compare.metrics import _SingleMetricCompareFunc
-from poly.compare.thresholds import LpipsThreshold
+from poly.compare.funcs.metrics import SingleMetricCompareFunc
+from poly.compare.verdicts.output_results import PerceptualMetricsResult
+from poly.compare.verdicts.thresholds import LpipsThreshold
 from poly.core.logger import G_LOGGER
 
 __all__ = ["PerceptualMetricsCompareFunc", "require_lpips"]
@@ -49,7 +49,7 @@ def _to_nchw3(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-class PerceptualMetricsCompareFunc(_SingleMetricCompareFunc):
+class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
     """
     Passes image-like outputs whose LPIPS distance is at most ``lpips_threshold``. Needs torch and
     lpips (``pip install torch lpips``): constructing it without them raises a clear error.

@@ -6,7 +6,7 @@ import contextlib
 
 import numpy as np
 
-from poly.compare.output_stats import array_stats, log_output_stats
+from poly.compare.stats.report_lines import array_stats, log_output_stats
 from poly.core.logger import G_LOGGER, LogMode
 
 __all__ = ["validate_run_results", "validate_stream"]

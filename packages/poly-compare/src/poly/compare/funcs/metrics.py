@@ -11,8 +11,10 @@ import math
 
 import numpy as np
 
-from poly.compare.compare_base import BaseCompareFunc
-from poly.compare.compare_results import (
+from poly.compare.funcs.base import BaseCompareFunc
+from poly.compare.per_output import default, value_or_from_dict
+from poly.compare.stats.native import ErrorStats, error_stats
+from poly.compare.verdicts.output_results import (
     CosineSimilarityResult,
     DistanceMetricsResult,
     L2Result,
@@ -20,9 +22,7 @@ from poly.compare.compare_results import (
     QualityMetricsResult,
     SnrResult,
 )
-from poly.compare.error_stats import ErrorStats, error_stats
-from poly.compare.options import default, value_or_from_dict
-from poly.compare.thresholds import (
+from poly.compare.verdicts.thresholds import (
     CosineSimilarityThreshold,
     DistanceMetricsThreshold,
     L2Threshold,
@@ -33,6 +33,7 @@ from poly.compare.thresholds import (
 from poly.core.logger import G_LOGGER
 
 __all__ = [
+    "SingleMetricCompareFunc",
     "metric_stats",
     "l2_norm",
     "cosine_similarity",
@@ -106,7 +107,7 @@ def snr(stats: ErrorStats) -> float:
         return float(10 * np.log10(float(signal_power / noise_power)))
 
 
-class _SingleMetricCompareFunc(BaseCompareFunc):
+class SingleMetricCompareFunc(BaseCompareFunc):
     """One scalar metric per output pair against a (per-output) threshold."""
 
     _RESULT_CLASS = None
@@ -155,7 +156,7 @@ class _SingleMetricCompareFunc(BaseCompareFunc):
         return self._run_comparison(iter_result0, iter_result1, match)
 
 
-class L2CompareFunc(_SingleMetricCompareFunc):
+class L2CompareFunc(SingleMetricCompareFunc):
     """Passes outputs whose difference has an L2 norm of at most ``l2_threshold``."""
 
     _RESULT_CLASS = L2Result
@@ -178,7 +179,7 @@ class L2CompareFunc(_SingleMetricCompareFunc):
         return l2_norm(metric_stats(out0, out1))
 
 
-class CosineSimilarityCompareFunc(_SingleMetricCompareFunc):
+class CosineSimilarityCompareFunc(SingleMetricCompareFunc):
     """Passes outputs whose cosine similarity is at least ``cosine_similarity_threshold``."""
 
     _RESULT_CLASS = CosineSimilarityResult
@@ -201,7 +202,7 @@ class CosineSimilarityCompareFunc(_SingleMetricCompareFunc):
         return cosine_similarity(metric_stats(out0, out1))
 
 
-class PsnrCompareFunc(_SingleMetricCompareFunc):
+class PsnrCompareFunc(SingleMetricCompareFunc):
     """Passes outputs whose PSNR is at least ``psnr_threshold`` dB."""
 
     _RESULT_CLASS = PsnrResult
@@ -224,7 +225,7 @@ class PsnrCompareFunc(_SingleMetricCompareFunc):
         return psnr(metric_stats(out0, out1))
 
 
-class SnrCompareFunc(_SingleMetricCompareFunc):
+class SnrCompareFunc(SingleMetricCompareFunc):
     """Passes outputs whose SNR is at least ``snr_threshold`` dB."""
 
     _RESULT_CLASS = SnrResult

@@ -6,8 +6,8 @@ import functools
 
 import numpy as np
 
-from poly.compare.compare_base import BaseCompareFunc, default_find_output_func, run_comparison
-from poly.compare.options import default, value_or_from_dict
+from poly.compare.funcs.base import BaseCompareFunc, default_find_output_func, run_comparison
+from poly.compare.per_output import default, value_or_from_dict
 from poly.core.logger import G_LOGGER
 
 __all__ = ["IndicesCompareFunc"]

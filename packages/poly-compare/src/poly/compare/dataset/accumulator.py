@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from poly.compare.validate.check import OutputCheck
+from poly.compare.dataset.sample_check import OutputCheck
 
 __all__ = ["SampleResult", "LogHistogram", "OutputDistribution", "Accumulator", "HISTOGRAM_EDGES"]
 

@@ -10,8 +10,8 @@ import os
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from poly.compare.iteration_files import iterate_from_files
-from poly.compare.npz_format import is_npz_file, load_feed_dicts_npz, save_feed_dicts_npz
+from poly.compare.io.iteration_files import iterate_from_files
+from poly.compare.io.npz_codec import is_npz_file, load_feed_dicts_npz, save_feed_dicts_npz
 from poly.core.json import load_json, save_json
 from poly.core.logger import G_LOGGER
 

@@ -30,6 +30,8 @@ __all__ = [
     "load_npz",
     "save_feed_dicts_npz",
     "load_feed_dicts_npz",
+    "run_results_to_npz",
+    "decode_run_results",
 ]
 
 META_KEY = "__poly_meta__"
@@ -244,21 +246,20 @@ def run_results_to_npz(run_results, dest) -> None:
     save_npz({"format": "poly.RunResults", "version": 1, "runners": runners}, builder.arrays, builder.dtypes, dest)
 
 
-def run_results_from_npz(src):
-    """Loads a ``RunResults`` saved by ``run_results_to_npz``."""
-    from poly.compare.results import IterationResult, RunResults
-
-    meta, arrays = load_npz(src)
+def decode_run_results(meta, arrays, src) -> list[tuple[str, list[tuple[OrderedDict, float | None, str | None]]]]:
+    """
+    The run results an archive read by ``load_npz`` holds, as plain data: ``(runner name,
+    [(outputs, runtime, runner name of the iteration), ...])`` per runner, for ``RunResults`` to
+    build its objects from.
+    """
     if meta is None or meta.get("format") != "poly.RunResults":
         found = "a plain archive of arrays" if meta is None else f"{meta.get('format')!r} data"
         raise DataFormatError(f"Could not load '{src}': expected run results, found {found}")
-    results = RunResults()
+    runners = []
     for runner in meta.get("runners", []):
-        iteration_results = []
+        iterations = []
         for it in runner.get("iterations", []):
             outputs = OrderedDict((name, _lookup(arrays, key, src)) for name, key in it.get("outputs", []))
-            iteration_results.append(
-                IterationResult(outputs=outputs, runtime=it.get("runtime"), runner_name=it.get("runner_name"))
-            )
-        results.append((runner["name"], iteration_results))
-    return results
+            iterations.append((outputs, it.get("runtime"), it.get("runner_name")))
+        runners.append((runner["name"], iterations))
+    return runners

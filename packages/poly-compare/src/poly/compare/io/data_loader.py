@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from poly.compare.options import (
+from poly.compare.per_output import (
     contains_wildcard,
     default,
     find_str_in_iterable,
@@ -21,7 +21,7 @@ from poly.compare.options import (
     value_or_from_dict,
     warn_unknown_keys,
 )
-from poly.compare.shapes import try_match_shape
+from poly.compare.shape_matching import try_match_shape
 from poly.core import constants
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType

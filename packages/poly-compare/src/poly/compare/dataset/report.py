@@ -10,7 +10,7 @@ import html
 import json
 import math
 
-from poly.compare.validate.accumulator import HISTOGRAM_EDGES
+from poly.compare.dataset.accumulator import HISTOGRAM_EDGES
 from poly.core.fileio import atomic_write_text
 
 __all__ = ["build_report", "write_json_report", "render_html", "write_html_report"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from poly import _native
-from poly.compare.error_stats import DiffStats, ValueSummary, dtype_code, error_stats
+from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.core import constants
 from poly.core.logger import G_LOGGER
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from poly.compare.npz_format import is_npz_file, load_npz, run_results_from_npz
+from poly.compare.io.npz_codec import is_npz_file, load_npz
 from poly.compare.results import RunResults
 
 __all__ = ["Reference", "DirectoryReference", "StreamReference", "RunnerReference", "open_reference"]
@@ -70,7 +70,7 @@ class DirectoryReference(Reference):
             meta, arrays = load_npz(path)
             if meta is None:
                 return OrderedDict(arrays.items())
-            return _first_iteration(run_results_from_npz(path), k)
+            return _first_iteration(RunResults.from_npz_archive(meta, arrays, path), k)
         return _first_iteration(RunResults.load(path), k)
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from poly.compare.indices import IndicesCompareFunc
-from poly.compare.metrics import (
+from poly.compare.funcs.indices import IndicesCompareFunc
+from poly.compare.funcs.metrics import (
     CosineSimilarityCompareFunc,
     DistanceMetricsCompareFunc,
     L2CompareFunc,
@@ -11,8 +11,8 @@ from poly.compare.metrics import (
     QualityMetricsCompareFunc,
     SnrCompareFunc,
 )
-from poly.compare.perceptual import PerceptualMetricsCompareFunc
-from poly.compare.simple import SimpleCompareFunc
+from poly.compare.funcs.perceptual import PerceptualMetricsCompareFunc
+from poly.compare.funcs.simple import SimpleCompareFunc
 
 __all__ = ["CompareFunc"]
 

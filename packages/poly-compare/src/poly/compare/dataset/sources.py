@@ -10,8 +10,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from poly.compare.npz_format import load_feed_dicts_npz
-from poly.compare.saved_inputs import iterate_input_file
+from poly.compare.io.npz_codec import load_feed_dicts_npz
+from poly.compare.io.saved_inputs import iterate_input_file
 
 __all__ = ["Sample", "SampleError", "Dataset", "DirectoryDataset", "FileDataset", "IterableDataset",
            "open_dataset"]
@@ -114,7 +114,7 @@ class IterableDataset(Dataset):
 def open_dataset(paths=None, data_loader_script=None) -> Dataset:
     """A dataset from paths (one directory, or input files) or a data-loader script ``FILE[:FUNC]``."""
     if data_loader_script:
-        from poly.compare.data_loader_script import DataLoaderFromScript
+        from poly.compare.io.data_loader_script import DataLoaderFromScript
 
         return IterableDataset(DataLoaderFromScript(data_loader_script), name=data_loader_script)
     if isinstance(paths, (str, os.PathLike)):

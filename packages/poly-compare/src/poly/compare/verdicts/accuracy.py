@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from poly.compare.options import unique_list, value_or_from_dict
+from poly.compare.per_output import unique_list, value_or_from_dict
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
 from poly.core.logger import G_LOGGER
 

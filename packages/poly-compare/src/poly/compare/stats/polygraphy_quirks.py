@@ -1,0 +1,141 @@
+"""
+The error statistics of an output pair as Polygraphy's simple comparison defines them, from the
+native engine's exact figures: NumPy's quantile interpolation next to infinities, and relative
+differences that divide by an integer or bool reference as it is (no epsilon for zeros).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
+from poly.core.logger import G_LOGGER
+
+__all__ = ["simple_error_stats", "is_floating", "may_hold_zero"]
+
+
+def is_floating(arr: np.ndarray) -> bool:
+    """Whether ``arr`` holds floating-point values (bfloat16 included)."""
+    return arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
+
+
+def _numpy_lerp_ranks(n: int, q: float) -> tuple[int, int, float]:
+    # The two ranks and the weight numpy.quantile's default (linear) method uses, computed the
+    # way NumPy computes them (so that the float rounding of the weight agrees).
+    virtual = n * q + (1 - q) - 1
+    if virtual >= n - 1:
+        return n - 1, n - 1, virtual + 1  # NumPy's weight against index -1
+    lo = int(math.floor(virtual))
+    return lo, lo + 1, virtual - lo
+
+
+def _with_infinite_top(diff: DiffStats, n: int, k: int) -> DiffStats:
+    """
+    Median and quantiles as NumPy computes them on non-negative data whose ``k`` largest values
+    are +inf. NumPy interpolates ``a + (b - a) * t`` (``b - (b - a) * (1 - t)`` from t = 0.5), which
+    gives NaN next to an infinity unless 0 < t < 0.5; Polygraphy reports those NaNs (and fails on
+    them), so the native exact order statistics are mapped to the same values.
+    """
+    if k == 0 or n == 0 or diff.nan_count:
+        return diff
+    first_inf = n - k
+
+    def quantile(q: float, native: float) -> float:
+        lo, hi, t = _numpy_lerp_ranks(n, q)
+        if hi < first_inf:
+            return native
+        if lo >= first_inf:
+            return math.nan
+        return math.inf if 0 < t < 0.5 else math.nan
+
+    def median(native: float) -> float:
+        upper = n // 2  # the middle element, or the upper of the two middle ones
+        return math.inf if upper >= first_inf else native
+
+    return DiffStats(
+        min=diff.min, max=diff.max, mean=diff.mean, std=diff.std, var=diff.var, median=median(diff.median),
+        argmin=diff.argmin, argmax=diff.argmax,
+        quantiles={q: quantile(q, v) for q, v in diff.quantiles.items()},
+        nan_count=diff.nan_count, inf_count=diff.inf_count,
+    )
+
+
+def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats) -> DiffStats:
+    """
+    Polygraphy divides by an integer or bool ``out1`` as it is, without replacing zeros by an
+    epsilon (it only does that for floating-point outputs): ``x / 0`` is ``inf`` and ``0 / 0`` is
+    ``NaN``. The native engine divides by the epsilon instead, which ranks those positions above
+    every other relative difference (an integer difference is at least 1, so ``1 / 2.2e-16``).
+    This maps the native statistics to Polygraphy's, so that reported figures and verdicts agree.
+    """
+    zero = out1 == 0
+    if not zero.any():
+        return rel
+    n = out1.size
+    zero_flat = np.flatnonzero(zero)
+    with np.errstate(all="ignore"):
+        zero_absdiff = np.abs(np.asarray(out0).reshape(-1)[zero_flat].astype(np.float64))
+    shape = out1.shape
+
+    def index(flat):
+        return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
+
+    undefined = (zero_absdiff == 0) | np.isnan(zero_absdiff)
+    if undefined.any() or rel.nan_count:
+        # A NaN anywhere makes every NumPy statistic NaN; arg{min,max} point at the first NaN.
+        first = int(zero_flat[np.argmax(undefined)]) if undefined.any() else n
+        if rel.nan_count and rel.argmin is not None:
+            first = min(first, int(np.ravel_multi_index(rel.argmin, shape)) if shape else 0)
+        nan = math.nan
+        return DiffStats(
+            min=nan, max=nan, mean=nan, std=nan, var=nan, median=nan, argmin=index(first), argmax=index(first),
+            quantiles={q: nan for q in rel.quantiles}, nan_count=rel.nan_count + int(undefined.sum()),
+            inf_count=rel.inf_count + int((~undefined).sum()),
+        )
+
+    # Every zero divisor gives +inf: they rank above everything else.
+    k = zero_flat.size
+    first_zero = index(zero_flat[0])
+    all_inf = k == n
+    infinite = DiffStats(
+        min=math.inf if all_inf else rel.min, max=math.inf, mean=math.inf, std=math.nan, var=math.nan,
+        median=rel.median, argmin=first_zero if all_inf else rel.argmin, argmax=first_zero,
+        quantiles=dict(rel.quantiles), nan_count=rel.nan_count, inf_count=rel.inf_count + k,
+    )
+    return _with_infinite_top(infinite, n, infinite.inf_count)
+
+
+def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinities_compare_equal=False, threads=0,
+                       median=True):
+    """
+    The error statistics of ``out0`` against ``out1`` exactly as Polygraphy's simple comparison
+    defines them (relative differences divide by ``out1``).
+
+    Returns:
+        Tuple[ErrorStats, DiffStats, DiffStats]: The native statistics, and the absolute and
+        relative difference statistics with NumPy's quantile semantics next to infinities
+        (``_with_infinite_top``) and Polygraphy's division by integer outputs
+        (``_integer_divisor_reldiff``). ``threads`` and ``median`` are passed to ``error_stats``.
+    """
+    out0, out1 = np.asarray(out0), np.asarray(out1)
+    try:
+        stats = error_stats(
+            out0, out1, atol=atol, rtol=rtol, quantiles=quantiles, infinities_compare_equal=infinities_compare_equal,
+            threads=threads, median=median,
+        )
+    except ValueError as err:
+        G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
+    absd = _with_infinite_top(stats.absdiff, stats.size, stats.absdiff.inf_count)
+    if is_floating(out1):
+        rel = _with_infinite_top(stats.reldiff, stats.size, stats.reldiff.inf_count)
+    else:
+        rel = _integer_divisor_reldiff(out0, out1, stats.reldiff)
+    return stats, absd, rel
+
+
+def may_hold_zero(stats: ErrorStats) -> bool:
+    """Whether the reference (``b``) of ``stats`` may hold a zero: only a range that straddles zero
+    (or NaN bounds) can, so a scan for zeros can be skipped otherwise."""
+    return not (stats.b.min > 0 or stats.b.max < 0)

@@ -1,0 +1,241 @@
+"""
+The shape of the code base, checked by reading every module's source: no import cycles (counting
+imports inside functions, which only defer a cycle), no module reaching into another module's
+private names, and package dependencies only along the documented arrows.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGES = ROOT / "packages"
+
+# distribution -> the top-level poly subpackages it owns (compatibility paths included)
+ALLOWED_DEPENDENCIES = {
+    "poly-core": set(),
+    "poly-compare": {"poly-core"},
+    "poly-onnx": {"poly-core"},
+    "poly-trt": {"poly-core", "poly-onnx"},
+    "poly-debug": {"poly-core", "poly-compare", "poly-onnx", "poly-trt"},
+    "poly-cli": {"poly-core", "poly-compare", "poly-onnx", "poly-trt", "poly-debug"},
+}
+
+
+NATIVE_USERS = {"poly-core", "poly-compare"}
+
+
+def _module_name(path: pathlib.Path, src: pathlib.Path) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _collect_modules():
+    modules = {}  # name -> (distribution, path, is_package)
+    for dist in sorted(p for p in PACKAGES.iterdir() if (p / "src").is_dir()):
+        src = dist / "src"
+        for path in sorted(src.rglob("*.py")):
+            modules[_module_name(path, src)] = (dist.name, path, path.name == "__init__.py")
+    return modules
+
+
+MODULES = _collect_modules()
+
+
+def _resolve_from(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(name: str):
+    """(target module, imported name or None, line) for every poly import in module ``name``."""
+    _, path, is_package = MODULES[name]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("poly."):
+                    yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve_from(node, name, is_package)
+            if not target.startswith("poly"):
+                continue
+            for alias in node.names:
+                submodule = f"{target}.{alias.name}"
+                if submodule in MODULES:
+                    yield submodule, None, node.lineno
+                else:
+                    yield target, alias.name, node.lineno
+
+
+def _import_graph():
+    graph = {name: set() for name in MODULES}
+    for name in MODULES:
+        for target, _, _ in _imports(name):
+            if target in MODULES and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, result = {}, {}, set(), [], []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        result.append(sorted(component))
+    return result
+
+
+def test_the_graph_walker_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_package_is_found():
+    owners = {dist for dist, _, _ in MODULES.values()}
+    assert owners == set(ALLOWED_DEPENDENCIES)
+    assert {"poly.compare", "poly.compare.comparator", "poly.core.optional_import", "poly.cli"} <= set(MODULES)
+
+
+def test_no_import_cycles():
+    cycles = _cycles(_import_graph())
+    assert not cycles, "import cycles (module-level or inside functions):\n" + "\n".join(
+        " -> ".join(cycle) for cycle in cycles
+    )
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_module(target: str) -> str | None:
+    """The package whose private module ``target`` is (``poly.onnx`` for ``poly.onnx._lazy``)."""
+    parts = target.split(".")
+    for i, part in enumerate(parts):
+        if _is_private(part):
+            return ".".join(parts[:i])
+    return None
+
+
+def test_no_module_imports_another_modules_private_names():
+    problems = []
+    for name in MODULES:
+        path = MODULES[name][1].relative_to(ROOT)
+        for target, imported, line in _imports(name):
+            if (target, imported) in (("poly", "_native"), ("poly._native", None)):
+                # the compiled extension ships in poly-core; poly-compare's statistics are its documented user
+                if MODULES[name][0] not in NATIVE_USERS:
+                    problems.append(f"{path}:{line}: imports poly._native outside {sorted(NATIVE_USERS)}")
+                continue
+            owner = _private_module(target)
+            if owner is not None and not name.startswith(owner + ".") and name != owner:
+                problems.append(f"{path}:{line}: imports the private module {target}")
+            if imported is not None and _is_private(imported):
+                problems.append(f"{path}:{line}: imports the private name {imported} from {target}")
+    assert not problems, "\n".join(problems)
+
+
+def _attribute_reaches(tree: ast.AST, module_aliases: dict[str, str]):
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in module_aliases):
+            yield node
+
+
+def test_no_module_reads_private_attributes_of_an_imported_module():
+    problems = []
+    for _name, (_, path, _) in MODULES.items():
+        tree = ast.parse(path.read_text())
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("poly.") and alias.asname:
+                        aliases[alias.asname] = alias.name
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("poly"):
+                for alias in node.names:
+                    if f"{node.module}.{alias.name}" in MODULES:
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for node in _attribute_reaches(tree, aliases):
+            problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: reads {aliases[node.value.id]}.{node.attr}")
+    assert not problems, "\n".join(problems)
+
+
+def _distribution_of(target: str) -> str | None:
+    while target:
+        if target in MODULES:
+            return MODULES[target][0]
+        target = target.rpartition(".")[0]
+    return None
+
+
+@pytest.mark.parametrize("dist", sorted(ALLOWED_DEPENDENCIES))
+def test_package_dependencies_follow_the_arrows(dist):
+    problems = []
+    for name, (owner, path, _) in MODULES.items():
+        if owner != dist:
+            continue
+        for target, _, line in _imports(name):
+            other = _distribution_of(target)
+            if other and other != dist and other not in ALLOWED_DEPENDENCIES[dist]:
+                problems.append(f"{path.relative_to(ROOT)}:{line}: {dist} imports {target} ({other})")
+    assert not problems, "\n".join(problems)
+
+
+def test_package_inits_only_re_export():
+    problems = []
+    for _name, (_, path, is_package) in MODULES.items():
+        if not is_package:
+            continue
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            allowed = (ast.Import, ast.ImportFrom, ast.Expr)
+            is_all = isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+            if not (isinstance(node, allowed) or is_all):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {type(node).__name__} in an __init__.py")
+    assert not problems, "\n".join(problems)
