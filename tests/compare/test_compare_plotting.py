@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
 
 import poly.compare as pc
+from poly.compare.stats import plots
 from poly.core.exception import PolyException
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
@@ -19,13 +21,27 @@ def _pair():
     return pc.IterationResult({"y": b + 1e-3}, runner_name="a"), pc.IterationResult({"y": b}, runner_name="b")
 
 
-@pytest.mark.skipif(HAVE_MATPLOTLIB, reason="matplotlib is installed here")
+@pytest.fixture
+def without_matplotlib(monkeypatch):
+    """matplotlib made unimportable (a None entry in sys.modules), installed or not."""
+    lazy = (plots.matplotlib, plots.colors, plots.figure, plots.pyplot)
+    for name in ("matplotlib", "matplotlib.colors", "matplotlib.figure", "matplotlib.pyplot"):
+        monkeypatch.setitem(sys.modules, name, None)
+    for module in lazy:
+        module.reset()
+    yield
+    for module in lazy:
+        module.reset()
+
+
 @pytest.mark.parametrize("option", ["save_heatmaps", "save_error_metrics_plot"])
-def test_plots_without_matplotlib_are_one_clear_error(tmp_path, option):
+def test_plots_without_matplotlib_are_one_clear_error(tmp_path, option, without_matplotlib):
     func = pc.CompareFunc.simple(**{option: str(tmp_path)})  # constructing needs nothing
     with pytest.raises(PolyException) as info:
         func(*_pair())
     assert "pip install matplotlib" in str(info.value) and "\n" not in str(info.value)
+    assert str(info.value).startswith("Plotting comparison errors (heatmaps, error plots) needs 'matplotlib'")
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed (pip install matplotlib)")

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
 from poly.compare.funcs.metrics import SingleMetricCompareFunc
 from poly.compare.verdicts.output_results import PerceptualMetricsResult
 from poly.compare.verdicts.thresholds import LpipsThreshold
 from poly.core.logger import G_LOGGER
+from poly.core.optional_import import has_module, lazy_import
 
 __all__ = ["PerceptualMetricsCompareFunc", "require_lpips"]
 
 _INSTALL_HINT = "pip install torch lpips"
+torch = lazy_import("torch", install="torch lpips", purpose="Perceptual metrics (LPIPS)")
+lpips = lazy_import("lpips", install="torch lpips", purpose="Perceptual metrics (LPIPS)")
 
 
 def require_lpips() -> None:
     """Raises ``PolyException`` with one line naming the ``pip install`` when torch or lpips is missing."""
-    missing = [name for name in ("torch", "lpips") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("torch", "lpips") if not has_module(name)]
     if missing:
         G_LOGGER.critical(
             f"Perceptual metrics (LPIPS) need {' and '.join(missing)}, which "
@@ -78,8 +79,6 @@ class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
 
     def _lpips_model(self):
         if self._model is None:
-            import lpips
-
             self._model = lpips.LPIPS(net="alex", version="0.1", verbose=False).eval()
         return self._model
 
@@ -91,8 +90,6 @@ class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
                 "LPIPS check will be skipped."
             )
             return None
-        import torch
-
         try:
             img0 = torch.from_numpy(_to_nchw3(out0))
             img1 = torch.from_numpy(_to_nchw3(out1))

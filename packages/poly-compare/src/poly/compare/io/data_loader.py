@@ -28,11 +28,13 @@ from poly.core.datatype import DataType
 from poly.core.exception import DataTypeConversionException, PolyException
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
+from poly.core.optional_import import lazy_import
 from poly.core.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
 
 __all__ = ["DataLoader", "ArraySampler", "DataLoaderCache", "coerce_feed_dict", "coerce_buffer", "check_feed_dict"]
 
 _VALID_BACKENDS = ("numpy", "torch")
+torch = lazy_import("torch", purpose="The torch data-loader backend")
 
 
 def _is_inf(value) -> bool:
@@ -56,8 +58,6 @@ class ArraySampler:
         if backend == "numpy":
             self.rng = np.random.RandomState(seed)
         else:
-            import torch
-
             self.rng = torch.Generator()
             self.rng.manual_seed(seed)
 
@@ -69,8 +69,6 @@ class ArraySampler:
         dtype = self._dtype(dtype)
         if self.backend == "numpy":
             return np.array(self.rng.randint(low=low, high=high + 1, size=shape, dtype=dtype))
-        import torch
-
         return torch.randint(low, high + 1, tuple(shape), generator=self.rng, dtype=dtype)
 
     def sample_float(self, shape, dtype, fmin, fmax):
@@ -84,8 +82,6 @@ class ArraySampler:
         if self.backend == "numpy":
             with np.errstate(invalid="ignore", over="ignore"):
                 return np.array((self.rng.random_sample(size=shape) * scale + shift).astype(dtype))
-        import torch
-
         return torch.rand(tuple(shape), generator=self.rng, dtype=dtype) * scale + shift
 
     def constant_array(self, values, dtype):
@@ -93,8 +89,6 @@ class ArraySampler:
         dtype = self._dtype(dtype)
         if self.backend == "numpy":
             return np.array(values, dtype=dtype)
-        import torch
-
         return torch.tensor(values, dtype=dtype)
 
 

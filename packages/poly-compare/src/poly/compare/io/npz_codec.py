@@ -22,6 +22,7 @@ import numpy as np
 
 from poly.core.exception import DataFormatError
 from poly.core.fileio import atomic_write
+from poly.core.optional_import import lazy_import
 
 __all__ = [
     "META_KEY",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 META_KEY = "__poly_meta__"
+ml_dtypes = lazy_import("ml_dtypes", install="ml-dtypes")
 _ZIP_MAGIC = b"PK\x03\x04"
 _EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 
@@ -63,9 +65,7 @@ def _restore_dtype(arr: np.ndarray, name: str | None, source) -> np.ndarray:
     try:
         dtype = np.dtype(name)
     except TypeError:
-        try:
-            import ml_dtypes
-        except ImportError:
+        if not ml_dtypes.is_available():
             raise DataFormatError(
                 f"Could not load '{source}': it holds {name} arrays, which need ml_dtypes (pip install ml-dtypes)"
             ) from None

@@ -13,21 +13,23 @@ import re
 import numpy as np
 
 from poly.core.logger import G_LOGGER
+from poly.core.optional_import import lazy_import
 
 __all__ = ["require_matplotlib", "build_heatmaps", "scatter_plot_error_magnitude", "sanitize_filename"]
 
-_INSTALL_HINT = "pip install matplotlib"
+_PURPOSE = "Plotting comparison errors (heatmaps, error plots)"
+matplotlib = lazy_import("matplotlib", purpose=_PURPOSE)
+colors = lazy_import("matplotlib.colors", install="matplotlib", purpose=_PURPOSE)
+figure = lazy_import("matplotlib.figure", install="matplotlib", purpose=_PURPOSE)
+pyplot = lazy_import("matplotlib.pyplot", install="matplotlib", purpose=_PURPOSE)
 
 
 def require_matplotlib():
-    """Imports matplotlib, or raises ``PolyException`` with one line naming ``pip install matplotlib``."""
-    try:
-        import matplotlib
-        import matplotlib.colors  # noqa: F401
-        import matplotlib.figure  # noqa: F401
-    except ImportError:
-        G_LOGGER.critical(f"Plotting comparison errors (heatmaps, error plots) needs matplotlib: {_INSTALL_HINT}")
-    return matplotlib
+    """Imports matplotlib, or raises ``MissingModuleError`` (a ``PolyException``) with one line
+    naming ``pip install matplotlib``."""
+    for module in (matplotlib, colors, figure):
+        module.load()
+    return matplotlib.load()
 
 
 def sanitize_filename(name: str) -> str:
@@ -37,12 +39,8 @@ def sanitize_filename(name: str) -> str:
 
 def _new_figure(show: bool, **kwargs):
     if show:
-        import matplotlib.pyplot as plt
-
-        return plt.figure(**kwargs)
-    import matplotlib.figure
-
-    return matplotlib.figure.Figure(**kwargs)
+        return pyplot.figure(**kwargs)
+    return figure.Figure(**kwargs)
 
 
 def _finish(fig, path, show, **save_kwargs):
@@ -51,14 +49,10 @@ def _finish(fig, path, show, **save_kwargs):
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             fig.savefig(path, **save_kwargs)
         if show:
-            import matplotlib.pyplot as plt
-
-            plt.show()
+            pyplot.show()
     finally:
         if show:
-            import matplotlib.pyplot as plt
-
-            plt.close(fig)
+            pyplot.close(fig)
 
 
 def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_lognorm=None):
@@ -74,7 +68,7 @@ def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_
         show (bool): Show the figures.
         use_lognorm (bool): Logarithmic colour scale (when the range is not a single value).
     """
-    matplotlib = require_matplotlib()
+    require_matplotlib()
     G_LOGGER.start(f"Building heatmaps for {prefix}. This may take a while...")
     arr = np.asarray(arr)
     if arr.dtype == np.bool_:
@@ -107,7 +101,7 @@ def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_
             title_prefix = prefix + (" (Log Scale)" if lognorm else "")
             title = f"{title_prefix}: {coord(base)} to {coord(min(base + per_figure, num_images) - 1)}"
             fig.suptitle(title, fontsize="xx-small")
-            norm_type = matplotlib.colors.LogNorm if lognorm else matplotlib.colors.Normalize
+            norm_type = colors.LogNorm if lognorm else colors.Normalize
             norm = norm_type(vmin=min_val, vmax=max_val)
             images = []
             for row in range(rows):
