@@ -1,4 +1,4 @@
-"""One version everywhere (SPEC 1): the repository's pyproject files and inter-package pins agree,
+"""One version everywhere: the repository's pyproject files and inter-package pins agree,
 and tools/bump_version.py bumps and checks them."""
 
 import importlib.util

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of poly's error statistics (SPEC 2.1) against Polygraphy and the memory floor.
+"""Benchmark of poly's error statistics against Polygraphy and the memory floor.
 
 On N float32 elements (default 10^7) it times, in one run on the same arrays:
   - poly.compare.stats.native without order statistics, with the median, and with the median

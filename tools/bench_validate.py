@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of `poly validate` (SPEC 6, issue 8 item 5) against Polygraphy and the ORT floor.
+"""Benchmark of `poly validate` against Polygraphy and the ORT floor.
 
 It builds a small CNN with onnx.helper (Conv-Relu-Conv-Relu-GlobalAveragePool-Flatten-Gemm-
 Softmax, seeded weights, IR 10, opset 17), a dataset of N samples (a directory of .npz feed

@@ -1,4 +1,4 @@
-"""`import poly.compare` stays light: no onnx, onnxruntime, tensorrt or matplotlib (SPEC 1)."""
+"""`import poly.compare` stays light: no onnx, onnxruntime, tensorrt or matplotlib."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""poly.compare.stats.native against a float64 NumPy oracle (SPEC 2.1): sums within 1e-9
+"""poly.compare.stats.native against a float64 NumPy oracle: sums within 1e-9
 relative, order statistics, extrema, indices and counts exactly."""
 
 from __future__ import annotations

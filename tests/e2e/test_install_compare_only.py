@@ -1,4 +1,4 @@
-"""SPEC 1: poly-core + poly-compare installed alone into a fresh virtual environment bring numpy
+"""poly-core + poly-compare installed alone into a fresh virtual environment bring numpy
 (and nothing heavy: no onnx, onnxruntime, TensorRT), and poly.compare computes statistics there.
 
 Builds poly-core (and its C++ extension) from source, so it needs a compiler and network access

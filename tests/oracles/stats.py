@@ -1,4 +1,4 @@
-"""A float64 NumPy oracle for poly.compare.stats.native (SPEC 2.1), written for clarity, not speed."""
+"""A float64 NumPy oracle for poly.compare.stats.native, written for clarity, not speed."""
 
 from __future__ import annotations
 

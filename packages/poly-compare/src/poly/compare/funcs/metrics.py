@@ -1,7 +1,7 @@
 """
 Distance and quality metrics of output pairs: L2 norm, cosine similarity, PSNR and SNR, each
 from one native ``error_stats`` pass. Polygraphy 0.53's single-metric functions
-(``L2CompareFunc``...) and SPEC 3's combined ones (``CompareFunc.distance_metrics`` and
+(``L2CompareFunc``...) and poly's combined ones (``CompareFunc.distance_metrics`` and
 ``quality_metrics``) share these definitions.
 """
 

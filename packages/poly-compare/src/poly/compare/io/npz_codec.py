@@ -1,5 +1,5 @@
 """
-The ``.npz`` fast path for inputs and run results (SPEC 5): plain NumPy archives, written
+The ``.npz`` fast path for inputs and run results: plain NumPy archives, written
 uncompressed and atomically, read with ``allow_pickle=False``.
 
 An archive poly writes holds its arrays under generated keys plus ``__poly_meta__``, a JSON

@@ -2,7 +2,7 @@
 
 Every statistic the comparator reports comes from one parallel pass over both arrays (plus
 one more for exact medians and quantiles), with the GIL released. Definitions follow
-Polygraphy's so that verdicts agree; see SPEC 2.1.
+Polygraphy's so that verdicts agree (README.md, "The native error-statistics engine").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ Per-output comparison results: the metric values of one output pair plus the thr
 checked against. ``bool(result)`` is the verdict.
 
 Serialized under Polygraphy 0.53's class names and fields (``OutputCompareResult``,
-``L2Result``...); ``DistanceMetricsResult`` and ``QualityMetricsResult`` are poly's (SPEC 3).
+``L2Result``...); ``DistanceMetricsResult`` and ``QualityMetricsResult`` are poly's.
 """
 
 from __future__ import annotations
