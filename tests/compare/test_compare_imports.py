@@ -19,3 +19,33 @@ def test_native_extension_is_the_compiled_one():
 
     assert _native.__file__.endswith((".so", ".pyd"))
     assert set(_native.DTYPE_CODES) >= {"bool", "float16", "bfloat16", "float32", "float64", "int64", "uint64"}
+
+
+def test_polygraphy_comparator_paths_re_export_the_same_objects():
+    import importlib
+
+    import poly.compare as pc
+    from poly.compare import funcs, io, postprocess, results, verdicts
+
+    sources = {
+        "poly.comparator": [pc],
+        "poly.comparator.compare": [funcs, verdicts],
+        "poly.comparator.struct": [results, verdicts.accuracy],
+        "poly.comparator.data_loader": [io],
+        "poly.comparator.postprocess": [postprocess],
+    }
+    for path, modules in sources.items():
+        shim = importlib.import_module(path)
+        expected = [name for module in modules for name in module.__all__]
+        assert list(shim.__all__) == expected, path
+        for module in modules:
+            for name in module.__all__:
+                assert getattr(shim, name) is getattr(module, name), f"{path}.{name}"
+    # the names Polygraphy users import from these paths
+    from poly.comparator.compare import CompareFunc, OutputCompareResult
+    from poly.comparator.data_loader import DataLoader, DataLoaderCache
+    from poly.comparator.struct import AccuracyResult, RunResults
+
+    assert (CompareFunc, OutputCompareResult, DataLoader, DataLoaderCache, AccuracyResult, RunResults) == (
+        pc.CompareFunc, pc.OutputCompareResult, pc.DataLoader, pc.DataLoaderCache, pc.AccuracyResult, pc.RunResults,
+    )
