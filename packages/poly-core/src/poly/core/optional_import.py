@@ -38,7 +38,7 @@ class LazyModule:
     """
 
     def __init__(self, names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                 purpose: str | None = None):
+                 purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError):
         """
         Args:
             names: What to import, as described above.
@@ -46,10 +46,13 @@ class LazyModule:
                     top-level name of the first candidate with ``_`` spelled ``-``.
             purpose (str): What the module is needed for, put in the error message
                     (``"Plotting heatmaps"``).
+            error (type): The ``MissingModuleError`` subclass raised when no candidate imports
+                    (a package's own error type, such as ``poly.trt.TensorRTMissingError``).
         """
         self._names = names
         self._install = install
         self._purpose = purpose
+        self._error = error
         self._module = None
 
     def candidates(self) -> list[str]:
@@ -68,7 +71,7 @@ class LazyModule:
                 except ImportError as err:
                     errors.append(f"{name}: {err}")
             else:
-                raise MissingModuleError(self._missing_message(errors))
+                raise self._error(self._missing_message(errors))
         return self._module
 
     def _missing_message(self, errors) -> str:
@@ -110,12 +113,12 @@ class LazyModule:
 
 
 def lazy_import(names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                purpose: str | None = None) -> LazyModule:
+                purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError) -> LazyModule:
     """
     Returns a ``LazyModule`` for ``names`` (see ``LazyModule``): nothing is imported until an
     attribute is read.
     """
-    return LazyModule(names, install=install, purpose=purpose)
+    return LazyModule(names, install=install, purpose=purpose, error=error)
 
 
 def has_module(name: str) -> bool:
