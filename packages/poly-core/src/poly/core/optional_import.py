@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from poly.core.exception import PolyException
+from poly.core.func import invoke_if_callable
 
 __all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module"]
 
@@ -57,7 +58,7 @@ class LazyModule:
 
     def candidates(self) -> list[str]:
         """The module names tried, in order."""
-        names = self._names() if callable(self._names) else self._names
+        names = invoke_if_callable(self._names)
         return [names] if isinstance(names, str) else list(names)
 
     def load(self):
