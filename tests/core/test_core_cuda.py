@@ -1,4 +1,4 @@
-"""Native device buffers, streams, events and pinned memory (poly.core.cuda).
+"""Native device buffers, streams, events and pinned memory.
 
 Without a driver (CI, this machine) only the CudaUnavailableError path runs; the rest runs on
 the lent GPU machine through tools/run_device_tests.sh.
