@@ -150,24 +150,39 @@ def test_tensorrt_types_by_duck_typing():
     assert DataType.from_dtype("DataType.INT32", "tensorrt") is DataType.INT32
 
 
-def test_to_tensorrt_without_tensorrt(monkeypatch):
+@pytest.fixture
+def fresh_lazy_modules():
+    """The conversions' lazy modules choose their module anew inside the test (after it has put a
+    substitute in sys.modules) and again after it (when sys.modules is restored)."""
+    from poly.core import datatype
+
+    lazy = (datatype.tensorrt, datatype.torch, datatype.ml_dtypes)
+    for module in lazy:
+        module.reset()
+    yield
+    for module in lazy:
+        module.reset()
+
+
+def test_to_tensorrt_without_tensorrt(monkeypatch, fresh_lazy_modules):
     for name in ("tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"):
         monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(DataTypeConversionException, match="pip install tensorrt"):
         DataType.to_dtype(DataType.FLOAT32, "tensorrt")
 
 
-def test_to_tensorrt_with_a_stub_module(monkeypatch):
+def test_to_tensorrt_with_a_stub_module(monkeypatch, fresh_lazy_modules):
     stub = type(sys)("tensorrt")
     stub.DataType = type("DataType", (), {"FLOAT": "trt-float", "HALF": "trt-half"})
     monkeypatch.setitem(sys.modules, "tensorrt", stub)
+    monkeypatch.delenv("POLY_USE_TENSORRT_RTX", raising=False)  # the stub stands for full TensorRT
     assert DataType.FLOAT32.tensorrt() == "trt-float"
     assert DataType.to_dtype(DataType.FLOAT16, "tensorrt") == "trt-half"
     with pytest.raises(DataTypeConversionException):
         DataType.to_dtype(DataType.FLOAT64, "tensorrt")  # TensorRT has no float64
 
 
-def test_torch_types_by_duck_typing(monkeypatch):
+def test_torch_types_by_duck_typing(monkeypatch, fresh_lazy_modules):
     TorchDtype = _fake("torch", "dtype", __str__=lambda self: self.text)
 
     def make(text):

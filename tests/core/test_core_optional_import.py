@@ -77,3 +77,13 @@ def test_has_module_does_not_import():
 def test_invoke_if_callable():
     assert invoke_if_callable(3) == 3
     assert invoke_if_callable(lambda x, y=0: x + y, 2, y=5) == 7
+
+
+def test_a_package_can_raise_its_own_subclass_of_the_error():
+    class BackendMissingError(MissingModuleError):
+        pass
+
+    mod = lazy_import(["poly_no_such_module_xyz", "poly_no_such_module_abc"], install="backend", error=BackendMissingError)
+    with pytest.raises(BackendMissingError, match=r"'poly_no_such_module_xyz' or 'poly_no_such_module_abc'.*pip install backend$"):
+        mod.load()
+    assert not mod.is_available()

@@ -103,9 +103,9 @@ def test_bad_mode_and_direction():
 
 def _needs_tensorrt():
     try:
-        from poly.trt._module import trt
+        from poly.trt.tensorrt_module import trt
 
-        return trt()
+        return trt.load()
     except Exception as err:
         pytest.skip(f"no TensorRT flavour is installed ({err})")
 

@@ -1,16 +1,18 @@
 """Fixtures of the poly.trt tests: the installed TensorRT flavour (tests skip, with the reason,
-when none is installed) and small ONNX models on disk."""
+when none is installed), the TensorRT double (``tensorrt_double``, from tests/fixtures/trt_double.py)
+and small ONNX models on disk."""
 
 from __future__ import annotations
 
 import pytest
+from fixtures.trt_double import tensorrt_double  # noqa: F401 (a fixture offered to the poly.trt tests)
 
 
 def _flavour():
     try:
-        from poly.trt._module import trt
+        from poly.trt.tensorrt_module import trt
 
-        return trt()
+        return trt.load()
     except Exception as err:  # no TensorRT flavour installed
         return err
 

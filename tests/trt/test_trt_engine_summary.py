@@ -5,15 +5,13 @@ double's answers to the same API calls."""
 
 from __future__ import annotations
 
-from fixtures.trt_double import STUB_TRT, FakeEngine
+from fixtures.trt_double import FakeEngine
 
-from poly.trt import use_module
 from poly.trt.engine_summary import describe_engine
 
 
-def test_engine_description():
-    with use_module(STUB_TRT):
-        text = describe_engine(FakeEngine(), show={"layers", "attrs"})
+def test_engine_description(tensorrt_double):
+    text = describe_engine(FakeEngine(), show={"layers", "attrs"})
     assert "Name: fake-engine | 2 Optimization Profile(s)" in text
     assert "---- 1 Engine Input(s) ----\n{x [dtype=float32, shape=(-1, 4)]}" in text
     assert "{y [dtype=float32, shape=(-1, 4)], nz [dtype=int64, shape=(-1,)]}" in text
@@ -22,7 +20,6 @@ def test_engine_description():
     assert "Layer 1    | nonzero [Op: NonZero]" in text and "    Inputs = ['x']" in text
 
 
-def test_layers_only_on_request():
-    with use_module(STUB_TRT):
-        text = describe_engine(FakeEngine())
+def test_layers_only_on_request(tensorrt_double):
+    text = describe_engine(FakeEngine())
     assert "---- 2 Layer(s) ----" in text and "scale_shift" not in text

@@ -103,12 +103,22 @@ def test_real_architectures_parse(trt_mod, name):
 
 def test_missing_tensorrt_is_one_line(monkeypatch):
     """With no TensorRT module importable, the error names the pip install."""
-    import poly.trt._module as module
+    import sys
 
-    monkeypatch.setattr(module, "_module", None)
-    monkeypatch.setattr(module, "_candidates", lambda: ["poly_no_such_tensorrt"])
-    with pytest.raises(PolyException, match="pip install tensorrt"):
-        module.trt()
+    from poly.trt import TensorRTMissingError
+    from poly.trt.tensorrt_module import trt
+
+    for name in trt.candidates():
+        monkeypatch.setitem(sys.modules, name, None)  # none of them imports
+    trt.reset()
+    try:
+        with pytest.raises(PolyException, match="pip install tensorrt") as info:
+            trt.Builder  # noqa: B018 (the first use imports)
+    finally:
+        trt.reset()
+    message = str(info.value)
+    assert isinstance(info.value, TensorRTMissingError) and "\n" not in message
+    assert "pip install tensorrt-rtx-cu13-bindings tensorrt-rtx-cu13-libs" in message
 
 
 def test_importing_poly_trt_imports_no_tensorrt():

@@ -22,14 +22,11 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def double():
+def double(tensorrt_double):
     pytest.importorskip("cupy", reason="the execution double computes on the device with CuPy")
-    from fixtures.trt_double import STUB_TRT, FakeEngine
+    from fixtures.trt_double import FakeEngine
 
-    from poly.trt import use_module
-
-    with use_module(STUB_TRT):
-        yield FakeEngine()
+    return FakeEngine()
 
 
 def _calls(context, kind):

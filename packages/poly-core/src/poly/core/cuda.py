@@ -1,4 +1,4 @@
-"""CUDA device memory, streams and events from the native extension (SPEC 2.2).
+"""CUDA device memory, streams and events from the native extension `poly._native`.
 
 The driver (libcuda.so.1) is loaded at first use, so this imports everywhere; on a machine
 without a driver or GPU every constructor raises `CudaUnavailableError`.

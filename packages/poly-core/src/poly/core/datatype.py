@@ -3,8 +3,9 @@
 TensorRT, PyTorch and ONNX-Runtime types.
 
 Only NumPy is imported here. ONNX types are the ``TensorProto.DataType`` integers, so they
-need no import; TensorRT, PyTorch and ml_dtypes (bfloat16 and float8 NumPy types) are imported
-inside the conversion that needs them, with a clear error when they are missing. Foreign dtype
+need no import; TensorRT, PyTorch and ml_dtypes (bfloat16 and float8 NumPy types) are the
+``LazyModule`` attributes ``tensorrt``, ``torch`` and ``ml_dtypes`` of this module, imported by
+the first conversion that needs them, with a clear error when they are missing. Foreign dtype
 objects are recognised by their type's module and name, never by importing their library.
 """
 
@@ -15,8 +16,29 @@ import numpy as np
 
 from poly.core.exception import DataTypeConversionException
 from poly.core.logger import G_LOGGER, LogMode
+from poly.core.optional_import import MissingModuleError, lazy_import
 
 __all__ = ["DataType", "DataTypeEntry"]
+
+
+def _tensorrt_candidates():
+    # The order poly.trt uses: full TensorRT, then TensorRT-RTX, unless POLY_USE_TENSORRT_RTX is set.
+    names = ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
+    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
+        names = names[1:]
+    return names
+
+
+tensorrt = lazy_import(
+    _tensorrt_candidates,
+    install="tensorrt (or tensorrt-rtx-cu13-bindings for TensorRT-RTX)",
+    purpose="Converting to TensorRT data types",
+)
+"""The TensorRT module of ``to_dtype(..., "tensorrt")``: ``tensorrt``, else TensorRT-RTX."""
+torch = lazy_import("torch", purpose="Converting to PyTorch data types")
+"""PyTorch, for ``to_dtype(..., "torch")``."""
+ml_dtypes = lazy_import("ml_dtypes", purpose="NumPy's bfloat16 and float8 types")
+"""ml_dtypes, for the NumPy types of bfloat16, float8 and the other types NumPy lacks."""
 
 
 class _Kind(enum.Enum):
@@ -350,12 +372,11 @@ def _to_numpy(entry):
     if name in _NUMPY_BUILTIN:
         return np.dtype(name)
     try:
-        import ml_dtypes
-    except ImportError:
+        typ = getattr(ml_dtypes, name, None)
+    except MissingModuleError:
         raise DataTypeConversionException(
             f"NumPy has no {entry.name} type without ml_dtypes: pip install ml-dtypes"
         ) from None
-    typ = getattr(ml_dtypes, name, None)
     return np.dtype(typ) if typ is not None else None
 
 
@@ -363,26 +384,17 @@ def _to_onnx(entry):
     return _TABLE[entry._member][4][1]
 
 
-def _import_tensorrt():
-    names = ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
-    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
-        names = names[1:]
-    for name in names:
-        try:
-            return __import__(name)
-        except ImportError:
-            continue
-    raise DataTypeConversionException(
-        "TensorRT is not installed: pip install tensorrt (or tensorrt-rtx-cu13-bindings for TensorRT-RTX)"
-    )
-
-
 def _to_tensorrt(entry):
     name = _TABLE[entry._member][5]
     if name is None:
         return None
-    trt = _import_tensorrt()
-    return getattr(getattr(trt, "DataType", None), name, None)
+    try:
+        trt_types = getattr(tensorrt, "DataType", None)
+    except MissingModuleError:
+        raise DataTypeConversionException(
+            "TensorRT is not installed: pip install tensorrt (or tensorrt-rtx-cu13-bindings for TensorRT-RTX)"
+        ) from None
+    return getattr(trt_types, name, None)
 
 
 def _to_torch(entry):
@@ -390,10 +402,9 @@ def _to_torch(entry):
     if name is None:
         return None
     try:
-        import torch
-    except ImportError:
+        return getattr(torch, name, None)
+    except MissingModuleError:
         raise DataTypeConversionException("PyTorch is not installed: pip install torch") from None
-    return getattr(torch, name, None)
 
 
 def _to_onnxruntime(entry):

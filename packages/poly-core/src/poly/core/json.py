@@ -22,10 +22,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.core import constants
+import poly.core.constants as constants
 from poly.core.exception import DataFormatError, PolyException
 from poly.core.fileio import load_file, save_file
 from poly.core.logger import G_LOGGER, LogMode
+from poly.core.optional_import import lazy_import
 
 __all__ = ["Encoder", "Decoder", "to_json", "from_json", "save_json", "load_json", "add_json_methods"]
 
@@ -33,6 +34,9 @@ _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 _DTYPE_HINT_KEY = "poly_dtype"
 _LEGACY_PREFIX = "__polygraphy_encoded_"
+
+ml_dtypes = lazy_import("ml_dtypes", purpose="Reading bfloat16 and float8 arrays")
+"""ml_dtypes, for the NumPy dtypes of the arrays whose ``poly_dtype`` NumPy lacks."""
 
 # Packages that define serializable types (RunResults in poly-compare, ...) declare them as
 # entry points of this group, name = the type name in the file, value = the module whose import
@@ -313,9 +317,7 @@ def _dtype_from_name(name):
         return np.dtype(name)
     except TypeError:
         pass
-    try:
-        import ml_dtypes
-    except ImportError:
+    if not ml_dtypes.is_available():
         return None
     typ = getattr(ml_dtypes, name, None)
     try:

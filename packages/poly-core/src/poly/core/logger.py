@@ -10,12 +10,13 @@ then raises ``PolyException``. Messages below CRITICAL go to stdout, CRITICAL to
 import contextlib
 import enum
 import functools
+import inspect
 import os
 import sys
 import threading
 import time
 
-from poly.core import constants
+import poly.core.constants as constants
 from poly.core.exception import PolyException
 
 __all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER"]
@@ -366,13 +367,17 @@ class Logger:
 
     @staticmethod
     def _caller(stack_depth=None):
+        frame = inspect.currentframe()  # this helper's own frame
         if stack_depth is not None:
             # Polygraphy's convention, kept for callers ported from it: frame 0 is this helper,
             # 1 is log(), 2 is log()'s caller.
-            frame = sys._getframe(stack_depth)
+            for _ in range(stack_depth):
+                frame = frame.f_back if frame is not None else None
+            if frame is None:
+                raise ValueError("call stack is not deep enough")  # as sys._getframe(stack_depth)
         else:
             # The first frame outside this file is the caller, however the call was routed.
-            frame = sys._getframe(1)
+            frame = frame.f_back
             while frame is not None and os.path.normcase(frame.f_code.co_filename) == _THIS_FILE:
                 frame = frame.f_back
             if frame is None:

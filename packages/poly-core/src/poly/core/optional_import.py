@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from poly.core.exception import PolyException
+from poly.core.func import invoke_if_callable
 
 __all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module"]
 
@@ -38,7 +39,7 @@ class LazyModule:
     """
 
     def __init__(self, names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                 purpose: str | None = None):
+                 purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError):
         """
         Args:
             names: What to import, as described above.
@@ -46,15 +47,18 @@ class LazyModule:
                     top-level name of the first candidate with ``_`` spelled ``-``.
             purpose (str): What the module is needed for, put in the error message
                     (``"Plotting heatmaps"``).
+            error (type): The ``MissingModuleError`` subclass raised when no candidate imports
+                    (a package's own error type, such as ``poly.trt.TensorRTMissingError``).
         """
         self._names = names
         self._install = install
         self._purpose = purpose
+        self._error = error
         self._module = None
 
     def candidates(self) -> list[str]:
         """The module names tried, in order."""
-        names = self._names() if callable(self._names) else self._names
+        names = invoke_if_callable(self._names)
         return [names] if isinstance(names, str) else list(names)
 
     def load(self):
@@ -68,7 +72,7 @@ class LazyModule:
                 except ImportError as err:
                     errors.append(f"{name}: {err}")
             else:
-                raise MissingModuleError(self._missing_message(errors))
+                raise self._error(self._missing_message(errors))
         return self._module
 
     def _missing_message(self, errors) -> str:
@@ -110,12 +114,12 @@ class LazyModule:
 
 
 def lazy_import(names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                purpose: str | None = None) -> LazyModule:
+                purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError) -> LazyModule:
     """
     Returns a ``LazyModule`` for ``names`` (see ``LazyModule``): nothing is imported until an
     attribute is read.
     """
-    return LazyModule(names, install=install, purpose=purpose)
+    return LazyModule(names, install=install, purpose=purpose, error=error)
 
 
 def has_module(name: str) -> bool:

@@ -2,7 +2,7 @@
 
 import numbers
 
-from poly.core import constants
+import poly.core.constants as constants
 
 __all__ = [
     "BoundedShape",

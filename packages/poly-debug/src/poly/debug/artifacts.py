@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 
 __all__ = ["ArtifactSorter", "DEFAULT_ARTIFACTS_DIR"]
 

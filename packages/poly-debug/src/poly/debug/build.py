@@ -2,7 +2,7 @@
 the artifacts, to isolate flaky tactics (the build is not deterministic: TensorRT times its
 tactics anew each time)."""
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.debug.repeat import Repeat
 
 __all__ = ["Build"]

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 
 __all__ = ["CheckResult", "CheckCommand", "InteractiveCheck", "make_check", "split_check_command"]
 

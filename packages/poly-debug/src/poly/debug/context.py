@@ -7,7 +7,7 @@ decide an iteration without running the check.
 import copy
 from types import MappingProxyType
 
-from poly.core.json import Decoder, Encoder
+from poly.core import Decoder, Encoder
 
 __all__ = ["IterationContext", "SkipIteration"]
 

@@ -8,8 +8,7 @@ import contextlib
 import os
 import time
 
-from poly.core.json import save_json
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, save_json
 from poly.debug.check import InteractiveCheck
 from poly.debug.context import IterationContext, SkipIteration
 from poly.debug.replay import DEFAULT_REPLAY_PATH, DebugReplay, replay_key, skip_current_path

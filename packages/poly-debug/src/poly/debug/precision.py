@@ -5,7 +5,7 @@ iteration builds an engine with the first N of them marked, checks it, and a ``B
 (or ``LinearMarker``) narrows N down to the smallest count that passes.
 """
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.debug.markers import BisectMarker, LinearMarker
 
 __all__ = ["Precision", "PrecisionResult", "order_layers"]

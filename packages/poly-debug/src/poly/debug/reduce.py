@@ -15,7 +15,7 @@ Bisect mode needs at most ``ceil(log2(nodes))`` iterations for phase 1 and one f
 and 3 when a single node fails. Linear mode walks one node at a time.
 """
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, invoke_if_callable
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
@@ -123,7 +123,7 @@ class Reduce:
     # -- setup --------------------------------------------------------------------------------
 
     def _prepare(self):
-        from poly.onnx.base import copy_model, invoke_if_callable
+        from poly.onnx import copy_model
 
         model = copy_model(invoke_if_callable(self._model))
         override_input_shapes(model, self.input_shapes)

@@ -1,7 +1,7 @@
 """``Repeat``: runs the check again and again (``poly debug repeat``), sorting the artifacts of
 each run, until ``--until`` says stop."""
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 
 __all__ = ["Repeat"]
 

@@ -7,9 +7,7 @@ already decided, so an interrupted session resumes where it stopped.
 import os
 from collections import OrderedDict
 
-from poly.core.exception import PolyException
-from poly.core.json import load_json, save_json
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, PolyException, load_json, save_json
 from poly.debug.context import IterationContext
 
 __all__ = ["DebugReplay", "DEFAULT_REPLAY_PATH", "replay_key", "skip_current_path"]

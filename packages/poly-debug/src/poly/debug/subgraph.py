@@ -8,7 +8,9 @@ outputs) reads become graph outputs. Any node set therefore gives a runnable mod
 failures of a model made of node set S grow with S: what lets ``reduce`` search by bisection.
 """
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, lazy_import
+
+onnx = lazy_import("onnx")
 
 __all__ = ["SubgraphBuilder", "toposort_model", "describe_nodes", "node_reads"]
 
@@ -27,8 +29,6 @@ def _outer_names(graph):
 
 def node_reads(node):
     """The tensors a node reads: its inputs and what its subgraphs (If/Loop/Scan) read from outside."""
-    from poly.onnx._lazy import onnx
-
     names = list(node.input)
     for attr in node.attribute:
         if attr.type == onnx.AttributeProto.GRAPH:
@@ -193,8 +193,6 @@ class SubgraphBuilder:
         Returns:
             onnx.ModelProto
         """
-        from poly.onnx._lazy import onnx
-
         indices = sorted(set(indices))
         if not indices:
             G_LOGGER.critical("Internal error: cannot build a model without nodes")

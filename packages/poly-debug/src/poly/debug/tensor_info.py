@@ -6,7 +6,11 @@ constants), so that cutting the graph at such a tensor freezes it instead of tur
 an input fed with random data.
 """
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, lazy_import
+
+onnx = lazy_import("onnx")
+numpy_helper = lazy_import("onnx.numpy_helper")
+onnxrt = lazy_import("onnxruntime")
 
 __all__ = ["TensorInfo", "MIN_FREEZE_SIZE"]
 
@@ -59,8 +63,6 @@ class TensorInfo:
                     ONNX-Runtime (``--force-fallback-shape-inference``); shapes become static.
             freeze_constants (bool): Fold input-independent tensors so cuts can freeze them.
         """
-        from poly.onnx._lazy import onnx
-
         self._model = model
         self._allow_onnxruntime = allow_onnxruntime
         self._fallback_done = False
@@ -141,9 +143,7 @@ class TensorInfo:
 
     def _fold(self, model):
         """Evaluates every input-independent tensor in one ONNX-Runtime run."""
-        from poly.onnx._lazy import numpy_helper, onnx, onnxrt
-        from poly.onnx.fold import default_fold_size_threshold
-        from poly.onnx.ir_version import onnxruntime_max_ir_version
+        from poly.onnx import default_fold_size_threshold, onnxruntime_max_ir_version
 
         nodes, shape_values = self._constant_nodes(model)
         values = dict(shape_values)
@@ -194,9 +194,8 @@ class TensorInfo:
             return
         self._fallback_done = True
         from poly.compare import DataLoader
-        from poly.core.constants import MARK_ALL
+        from poly.core import MARK_ALL
         from poly.onnx import ModifyOutputs, OnnxrtRunner, SessionFromOnnx
-        from poly.onnx._lazy import onnx
 
         G_LOGGER.info(
             "Running inference with ONNX-Runtime to determine metadata for intermediate tensors; "
@@ -215,7 +214,7 @@ class TensorInfo:
                 f"inference found. Note: {str(err).strip().splitlines()[0] if str(err).strip() else err}"
             )
             return
-        from poly.core.datatype import DataType
+        from poly.core import DataType
 
         for name, array in outputs.items():
             elem_type = DataType.from_dtype(array.dtype).onnx()
@@ -226,8 +225,6 @@ class TensorInfo:
         The ValueInfoProto of ``name``, running the fallback when the type (or, with
         ``need_shape``, a static shape) is unknown. A bare ValueInfoProto when nothing is known.
         """
-        from poly.onnx._lazy import onnx
-
         known = self.value_infos.get(name)
         lacking = known is None or not _typed(known) or (need_shape and _has_dynamic_dims(known))
         if lacking and not self._fallback_done:
@@ -251,6 +248,6 @@ def _quiet():
 
 
 def _once():
-    from poly.core.logger import LogMode
+    from poly.core import LogMode
 
     return LogMode.ONCE

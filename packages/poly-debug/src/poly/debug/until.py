@@ -1,6 +1,6 @@
 """``Until``: when an iteration loop stops (``--until good | bad | N``)."""
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 
 __all__ = ["Until"]
 

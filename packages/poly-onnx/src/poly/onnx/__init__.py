@@ -4,6 +4,7 @@ shape inference, constant folding, subgraph extraction, float16 conversion, IR-v
 lowering) and the ONNX-Runtime and ONNX reference runners.
 """
 
+from poly.onnx.base import copy_model
 from poly.onnx.errors import (
     ModelLoadError,
     UnsupportedModelError,
@@ -12,7 +13,7 @@ from poly.onnx.errors import (
     find_unknown_ops,
 )
 from poly.onnx.extract import ExtractSubgraph, extract_subgraph
-from poly.onnx.fold import FoldConstants, fold_constants
+from poly.onnx.fold import FoldConstants, default_fold_size_threshold, fold_constants
 from poly.onnx.fp16 import (
     DEFAULT_FP16_OP_BLOCK_LIST,
     ConvertToFp16,
@@ -62,6 +63,7 @@ __all__ = [
     "infer_shapes",
     "FoldConstants",
     "fold_constants",
+    "default_fold_size_threshold",
     "ExtractSubgraph",
     "extract_subgraph",
     "ConvertToFp16",
@@ -82,4 +84,5 @@ __all__ = [
     "session_from_onnx",
     "OnnxrtRunner",
     "OnnxRefRunner",
+    "copy_model",
 ]

@@ -8,9 +8,12 @@ import contextlib
 import os
 import tempfile
 
+from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.errors import ModelLoadError
+
+onnx = lazy_import("onnx")
 
 __all__ = ["ModelSource", "PROTOBUF_LIMIT"]
 
@@ -51,8 +54,7 @@ class ModelSource:
             ModelLoadError: For a path that does not exist or is a directory.
             PolyException: For an object of another type.
         """
-        if callable(obj):
-            obj = obj()
+        obj = invoke_if_callable(obj)
         # Loaders returning a tuple (e.g. a model and its path) are not expected here.
         if isinstance(obj, (str, os.PathLike)):
             path = os.fspath(obj)

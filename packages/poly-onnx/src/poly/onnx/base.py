@@ -5,14 +5,16 @@ a model, and the base class of loaders that may work on a copy.
 
 import os
 
+from poly.core.func import invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx
+from poly.core.optional_import import lazy_import
+
+onnx = lazy_import("onnx")
 
 __all__ = [
     "PROTOBUF_THRESHOLD",
     "BaseLoadOnnxCopy",
-    "invoke_if_callable",
     "load_model",
     "copy_model",
     "model_size",
@@ -23,11 +25,6 @@ __all__ = [
 PROTOBUF_THRESHOLD = 2_000_000_000
 """Serialized size (bytes) above which a model is handled through a file with external data:
 protobuf cannot serialize messages of 2 GiB or more, and this leaves some headroom."""
-
-
-def invoke_if_callable(obj, *args, **kwargs):
-    """Returns ``obj(*args, **kwargs)`` if ``obj`` is callable, else ``obj``."""
-    return obj(*args, **kwargs) if callable(obj) else obj
 
 
 def load_model(model, what="model"):

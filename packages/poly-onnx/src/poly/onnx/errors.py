@@ -9,8 +9,12 @@ import re
 
 from poly.core.exception import PolyException
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import iter_graphs
+
+onnx = lazy_import("onnx")
+protobuf_message = lazy_import("google.protobuf.message", install="protobuf")
+ort_pybind = lazy_import("onnxruntime.capi.onnxruntime_pybind11_state", install="onnxruntime")
 
 __all__ = [
     "ModelLoadError",
@@ -71,12 +75,11 @@ def parse_model_bytes(data, source=None):
     Raises:
         ModelLoadError: If the bytes are not a complete ONNX model.
     """
-    from google.protobuf.message import DecodeError
-
     model = onnx.ModelProto()
+    decode_error = protobuf_message.DecodeError
     try:
         model.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as err:
+    except (decode_error, RuntimeError, ValueError) as err:
         G_LOGGER.critical(
             f"Failed to load ONNX model{_where(source)}: {_guess_content(data)} (protobuf: {err})",
             ModelLoadError,
@@ -163,9 +166,7 @@ def _opset_map(model):
 def _onnxruntime_schemas():
     # (domain, op) pairs ONNX-Runtime itself registers (com.microsoft contrib ops and others).
     try:
-        from onnxruntime.capi import _pybind_state
-
-        return {(schema.domain, schema.name) for schema in _pybind_state.get_all_operator_schema()}
+        return {(schema.domain, schema.name) for schema in ort_pybind.get_all_operator_schema()}
     except Exception:  # onnxruntime missing or too old: only the ONNX standard can be checked
         return None
 

@@ -6,13 +6,15 @@ new inputs (with the data types and shapes given, or inferred) and outputs.
 from collections.abc import Mapping
 
 from poly.core.datatype import DataType
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
 from poly.core.metadata import MetadataTuple
-from poly.onnx._lazy import gs, onnx
-from poly.onnx.base import invoke_if_callable
+from poly.core.optional_import import lazy_import
 from poly.onnx.graph import export_graph
+
+gs = lazy_import("onnx_graphsurgeon")
+onnx = lazy_import("onnx")
 
 __all__ = ["ExtractSubgraph", "extract_subgraph"]
 

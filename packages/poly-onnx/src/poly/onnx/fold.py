@@ -6,9 +6,12 @@ folds, with a per-tensor size cap so that folding cannot bloat the model.
 from poly.core.exception import PolyException
 from poly.core.func import funcify
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import gs, onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy, iter_graphs, tensor_size
 from poly.onnx.graph import export_graph
+
+gs = lazy_import("onnx_graphsurgeon")
+onnx = lazy_import("onnx")
 
 __all__ = ["FoldConstants", "fold_constants", "count_nodes", "default_fold_size_threshold"]
 

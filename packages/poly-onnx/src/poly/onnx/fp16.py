@@ -12,8 +12,12 @@ import numpy as np
 
 from poly.core.func import funcify
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import numpy_helper, onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy
+
+numpy_helper = lazy_import("onnx.numpy_helper")
+onnx = lazy_import("onnx")
+ort_pybind = lazy_import("onnxruntime.capi.onnxruntime_pybind11_state", install="onnxruntime")
 
 __all__ = [
     "ConvertToFp16",
@@ -66,10 +70,8 @@ def onnxruntime_fp16_op_block_list(provider="CPUExecutionProvider", opset=None):
     Returns:
         List[str]
     """
-    from onnxruntime.capi import _pybind_state
-
     has_float, has_half = set(), set()
-    for kernel in _pybind_state.get_all_opkernel_def():
+    for kernel in ort_pybind.get_all_opkernel_def():
         if kernel.provider != provider or kernel.domain not in _STANDARD_DOMAINS:
             continue
         first, last = kernel.version_range

@@ -3,11 +3,14 @@ Conversions between ONNX models and onnx-graphsurgeon graphs: ``gs_from_onnx`` a
 ``onnx_from_gs`` (with their lazy loaders ``GsFromOnnx`` and ``OnnxFromGs``).
 """
 
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import gs, onnx
-from poly.onnx.base import invoke_if_callable, load_model
+from poly.core.optional_import import lazy_import
+from poly.onnx.base import load_model
+
+gs = lazy_import("onnx_graphsurgeon")
+onnx = lazy_import("onnx")
 
 __all__ = ["GsFromOnnx", "gs_from_onnx", "OnnxFromGs", "onnx_from_gs", "copy_model_metadata", "export_graph"]
 

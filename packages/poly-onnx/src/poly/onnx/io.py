@@ -8,20 +8,22 @@ import os
 import re
 
 from poly.core.fileio import atomic_write, atomic_write_bytes
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import external_data_helper, onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import (
     PROTOBUF_THRESHOLD,
     describe_source,
-    invoke_if_callable,
     iter_graphs,
     load_model,
     model_size,
     tensor_size,
 )
 from poly.onnx.errors import ModelLoadError, check_external_data, external_data_tensors, parse_model_bytes
+
+external_data_helper = lazy_import("onnx.external_data_helper")
+onnx = lazy_import("onnx")
 
 __all__ = [
     "OnnxFromPath",

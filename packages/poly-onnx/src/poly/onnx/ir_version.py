@@ -14,9 +14,12 @@ import re
 
 from poly.core.func import funcify
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx, onnxrt
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy, iter_graphs
 from poly.onnx.errors import UnsupportedModelError
+
+onnx = lazy_import("onnx")
+onnxrt = lazy_import("onnxruntime")
 
 __all__ = [
     "onnxruntime_max_ir_version",
@@ -48,8 +51,7 @@ _DOMAIN_COLUMN = {"": 2, "ai.onnx": 2, "ai.onnx.ml": 3, "ai.onnx.training": 4, "
 
 
 def _probe_model(ir_version, opset):
-    from onnx import TensorProto, helper
-
+    helper, TensorProto = onnx.helper, onnx.TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
     graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", [x], [y])

@@ -10,9 +10,11 @@ import fnmatch
 from poly.core import constants
 from poly.core.func import funcify
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx
+from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy
 from poly.onnx.shapes import InferShapes, tensor_types
+
+onnx = lazy_import("onnx")
 
 __all__ = ["ModifyOutputs", "modify_outputs", "markable_tensor_names"]
 

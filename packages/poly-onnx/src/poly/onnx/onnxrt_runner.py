@@ -6,11 +6,15 @@ import time
 import numpy as np
 
 from poly.core.datatype import DataType
+from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
+from poly.core.optional_import import lazy_import
 from poly.core.runner import BaseRunner
-from poly.onnx._lazy import onnxrt
 from poly.onnx.session import ort_error_message
+
+onnxrt = lazy_import("onnxruntime")
+torch = lazy_import("torch")
 
 __all__ = ["OnnxrtRunner"]
 
@@ -36,8 +40,6 @@ def _is_torch(value):
 
 
 def _torch_to_numpy(tensor):
-    import torch
-
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(DataType.BFLOAT16.numpy())
@@ -45,8 +47,6 @@ def _torch_to_numpy(tensor):
 
 
 def _numpy_to_torch(array):
-    import torch
-
     if array.dtype == DataType.BFLOAT16.numpy():
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
@@ -77,7 +77,7 @@ class OnnxrtRunner(BaseRunner):
         """The ``onnxruntime.InferenceSession`` while the runner is active, else None."""
 
     def activate_impl(self):
-        sess = self._sess() if callable(self._sess) else self._sess
+        sess = invoke_if_callable(self._sess)
         if not (hasattr(sess, "run") and hasattr(sess, "get_inputs") and hasattr(sess, "get_outputs")):
             G_LOGGER.critical(
                 f"{self.name:35} | Expected an onnxruntime.InferenceSession (or a callable returning "

@@ -19,7 +19,10 @@ that opset version rather than the newest one.
 import numpy as np
 
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx
+from poly.core.optional_import import lazy_import
+
+onnx = lazy_import("onnx")
+op_run = lazy_import("onnx.reference.op_run")
 
 __all__ = ["corrected_ops"]
 
@@ -99,10 +102,8 @@ def _spatial(node):
 
 
 def _op_class(op_type, opset, run):
-    from onnx.reference.op_run import OpRun
-
     attrs = {"op_domain": "", "op_schema": onnx.defs.get_schema(op_type, opset, ""), "_run": run}
-    return type(op_type, (OpRun,), attrs)
+    return type(op_type, (op_run.OpRun,), attrs)
 
 
 def corrected_ops(model):

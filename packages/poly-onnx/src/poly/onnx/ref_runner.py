@@ -7,10 +7,13 @@ import numpy as np
 from poly.core.datatype import DataType
 from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
+from poly.core.optional_import import lazy_import
 from poly.core.runner import BaseRunner
 from poly.onnx._model_source import ModelSource
 from poly.onnx.errors import UnsupportedModelError
 from poly.onnx.ref_ops import corrected_ops
+
+reference = lazy_import("onnx.reference")
 
 __all__ = ["OnnxRefRunner"]
 
@@ -54,12 +57,10 @@ class OnnxRefRunner(BaseRunner):
         """The ``onnx.reference.ReferenceEvaluator`` while the runner is active, else None."""
 
     def activate_impl(self):
-        from onnx.reference import ReferenceEvaluator
-
         source = ModelSource.resolve(self._model, what="model for the reference runner")
         model = source.load_proto()
         try:
-            evaluator = ReferenceEvaluator(model, new_ops=corrected_ops(model))
+            evaluator = reference.ReferenceEvaluator(model, new_ops=corrected_ops(model))
         except Exception as err:
             G_LOGGER.critical(
                 f"{self.name:35} | The ONNX reference evaluator cannot run {source.label}: "

@@ -6,10 +6,12 @@ import re
 from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnxrt
+from poly.core.optional_import import lazy_import
 from poly.onnx._model_source import ModelSource
 from poly.onnx.errors import ModelLoadError, UnsupportedModelError
 from poly.onnx.ir_version import required_ir_version
+
+onnxrt = lazy_import("onnxruntime")
 
 __all__ = ["SessionFromOnnx", "session_from_onnx", "PROVIDER_ALIASES", "usable_cpus"]
 

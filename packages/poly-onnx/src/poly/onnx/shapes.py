@@ -9,11 +9,15 @@ import tempfile
 
 from poly.core.datatype import DataType
 from poly.core.fileio import atomic_write_bytes
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.onnx._lazy import onnx, onnxrt, shape_inference
-from poly.onnx.base import PROTOBUF_THRESHOLD, copy_model, invoke_if_callable, iter_graphs, model_size
+from poly.core.optional_import import lazy_import
+from poly.onnx.base import PROTOBUF_THRESHOLD, copy_model, iter_graphs, model_size
+
+onnx = lazy_import("onnx")
+onnxrt = lazy_import("onnxruntime")
+shape_inference = lazy_import("onnx.shape_inference")
 
 __all__ = ["InferShapes", "infer_shapes", "tensor_types", "untyped_tensors", "onnxruntime_tensor_types"]
 

@@ -2,10 +2,9 @@
 poly.trt: TensorRT loaders (ONNX parsing, output marking, builder configs, engine building,
 loading and saving), optimization profiles, INT8 calibrators and ``TrtRunner``. Works with
 full TensorRT (``tensorrt``) or TensorRT-RTX (``tensorrt_rtx`` / ``tensorrt_rtx_bindings``),
-imported at first use.
+imported at first use (see ``poly.trt.tensorrt_module``).
 """
 
-from poly.trt._module import TensorRTMissingError, flavour, is_rtx, use_module
 from poly.trt.calibrator import CALIBRATION_ALGORITHMS, Calibrator, CalibratorCore
 from poly.trt.config import CreateConfig, create_config
 from poly.trt.engine import (
@@ -42,13 +41,13 @@ from poly.trt.profile import Profile, ShapeTuple
 from poly.trt.runner import TrtRunner
 from poly.trt.tactic_selectors import TacticRecorder, TacticReplayer
 from poly.trt.tactics import Algorithm, TacticReplayData
+from poly.trt.tensorrt_module import TensorRTMissingError, flavour, is_rtx
 from poly.trt.trt_logger import get_trt_logger
 
 __all__ = [
     "TensorRTMissingError",
     "flavour",
     "is_rtx",
-    "use_module",
     "Calibrator",
     "CalibratorCore",
     "CALIBRATION_ALGORITHMS",

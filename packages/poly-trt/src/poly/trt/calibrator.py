@@ -11,8 +11,8 @@ import numpy as np
 
 from poly.core.fileio import atomic_write_bytes
 from poly.core.logger import G_LOGGER
-from poly.trt._module import flavour, trt
 from poly.trt.device_arrays import device_view
+from poly.trt.tensorrt_module import flavour, trt
 
 __all__ = ["Calibrator", "CalibratorCore", "CALIBRATION_ALGORITHMS", "fill_calibration_metadata"]
 
@@ -175,7 +175,7 @@ def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, algo=No
             G_LOGGER.critical(
                 f"Unknown calibration algorithm '{algo}'; choose from: {sorted(CALIBRATION_ALGORITHMS)}"
             )
-        BaseClass = getattr(trt(), CALIBRATION_ALGORITHMS[key], None)
+        BaseClass = getattr(trt, CALIBRATION_ALGORITHMS[key], None)
         if BaseClass is None:
             G_LOGGER.critical(
                 f"INT8 calibration is not available in {flavour()} (no {CALIBRATION_ALGORITHMS[key]}); "

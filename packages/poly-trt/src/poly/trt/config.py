@@ -7,9 +7,9 @@ the other builder options), checked against what the installed TensorRT flavour 
 from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.trt._module import flavour, is_rtx, trt
 from poly.trt.calibrator import fill_calibration_metadata
 from poly.trt.profile import Profile
+from poly.trt.tensorrt_module import flavour, is_rtx, trt
 from poly.trt.timing_cache import load_timing_cache
 
 __all__ = ["CreateConfig", "create_config", "BOOLEAN_FLAGS", "enum_member", "network_is_dynamic"]
@@ -149,8 +149,7 @@ class CreateConfig(BaseLoader):
         self.algorithm_selector = algorithm_selector
 
     def _set_flag(self, config, name, option):
-        mod = trt()
-        flag = getattr(mod.BuilderFlag, name, None)
+        flag = getattr(trt.BuilderFlag, name, None)
         if flag is None:
             G_LOGGER.critical(f"{option} is not available in {flavour()}{_RTX_HINT if is_rtx() else ''}")
         config.set_flag(flag)
@@ -158,8 +157,7 @@ class CreateConfig(BaseLoader):
     def _set_enum(self, config, attribute, value, enum_name):
         if value is None:
             return
-        mod = trt()
-        enum = getattr(mod, enum_name, None)
+        enum = getattr(trt, enum_name, None)
         if enum is None or not hasattr(config, attribute):
             G_LOGGER.critical(f"{attribute} is not available in {flavour()}")
         setattr(config, attribute, enum_member(enum, value, attribute.replace("_", " ")))
@@ -173,11 +171,10 @@ class CreateConfig(BaseLoader):
         Returns:
             trt.IBuilderConfig
         """
-        mod = trt()
         config = builder.create_builder_config()
-        if not self.bool_flags["tf32"] and hasattr(mod.BuilderFlag, "TF32"):
+        if not self.bool_flags["tf32"] and hasattr(trt.BuilderFlag, "TF32"):
             config.clear_flag(
-                mod.BuilderFlag.TF32
+                trt.BuilderFlag.TF32
             )  # on by default in TensorRT; off unless asked, as in Polygraphy
         for option, enabled in self.bool_flags.items():
             if enabled:
@@ -207,7 +204,7 @@ class CreateConfig(BaseLoader):
                 config.set_calibration_profile(profiles[0].to_trt(builder, network))
 
         for pool, limit in self.memory_pool_limits.items():
-            config.set_memory_pool_limit(enum_member(mod.MemoryPoolType, pool, "memory pool"), int(limit))
+            config.set_memory_pool_limit(enum_member(trt.MemoryPoolType, pool, "memory pool"), int(limit))
         if self.builder_optimization_level is not None:
             level = int(self.builder_optimization_level)
             if not 0 <= level <= 5:
@@ -230,10 +227,10 @@ class CreateConfig(BaseLoader):
         if self.tactic_sources is not None:
             mask = 0
             for source in self.tactic_sources:
-                mask |= 1 << int(enum_member(mod.TacticSource, source, "tactic source"))
+                mask |= 1 << int(enum_member(trt.TacticSource, source, "tactic source"))
             config.set_tactic_sources(mask)
         for feature in self.preview_features or []:
-            config.set_preview_feature(enum_member(mod.PreviewFeature, feature, "preview feature"), True)
+            config.set_preview_feature(enum_member(trt.PreviewFeature, feature, "preview feature"), True)
         if self.compute_capabilities:
             if not hasattr(config, "set_compute_capability"):
                 G_LOGGER.critical(
@@ -242,7 +239,7 @@ class CreateConfig(BaseLoader):
             config.num_compute_capabilities = len(self.compute_capabilities)
             for index, cc in enumerate(self.compute_capabilities):
                 config.set_compute_capability(
-                    enum_member(mod.ComputeCapability, cc, "compute capability"), index
+                    enum_member(trt.ComputeCapability, cc, "compute capability"), index
                 )
         if self.algorithm_selector is not None:
             if not hasattr(config, "algorithm_selector"):

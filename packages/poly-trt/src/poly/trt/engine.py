@@ -9,12 +9,12 @@ import time
 
 from poly.core.exception import PolyException
 from poly.core.fileio import atomic_write_bytes, load_file
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.trt._module import flavour, is_rtx, trt
 from poly.trt.config import CreateConfig
 from poly.trt.network import unpack_network
+from poly.trt.tensorrt_module import flavour, is_rtx, trt
 from poly.trt.timing_cache import save_timing_cache
 from poly.trt.trt_logger import get_trt_logger
 
@@ -51,10 +51,6 @@ class NoCudaDeviceError(EngineLoadError):
     """An engine cannot be deserialized: the machine has no CUDA driver or GPU."""
 
 
-def _resolve(obj):
-    return obj() if callable(obj) else obj
-
-
 class EngineBytesFromNetwork(BaseLoader):
     """Functor that builds a serialized engine (``trt.IHostMemory``) from a network."""
 
@@ -76,9 +72,9 @@ class EngineBytesFromNetwork(BaseLoader):
         Returns:
             trt.IHostMemory: The serialized engine.
         """
-        builder, network, _parser = unpack_network(_resolve(self._network))
+        builder, network, _parser = unpack_network(invoke_if_callable(self._network))
         make_config = self._config if self._config is not None else CreateConfig()
-        config = make_config(builder, network) if callable(make_config) else make_config
+        config = invoke_if_callable(make_config, builder, network)
         G_LOGGER.info(
             f"Building engine with {flavour()}: {network.num_inputs} input(s), {network.num_outputs} "
             f"output(s), {network.num_layers} layer(s)"
@@ -98,7 +94,7 @@ class EngineBytesFromNetwork(BaseLoader):
 
 
 def _runtime(runtime):
-    return runtime if runtime is not None else trt().Runtime(get_trt_logger())
+    return runtime if runtime is not None else trt.Runtime(get_trt_logger())
 
 
 def _deserialize(data, runtime, source):
@@ -138,7 +134,7 @@ class EngineFromBytes(BaseLoader):
         Returns:
             trt.ICudaEngine
         """
-        return _deserialize(_resolve(self._serialized_engine), self.runtime, "the serialized engine bytes")
+        return _deserialize(invoke_if_callable(self._serialized_engine), self.runtime, "the serialized engine bytes")
 
 
 class EngineFromPath(BaseLoader):
@@ -197,7 +193,7 @@ class BytesFromEngine(BaseLoader):
         Returns:
             bytes
         """
-        return bytes(_resolve(self._engine).serialize())
+        return bytes(invoke_if_callable(self._engine).serialize())
 
 
 def _engine_bytes(engine):
@@ -226,7 +222,7 @@ class SaveEngine(BaseLoader):
         Returns:
             The engine, as given (resolved if it was a loader).
         """
-        engine = _resolve(self._engine)
+        engine = invoke_if_callable(self._engine)
         data = _engine_bytes(engine)
         atomic_write_bytes(os.fspath(self.path), data)
         G_LOGGER.info(f"Saved engine to {os.fspath(self.path)} ({len(data)} bytes)")
@@ -250,7 +246,7 @@ class BytesFromPath(BaseLoader):
         Returns:
             bytes
         """
-        path = os.fspath(_resolve(self.path))
+        path = os.fspath(invoke_if_callable(self.path))
         try:
             return load_file(path)
         except OSError as err:

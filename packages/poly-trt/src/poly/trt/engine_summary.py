@@ -4,7 +4,7 @@ and, on request, its layers as TensorRT's engine inspector reports them."""
 import json
 
 from poly.core.datatype import DataType
-from poly.trt._module import trt
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["describe_engine", "engine_layers"]
 
@@ -21,7 +21,7 @@ def engine_layers(engine):
     inspector = engine.create_engine_inspector()
     if inspector is None:
         return []
-    text = inspector.get_engine_information(trt().LayerInformationFormat.JSON)
+    text = inspector.get_engine_information(trt.LayerInformationFormat.JSON)
     try:
         return json.loads(text).get("Layers", [])
     except ValueError:
@@ -38,7 +38,7 @@ def describe_engine(engine, show=()):
         str
     """
     show = set(show)
-    mode = trt().TensorIOMode
+    mode = trt.TensorIOMode
     names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
     inputs = [n for n in names if engine.get_tensor_mode(n) == mode.INPUT]
     outputs = [n for n in names if engine.get_tensor_mode(n) == mode.OUTPUT]

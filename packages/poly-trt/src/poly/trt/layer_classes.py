@@ -1,6 +1,6 @@
 """Downcasting ``trt.ILayer`` objects to their concrete class (``IConvolutionLayer``...) by type."""
 
-from poly.trt._module import trt
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["layer_class", "downcast_layer", "layer_attributes"]
 
@@ -13,7 +13,7 @@ def _key(text):
 
 def layer_class(layer_type):
     """The ``trt.I*Layer`` class of a ``trt.LayerType`` member, or ``trt.ILayer`` if unknown."""
-    mod = trt()
+    mod = trt.load()  # the module itself: it keys the cache
     if mod not in _CACHE:
         classes = {}
         for name in dir(mod):
@@ -38,7 +38,7 @@ def downcast_layer(layer):
 
 def layer_attributes(layer):
     """``(name, value)`` of the attributes specific to the layer's class (not ``ILayer``'s)."""
-    base = set(dir(trt().ILayer))
+    base = set(dir(trt.ILayer))
     attrs = []
     for name in sorted(set(dir(type(layer))) - base):
         if name.startswith("_"):

@@ -3,11 +3,11 @@ for ``debug precision`` and ``--layer-precisions``. Full TensorRT only: TensorRT
 strongly typed and have no per-layer precision."""
 
 from poly.core.datatype import DataType
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.trt._module import flavour
 from poly.trt.network import unpack_network
+from poly.trt.tensorrt_module import flavour, trt
 
 __all__ = [
     "SetLayerPrecisions",
@@ -28,12 +28,9 @@ _NOT_CANDIDATES = ("CONSTANT", "SHAPE", "SHUFFLE", "IDENTITY", "GATHER", "SLICE"
 
 def precision_candidate_layers(network):
     """Names of the layers whose precision matters: computing layers with floating-point outputs."""
-    from poly.trt._module import trt
-
-    mod = trt()
-    skip = {getattr(mod.LayerType, name) for name in _NOT_CANDIDATES if hasattr(mod.LayerType, name)}
+    skip = {getattr(trt.LayerType, name) for name in _NOT_CANDIDATES if hasattr(trt.LayerType, name)}
     floating = {
-        getattr(mod.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(mod.DataType, name)
+        getattr(trt.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(trt.DataType, name)
     }
     names = []
     for index in range(network.num_layers):
@@ -60,7 +57,7 @@ class SetLayerPrecisions(BaseLoader):
         self.layer_precisions = dict(layer_precisions)
 
     def call_impl(self):
-        value = self._network() if callable(self._network) else self._network
+        value = invoke_if_callable(self._network)
         _, network, _ = unpack_network(value)
         if not supports_layer_precisions(network):
             G_LOGGER.critical(

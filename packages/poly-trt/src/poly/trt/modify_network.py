@@ -1,11 +1,11 @@
 """``ModifyNetworkOutputs``: mark every tensor (``MARK_ALL``) or chosen tensors as network outputs."""
 
 from poly.core.constants import MARK_ALL
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.trt._module import trt
 from poly.trt.network import unpack_network
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["ModifyNetworkOutputs", "modify_network_outputs", "markable_tensors", "network_outputs"]
 
@@ -37,9 +37,8 @@ def markable_tensors(network, layer_types=None):
     layer order: not shape tensors, not inside loops or conditionals. With ``layer_types``
     (names such as ``"CONVOLUTION"``) only those layers' outputs.
     """
-    mod = trt()
     unmarkable = {
-        getattr(mod.LayerType, name) for name in _UNMARKABLE_LAYER_TYPES if hasattr(mod.LayerType, name)
+        getattr(trt.LayerType, name) for name in _UNMARKABLE_LAYER_TYPES if hasattr(trt.LayerType, name)
     }
     wanted = None if layer_types is None else {str(t).split(".")[-1].upper() for t in layer_types}
     tensors = []
@@ -83,7 +82,7 @@ class ModifyNetworkOutputs(BaseLoader):
         Returns:
             The same tuple as the network loader, with its network's outputs changed.
         """
-        value = self._network() if callable(self._network) else self._network
+        value = invoke_if_callable(self._network)
         _, network, _ = unpack_network(value)
         if self.outputs == MARK_ALL:
             self._mark_all(network)

@@ -7,10 +7,10 @@ name), and ``unpack_network``, which every loader taking a network uses.
 import os
 
 from poly.core.exception import PolyException
-from poly.core.func import funcify
+from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
-from poly.trt._module import trt
+from poly.trt.tensorrt_module import trt
 from poly.trt.trt_logger import errors_as_verbose, get_trt_logger
 
 __all__ = [
@@ -35,7 +35,7 @@ def unpack_network(network):
     Resolves a network argument: a ``(builder, network[, parser])`` tuple or a loader that
     returns one. Returns ``(builder, network, parser_or_None)``.
     """
-    value = network() if callable(network) else network
+    value = invoke_if_callable(network)
     if not isinstance(value, (tuple, list)) or len(value) not in (2, 3):
         G_LOGGER.critical(
             "Expected a TensorRT network as a (builder, network[, parser]) tuple or a loader returning one, "
@@ -47,19 +47,17 @@ def unpack_network(network):
 
 
 def _creation_flags(strongly_typed):
-    mod = trt()
     flags = 0
     if strongly_typed:
-        flag = getattr(mod.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+        flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
         if flag is None:
-            G_LOGGER.critical(f"Strongly typed networks are not supported by {mod.__name__}")
+            G_LOGGER.critical(f"Strongly typed networks are not supported by {trt.__name__}")
         flags |= 1 << int(flag)
     return flags
 
 
 def _new_network(strongly_typed):
-    mod = trt()
-    builder = mod.Builder(get_trt_logger())
+    builder = trt.Builder(get_trt_logger())
     network = builder.create_network(_creation_flags(strongly_typed))
     if network is None:
         G_LOGGER.critical("TensorRT could not create a network (see its errors above)")
@@ -121,12 +119,11 @@ class _BaseNetworkFromOnnx(BaseLoader):
         self.strongly_typed = bool(strongly_typed)
 
     def _parse(self, parse, source):
-        mod = trt()
         builder, network = _new_network(self.strongly_typed)
-        parser = mod.OnnxParser(network, get_trt_logger())
+        parser = trt.OnnxParser(network, get_trt_logger())
         for flag in self.flags:
-            parser.set_flag(getattr(mod.OnnxParserFlag, flag) if isinstance(flag, str) else flag)
-        native = getattr(mod.OnnxParserFlag, "NATIVE_INSTANCENORM", None)
+            parser.set_flag(getattr(trt.OnnxParserFlag, flag) if isinstance(flag, str) else flag)
+        native = getattr(trt.OnnxParserFlag, "NATIVE_INSTANCENORM", None)
         if native is not None and self.plugin_instancenorm is True:
             parser.clear_flag(native)
         elif native is not None and self.plugin_instancenorm is False:
@@ -164,11 +161,11 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
         Returns:
             (trt.Builder, trt.INetworkDefinition, trt.OnnxParser)
         """
-        path = os.fspath(self.path() if callable(self.path) else self.path)
+        path = os.fspath(invoke_if_callable(self.path))
         source = f"'{path}'"
         if not os.path.isfile(path):
             G_LOGGER.critical(f"Failed to parse ONNX model {source}: the file does not exist", OnnxParseError)
-        G_LOGGER.info(f"Parsing ONNX model with {trt().__name__}: {path}")
+        G_LOGGER.info(f"Parsing ONNX model with {trt.__name__}: {path}")
         return self._parse(lambda parser: parser.parse_from_file(os.path.abspath(path)), source)
 
 
@@ -189,7 +186,7 @@ class NetworkFromOnnxBytes(_BaseNetworkFromOnnx):
         Returns:
             (trt.Builder, trt.INetworkDefinition, trt.OnnxParser)
         """
-        data = self._model_bytes() if callable(self._model_bytes) else self._model_bytes
+        data = invoke_if_callable(self._model_bytes)
         if hasattr(data, "SerializeToString"):
             data = data.SerializeToString()
         if not isinstance(data, (bytes, bytearray, memoryview)):

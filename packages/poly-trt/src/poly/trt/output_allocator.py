@@ -4,14 +4,14 @@ The ``trt.IOutputAllocator`` that ``TrtRunner`` gives outputs whose shapes depen
 final shape. Buffers are reused across inferences and only grow.
 """
 
-from poly.trt._module import trt
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["make_output_allocator"]
 
 
 def make_output_allocator():
     """Returns a new output allocator (a subclass of the flavour's ``trt.IOutputAllocator``)."""
-    base = trt().IOutputAllocator
+    base = trt.IOutputAllocator
 
     class OutputAllocator(base):
         """Device buffers for data-dependent outputs, with the shapes TensorRT reported."""

@@ -9,13 +9,14 @@ of each inference measured with CUDA events.
 import numpy as np
 
 from poly.core.datatype import DataType
+from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
 from poly.core.runner import BaseRunner
-from poly.trt._module import trt
 from poly.trt.device_arrays import device_view
 from poly.trt.engine import EngineFromBytes, NoCudaDeviceError
 from poly.trt.output_allocator import make_output_allocator
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["TrtRunner"]
 
@@ -77,8 +78,7 @@ class TrtRunner(BaseRunner):
     def _resolve_engine(self):
         # The engine is built (and saved, when asked) before a missing GPU stops activation.
         try:
-            obj = self._engine_or_context
-            obj = obj() if callable(obj) else obj
+            obj = invoke_if_callable(self._engine_or_context)
             if isinstance(obj, (bytes, bytearray, memoryview)) or type(obj).__name__ == "IHostMemory":
                 obj = EngineFromBytes(obj)()
         except NoCudaDeviceError as err:
@@ -103,7 +103,7 @@ class TrtRunner(BaseRunner):
                     f"{self.name} | TensorRT could not create an execution context (see its errors above)"
                 )
 
-        mode = trt().TensorIOMode
+        mode = trt.TensorIOMode
         names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
         self._input_names = [n for n in names if self.engine.get_tensor_mode(n) == mode.INPUT]
         self._output_names = [n for n in names if self.engine.get_tensor_mode(n) == mode.OUTPUT]

@@ -7,14 +7,14 @@ and asking for it there is one clear error.
 import os
 
 from poly.core.logger import G_LOGGER
-from poly.trt._module import flavour, trt
 from poly.trt.tactics import Algorithm, TacticReplayData
+from poly.trt.tensorrt_module import flavour, trt
 
 __all__ = ["TacticRecorder", "TacticReplayer", "algorithm_from_trt"]
 
 
 def _base():
-    base = getattr(trt(), "IAlgorithmSelector", None)
+    base = getattr(trt, "IAlgorithmSelector", None)
     if base is None:
         G_LOGGER.critical(
             f"Tactic recording and replay (--save-tactics / --load-tactics) need trt.IAlgorithmSelector, "

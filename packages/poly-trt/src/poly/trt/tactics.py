@@ -138,14 +138,13 @@ def _load_replay(path):
 
 
 def _load_timing_cache(path):
-    from poly.trt._module import trt
+    from poly.trt.tensorrt_module import trt
     from poly.trt.timing_cache import quiet_timing_cache_api
     from poly.trt.trt_logger import get_trt_logger
 
     with open(path, "rb") as f:
         data = f.read()
-    mod = trt()
-    config = mod.Builder(get_trt_logger()).create_builder_config()
+    config = trt.Builder(get_trt_logger()).create_builder_config()
     with quiet_timing_cache_api():
         cache = config.create_timing_cache(data)
         if cache is None:

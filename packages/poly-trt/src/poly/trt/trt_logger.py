@@ -3,7 +3,7 @@
 import contextlib
 
 from poly.core.logger import G_LOGGER
-from poly.trt._module import trt
+from poly.trt.tensorrt_module import trt
 
 __all__ = ["get_trt_logger", "errors_as_verbose"]
 
@@ -16,12 +16,11 @@ def get_trt_logger():
     global _LOGGER
     if _LOGGER is not None:
         return _LOGGER
-    mod = trt()
-    severity = mod.ILogger.Severity
+    severity = trt.ILogger.Severity
 
-    class PolyTrtLogger(mod.ILogger):
+    class PolyTrtLogger(trt.ILogger):
         def __init__(self):
-            mod.ILogger.__init__(self)
+            trt.ILogger.__init__(self)
             self._dispatch = {
                 severity.INTERNAL_ERROR: G_LOGGER.error,
                 severity.ERROR: G_LOGGER.error,
