@@ -15,9 +15,9 @@ from poly.core import cuda
 @pytest.fixture(scope="module", autouse=True)
 def _needs_tensorrt():
     try:
-        from poly.trt._module import trt
+        from poly.trt.tensorrt_module import trt
 
-        trt()
+        trt.load()
     except Exception as err:
         pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
 
