@@ -25,12 +25,12 @@ def _print_version(ctx, param, value):
 
 
 SUBCOMMANDS = {
-    "run": ("poly.cli.run:run", "Run inference and compare results across backends."),
-    "convert": ("poly.cli.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
-    "inspect": ("poly.cli.inspect_group:inspect", "View information about various types of files."),
-    "surgeon": ("poly.cli.surgeon_group:surgeon", "Modify ONNX models."),
-    "debug": ("poly.cli.debug_group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
-    "validate": ("poly.cli.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "run": ("poly.cli.commands.run:run", "Run inference and compare results across backends."),
+    "convert": ("poly.cli.commands.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
+    "inspect": ("poly.cli.commands.inspect.group:inspect", "View information about various types of files."),
+    "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
+    "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
+    "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
 }
 
 

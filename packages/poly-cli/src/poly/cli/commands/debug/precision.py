@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.debug_build import engine_builder
+from poly.cli.commands.debug.build import engine_builder
 from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS
 from poly.cli.model_args import resolve_model
