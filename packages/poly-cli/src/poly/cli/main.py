@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.lazy_group import LazyGroup
-from poly.cli.options import logging_options
 
 
 def _version() -> str:
@@ -41,7 +41,7 @@ SUBCOMMANDS = {
 )
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
-@logging_options
+@LoggingArgs.options()
 def cli() -> None:
     """poly: run, compare and debug deep-learning models across inference backends."""
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.lazy_group import LazyGroup
-from poly.cli.options import logging_options
 
 SUBCOMMANDS = {
     "build": (
@@ -30,7 +30,7 @@ SUBCOMMANDS = {
 @click.group(
     cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@logging_options
+@LoggingArgs.options()
 def debug():
     """[EXPERIMENTAL] Debug a wide variety of model issues.
 
