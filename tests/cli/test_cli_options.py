@@ -6,8 +6,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from poly.cli.options import multi_option
-from poly.cli.shape_parsing import parse_meta, parse_per_output, parse_ranges, parse_shapes
+from poly.cli.multi_option import multi_option
+from poly.cli.value_parsing import parse_meta, parse_per_output, parse_ranges, parse_shapes
 
 
 @click.command()

@@ -53,8 +53,8 @@ def test_convert_with_profiles_and_timing_cache(models, tmp_path):
 
 
 def test_profile_flags_group_per_occurrence():
-    from poly.cli.options import MultiOption
-    from poly.cli.trt_args import parse_profiles
+    from poly.cli.args.trt_config import parse_profiles
+    from poly.cli.multi_option import MultiOption
 
     sep = MultiOption.OCCURRENCE_SEPARATOR
     opts = {"trt_min_shapes": (f"a:[1,2]{sep}b:[1]", "a:[4,2]"), "trt_opt_shapes": (f"a:[2,2]{sep}b:[2]", "a:[5,2]"),

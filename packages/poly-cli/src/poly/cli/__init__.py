@@ -1,1 +1,1 @@
-"""poly.cli (in development)."""
+"""poly.cli: the `poly` command line (run, convert, inspect, surgeon, debug, validate)."""

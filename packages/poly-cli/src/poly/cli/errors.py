@@ -1,16 +1,26 @@
-"""Turns exceptions raised by a subcommand into one red line and an exit status."""
+"""Errors of the `poly` command: the exit statuses, the one red `[!]` line an error is reported
+as, and ``handle_errors``, which turns what a subcommand raises into that line and a status."""
 
 from __future__ import annotations
 
 import functools
+import sys
 import traceback
 
 import click
 
-from poly.cli.lazy_group import error_line
-from poly.cli.options import show_traceback
+from poly.cli.args.logging import show_traceback
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _red(text: str, stream) -> str:
+    return f"\033[91m{text}\033[0m" if getattr(stream, "isatty", lambda: False)() else text
+
+
+def error_line(message: str) -> None:
+    """Prints one red `[!]` line on stderr."""
+    print(_red(f"[!] {message}", sys.stderr), file=sys.stderr, flush=True)
 
 
 class _CriticalRecorder:
@@ -20,7 +30,7 @@ class _CriticalRecorder:
         self.messages = set()
 
     def __enter__(self):
-        from poly.core.logger import G_LOGGER
+        from poly.core import G_LOGGER
 
         original = G_LOGGER.critical
 
@@ -46,7 +56,7 @@ def handle_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from poly.core.exception import PolyException
+        from poly.core import PolyException
 
         with _CriticalRecorder() as recorder:
             try:

@@ -8,14 +8,7 @@ import sys
 
 import click
 
-
-def _red(text: str, stream) -> str:
-    return f"\033[91m{text}\033[0m" if getattr(stream, "isatty", lambda: False)() else text
-
-
-def error_line(message: str) -> None:
-    """Prints one red `[!]` line on stderr."""
-    print(_red(f"[!] {message}", sys.stderr), file=sys.stderr, flush=True)
+from poly.cli.errors import error_line
 
 
 class LazyGroup(click.Group):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.lazy_group import LazyGroup
-from poly.cli.options import logging_options
 
 
 def _version() -> str:
@@ -25,12 +25,12 @@ def _print_version(ctx, param, value):
 
 
 SUBCOMMANDS = {
-    "run": ("poly.cli.run:run", "Run inference and compare results across backends."),
-    "convert": ("poly.cli.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
-    "inspect": ("poly.cli.inspect_group:inspect", "View information about various types of files."),
-    "surgeon": ("poly.cli.surgeon_group:surgeon", "Modify ONNX models."),
-    "debug": ("poly.cli.debug_group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
-    "validate": ("poly.cli.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "run": ("poly.cli.commands.run:run", "Run inference and compare results across backends."),
+    "convert": ("poly.cli.commands.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
+    "inspect": ("poly.cli.commands.inspect.group:inspect", "View information about various types of files."),
+    "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
+    "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
+    "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
 }
 
 
@@ -41,7 +41,7 @@ SUBCOMMANDS = {
 )
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
-@logging_options
+@LoggingArgs.options()
 def cli() -> None:
     """poly: run, compare and debug deep-learning models across inference backends."""
 

@@ -1,6 +1,6 @@
-"""Parsing of Polygraphy's argument syntax: `name:[1,3,224,224]` shapes, `name:[0,1]` value
-ranges, `name:value` per-output numbers and `name:shape:dtype` tensor metadata. Errors are
-``click.BadParameter`` naming the flag and the offending value."""
+"""Parsing of Polygraphy's value syntax: `name:[1,3,224,224]` shapes, `name:[0,1]` value
+ranges, `name:value` per-output numbers, `name:shape:dtype` tensor metadata and `mark all`
+output lists. Errors are ``click.BadParameter`` naming the flag and the offending value."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def parse_per_output(flag: str, args, convert=None):
 
 def parse_meta(flag: str, args, with_shape: bool = True) -> list[tuple]:
     """`name:shape:dtype` (or `name:dtype` for outputs) with `auto` for unknown parts."""
-    from poly.core.datatype import DataType
+    from poly.core import DataType
 
     metas = []
     for arg in args or ():
@@ -126,3 +126,18 @@ def parse_meta(flag: str, args, with_shape: bool = True) -> list[tuple]:
             _fail(flag, arg, "missing tensor name")
         metas.append((name, dtype, shape))
     return metas
+
+
+MARK_ALL_WORDS = ("mark", "all")
+
+
+def parse_outputs(values):
+    """`mark all` -> ``poly.core.MARK_ALL``; names otherwise (a list); nothing -> None."""
+    from poly.core import MARK_ALL
+
+    values = list(values or ())
+    if not values:
+        return None
+    if values == list(MARK_ALL_WORDS) or values == [MARK_ALL]:
+        return MARK_ALL
+    return values

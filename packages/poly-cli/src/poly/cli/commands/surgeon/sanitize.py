@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.args.model import ModelArgs
+from poly.cli.args.onnx_save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
-from poly.cli.model_args import resolve_model, save_model, save_options
-from poly.cli.options import logging_options, multi_option
-from poly.cli.shape_parsing import parse_shapes
+from poly.cli.multi_option import multi_option
+from poly.cli.value_parsing import parse_shapes
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_file", metavar="MODEL")
+@ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @click.option("--fold-constants", is_flag=True, help="Fold constants in the graph.")
 @click.option("--num-passes", "--num-const-fold-passes", "num_passes", type=int, help="Constant-folding passes.")
@@ -19,16 +21,16 @@ from poly.cli.shape_parsing import parse_shapes
 @click.option("--toposort", is_flag=True, help="Topologically sort the graph.")
 @multi_option("--override-input-shapes", "--override-inputs", "override_input_shapes",
               help="Override input shapes, e.g. x:[1,3,224,224] y:[1,10].")
-@save_options
-@logging_options
+@OnnxSaveArgs.options()
+@LoggingArgs.options()
 @handle_errors
-def sanitize(model_file, output, fold_constants, num_passes, cleanup, toposort, override_input_shapes, **save):
+def sanitize(output, fold_constants, num_passes, cleanup, toposort, override_input_shapes, **kwargs):
     """Clean up, optimize, and/or change input shapes in an ONNX model."""
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
     from poly.onnx import FoldConstants, OnnxFromPath, gs_from_onnx, onnx_from_gs
 
     shapes = parse_shapes("--override-input-shapes", override_input_shapes)
-    model = OnnxFromPath(resolve_model(model_file))()
+    model = OnnxFromPath(ModelArgs.from_kwargs(kwargs).path)()
     if shapes or cleanup or toposort:
         graph = gs_from_onnx(model)
         for name, shape in shapes.items():
@@ -49,6 +51,6 @@ def sanitize(model_file, output, fold_constants, num_passes, cleanup, toposort, 
         model = onnx_from_gs(graph)
     if fold_constants:
         model = FoldConstants(model, num_passes=num_passes)()
-    save_model(model, output, **save)
+    OnnxSaveArgs.from_kwargs(kwargs).save_onnx(model, output)()
     G_LOGGER.info(f"Saved model to: {output}")
     return EXIT_PASS

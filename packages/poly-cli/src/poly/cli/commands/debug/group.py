@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.lazy_group import LazyGroup
-from poly.cli.options import logging_options
 
 SUBCOMMANDS = {
     "build": (
-        "poly.cli.debug_build:build",
+        "poly.cli.commands.debug.build:build",
         "[EXPERIMENTAL] Repeatedly build an engine to isolate faulty tactics.",
     ),
     "precision": (
-        "poly.cli.debug_precision:precision",
+        "poly.cli.commands.debug.precision:precision",
         "[EXPERIMENTAL] Mark layers to run in higher precision to find what accuracy needs.",
     ),
     "repeat": (
-        "poly.cli.debug_repeat:repeat",
+        "poly.cli.commands.debug.repeat:repeat",
         "[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting artifacts.",
     ),
     "reduce": (
-        "poly.cli.debug_reduce:reduce",
+        "poly.cli.commands.debug.reduce:reduce",
         "[EXPERIMENTAL] Reduce a failing ONNX model to its smallest failing part.",
     ),
 }
@@ -30,7 +30,7 @@ SUBCOMMANDS = {
 @click.group(
     cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@logging_options
+@LoggingArgs.options()
 def debug():
     """[EXPERIMENTAL] Debug a wide variety of model issues.
 

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.args.model import ModelArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
-from poly.cli.model_args import resolve_model
-from poly.cli.options import logging_options, multi_option
+from poly.cli.multi_option import multi_option
 
 SHOW = ("layers", "attrs", "weights")
 
 
-def _type_str(value_info):
-    from onnx import helper
-
+def _type_str(value_info, helper):
     t = value_info.type.tensor_type
     dims = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in t.shape.dim]
     dtype = helper.tensor_dtype_to_np_dtype(t.elem_type) if t.elem_type else "unknown"
@@ -22,16 +21,19 @@ def _type_str(value_info):
 
 
 def describe(model, show) -> str:
-    from onnx import helper, numpy_helper
+    """The text `poly inspect model` shows for an ONNX model (``show``: layers, attrs, weights)."""
+    from poly.core import lazy_import
 
+    onnx = lazy_import("onnx")
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
     graph = model.graph
     inits = {i.name: i for i in graph.initializer}
     lines = [f"Name: {graph.name} | ONNX Opset: {model.opset_import[0].version if model.opset_import else '?'}"
              f" | IR Version: {model.ir_version}", ""]
     inputs = [i for i in graph.input if i.name not in inits]
-    lines += [f"---- {len(inputs)} Graph Input(s) ----", "{" + ", ".join(map(_type_str, inputs)) + "}", ""]
+    lines += [f"---- {len(inputs)} Graph Input(s) ----", "{" + ", ".join(_type_str(i, helper) for i in inputs) + "}", ""]
     lines += [f"---- {len(graph.output)} Graph Output(s) ----",
-              "{" + ", ".join(map(_type_str, graph.output)) + "}", ""]
+              "{" + ", ".join(_type_str(o, helper) for o in graph.output) + "}", ""]
     lines += [f"---- {len(inits)} Initializer(s) ----"]
     if "weights" in show:
         for name, init in inits.items():
@@ -56,22 +58,20 @@ def describe(model, show) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_file", metavar="MODEL")
-@click.option("--model-type", type=click.Choice(["onnx", "engine"]),
-              help="Type of MODEL: onnx, or a serialized TensorRT engine (default: from the extension).")
+@ModelArgs.options(model_type=True)
 @click.option("--display-as", type=click.Choice(["onnx", "trt"]),
               help="How to display an ONNX model: as ONNX (default) or as the TensorRT network it parses to.")
 @multi_option("--show", type=click.Choice(SHOW), help="What to show: layers attrs weights.")
 @click.option("--load-external-data", "--ext", "external_data_dir", help="Directory of the model's external data.")
-@logging_options
+@LoggingArgs.options()
 @handle_errors
-def inspect_model(model_file, model_type, display_as, show, external_data_dir):
+def inspect_model(display_as, show, external_data_dir, **kwargs):
     """Display information about an ONNX model, the TensorRT network it parses to, or an engine."""
-    from poly.cli.trt_args import is_engine_path
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
-    path = resolve_model(model_file)
-    if is_engine_path(path, model_type):
+    model = ModelArgs.from_kwargs(kwargs)
+    path = model.path
+    if model.is_engine:
         from poly.trt import EngineFromPath
         from poly.trt.engine_summary import describe_engine
 
@@ -86,6 +86,6 @@ def inspect_model(model_file, model_type, display_as, show, external_data_dir):
         return EXIT_PASS
     from poly.onnx import OnnxFromPath
 
-    model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
-    G_LOGGER.info(f"==== ONNX Model ====\n{describe(model, set(show))}")
+    onnx_model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
+    G_LOGGER.info(f"==== ONNX Model ====\n{describe(onnx_model, set(show))}")
     return EXIT_PASS

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
-from poly.cli.options import logging_options
 
 
 def _summary(name, array, show_values) -> str:
@@ -26,13 +26,12 @@ def _summary(name, array, show_values) -> str:
 @click.argument("path", type=click.Path(exists=True))
 @click.option("-a", "--all", "show_all", is_flag=True, help="Show every iteration, not only the first.")
 @click.option("-s", "--show-values", is_flag=True, help="Show the values of the tensors.")
-@logging_options
+@LoggingArgs.options()
 @handle_errors
 def inspect_data(path, show_all, show_values):
     """Display information about inference inputs or results saved by poly or Polygraphy."""
     from poly.compare import RunResults, load_inputs
-    from poly.core.exception import PolyException
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER, PolyException
 
     try:
         with G_LOGGER.verbosity(G_LOGGER.CRITICAL + 10):  # not results: try inputs next, quietly

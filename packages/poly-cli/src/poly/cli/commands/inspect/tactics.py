@@ -6,17 +6,18 @@ import os
 
 import click
 
+from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
-from poly.cli.options import logging_options, multi_option
+from poly.cli.multi_option import multi_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("tactic_file", metavar="FILE")
-@logging_options
+@LoggingArgs.options()
 @handle_errors
 def inspect_tactics(tactic_file):
     """Display a tactic replay file (from --save-tactics) or a timing cache in a readable form."""
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
     from poly.trt.tactics import load_tactic_records
 
     records = load_tactic_records(tactic_file)
@@ -30,11 +31,11 @@ def inspect_tactics(tactic_file):
               "(as `poly debug build --save-tactics` sorts them).")
 @multi_option("--good", type=click.Path(exists=True), help="Good tactic replay files, or directories of them.")
 @multi_option("--bad", type=click.Path(exists=True), help="Bad tactic replay files, or directories of them.")
-@logging_options
+@LoggingArgs.options()
 @handle_errors
 def diff_tactics(directory, good, bad):
     """Find tactics used only in bad builds: candidates for the cause of a failure."""
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
     from poly.trt.tactics import diff_tactics as find_suspects
 
     good, bad = list(good), list(bad)

@@ -8,14 +8,16 @@ import time
 
 import click
 
-from poly.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, handle_errors
-from poly.cli.lazy_group import error_line
-from poly.cli.model_args import onnx_loader, resolve_model
-from poly.cli.options import logging_options, multi_option, record_runner
-from poly.cli.shape_parsing import parse_per_output
-from poly.cli.trt_options import trt_options
-
-_BACKENDS = ("onnxrt", "onnx_ref")
+from poly.cli.args.comparison import ComparisonArgs
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.args.model import ModelArgs
+from poly.cli.args.onnx_load import OnnxLoadArgs
+from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.runners import RunnerArgs
+from poly.cli.args.trt_config import TrtConfigArgs
+from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.errors import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, error_line, handle_errors
+from poly.cli.multi_option import multi_option
 
 
 class Progress:
@@ -52,13 +54,13 @@ class Progress:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_file", required=False, metavar="MODEL")
-@click.option("--example", is_flag=True, help="Use the bundled example CNN as MODEL.")
-@click.option("--onnxrt", is_flag=True, callback=record_runner,
-              help="Validate with ONNX-Runtime (the first backend given is the one under test).")
-@click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=record_runner,
-              help="Validate with the ONNX reference evaluator; given second, it produces the golden outputs.")
-@trt_options
+@ModelArgs.options(required=False, example=True)
+@RunnerArgs.options(
+    onnxrt_help="Validate with ONNX-Runtime (the first backend given is the one under test).",
+    onnx_ref_help="Validate with the ONNX reference evaluator; given second, it produces the golden outputs.")
+@TrtConfigArgs.options()
+@RunnerArgs.trt_options()
+@TrtNetworkArgs.options()
 @multi_option("--dataset", "--load-inputs", "--load-input-data", "dataset", type=click.Path(exists=True),
               help="A directory of .npz feed dicts (one sample per file, sorted by name) or input files "
               "(Polygraphy's inputs JSON, .npz).")
@@ -67,18 +69,10 @@ class Progress:
 @multi_option("--golden", "--load-outputs", "--load-results", "golden", type=click.Path(exists=True),
               help="Golden outputs: a directory of .npz files named as the dataset's files, or saved "
               "RunResults (JSON/.npz, or a per-iteration directory) in dataset order.")
-@multi_option("--providers", "--execution-providers", "providers",
-              help="ONNX-Runtime execution providers in priority order.")
-@multi_option("--onnx-outputs", help="Names of ONNX outputs to mark, or `mark all`.")
-@multi_option("--onnx-exclude-outputs", help="Names of ONNX outputs to unmark.")
-@multi_option("--atol", help="Absolute tolerance, optionally per output: `--atol 1e-5 out0:1e-3`.")
-@multi_option("--rtol", help="Relative tolerance, optionally per output: `--rtol 1e-5 out0:1e-3`.")
-@multi_option("--check-error-stat", help="Error statistic to check (elemwise, max, mean, median, quantile), "
-              "optionally per output.")
-@multi_option("--error-quantile", help="Error quantile to compare (0 to 1), optionally per output.")
-@click.option("--infinities-compare-equal", is_flag=True,
-              help="Matching +-inf values in outputs have an absolute difference of 0.")
-@click.option("--no-shape-check", is_flag=True, help="Disable checking that output shapes match exactly.")
+@OnnxrtArgs.options(providers_help="ONNX-Runtime execution providers in priority order.")
+@OnnxLoadArgs.options()
+@ComparisonArgs.tolerance_options(
+    check_error_stat_help="Error statistic to check (elemwise, max, mean, median, quantile), optionally per output.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Comparison threads.")
 @click.option("--infer-threads", type=click.IntRange(min=1), default=None,
@@ -94,31 +88,31 @@ class Progress:
 @click.option("--report-json", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--report", "report_html", type=click.Path(dir_okay=False),
               help="Write a self-contained HTML report here.")
-@logging_options
+@LoggingArgs.options()
 @handle_errors
-def validate(model_file, example, **opts):
+def validate(dataset, data_loader_script, golden, workers, infer_threads, max_failures, batch, prefetch, worst_k,
+             report_json, report_html, **kwargs):
     """Validate a model over a whole dataset against golden outputs, streaming.
 
     Memory stays bounded whatever the dataset size. Exit status: 0 when every sample passed,
     1 when a sample failed or could not be read, 2 for a usage error.
     """
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
-    ctx = click.get_current_context()
-    backends = ctx.meta.get("poly.runners", [])
-    model = resolve_model(model_file, example)
-    if not backends:
+    runners = RunnerArgs.from_kwargs(kwargs)
+    model = ModelArgs.from_kwargs(kwargs)
+    if not runners.names:
         raise click.UsageError("Choose a backend: --onnxrt, --onnx-ref or --trt.")
-    if len(backends) > 2:
+    if len(runners.names) > 2:
         raise click.UsageError("Give one backend to validate, and optionally a second one for the golden outputs.")
-    if not opts["dataset"] and not opts["data_loader_script"]:
+    if not dataset and not data_loader_script:
         raise click.UsageError("Missing --dataset (or --load-inputs / --data-loader-script).")
-    if opts["dataset"] and opts["data_loader_script"]:
+    if dataset and data_loader_script:
         raise click.UsageError("Give either --dataset or --data-loader-script, not both.")
-    if bool(opts["golden"]) == (len(backends) == 2):
+    if bool(golden) == (len(runners.names) == 2):
         raise click.UsageError("Give the golden outputs either as --golden files or as a second backend, "
                                "exactly one of the two.")
-    checker_opts = _checker_options(opts)
+    comparison = ComparisonArgs.from_kwargs(kwargs)
 
     from poly.compare.dataset import (
         RunnerReference,
@@ -132,41 +126,47 @@ def validate(model_file, example, **opts):
     )
 
     try:
-        dataset = open_dataset(list(opts["dataset"]), opts["data_loader_script"])
+        samples = open_dataset(list(dataset), data_loader_script)
     except ValueError as err:
         error_line(f"Error: {err}")
         return EXIT_USAGE
-    _resolve_infer_threads(backends, opts)
-    runners = _build_runners(model, backends, opts)
+    onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    infer_threads = _infer_threads(infer_threads, runners, onnxrt)
+    runners.check_engine_model(model, name_other=False)
+    # The TensorRT flags are parsed (and a bad one reported) only when TensorRT runs.
+    trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
+    session_options = _session_options(infer_threads) if "onnxrt" in runners.names else None
+    built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
+                                   trt_config, session_options=session_options)
     from poly.compare.dataset.sources import DirectoryDataset
 
-    if len(runners) == 2:
-        reference = RunnerReference(runners[1])
+    if len(built) == 2:
+        reference = RunnerReference(built[1])
     else:
-        reference = open_reference(list(opts["golden"]), by_name=isinstance(dataset, DirectoryDataset))
-    checker = SampleChecker(threads=1, **checker_opts)
+        reference = open_reference(list(golden), by_name=isinstance(samples, DirectoryDataset))
+    tolerances = comparison.tolerances()
+    checker = SampleChecker(threads=1, **tolerances)
     progress = Progress()
-    G_LOGGER.start(f"VALIDATING | {runners[0].name} on {model} against {reference.describe()}")
-    pipeline = ValidationPipeline(runners[0], dataset, reference, checker, workers=opts["workers"],
-                                  max_failures=opts["max_failures"], prefetch=opts["prefetch"], batch=opts["batch"],
-                                  worst_k=opts["worst_k"], progress=progress, infer_threads=opts["infer_threads"])
+    G_LOGGER.start(f"VALIDATING | {built[0].name} on {model.path} against {reference.describe()}")
+    pipeline = ValidationPipeline(built[0], samples, reference, checker, workers=workers, max_failures=max_failures,
+                                  prefetch=prefetch, batch=batch, worst_k=worst_k, progress=progress,
+                                  infer_threads=infer_threads)
     start = time.perf_counter()
     outcome = pipeline.run()
     progress.finish(outcome.accumulator, time.perf_counter() - start)
 
-    config = {"model": str(model), "runner": runners[0].name, "reference": reference.describe(),
-              "dataset": ", ".join(opts["dataset"]) or opts["data_loader_script"],
-              "atol": checker_opts["atol"], "rtol": checker_opts["rtol"],
-              "check_error_stat": checker_opts["check_error_stat"] or "elemwise",
-              "error_quantile": checker_opts["error_quantile"], "workers": opts["workers"], "batch": opts["batch"]}
-    config = {k: (v if v is not None else None) for k, v in config.items()}
+    config = {"model": str(model.path), "runner": built[0].name, "reference": reference.describe(),
+              "dataset": ", ".join(dataset) or data_loader_script,
+              "atol": tolerances["atol"], "rtol": tolerances["rtol"],
+              "check_error_stat": tolerances["check_error_stat"] or "elemwise",
+              "error_quantile": tolerances["error_quantile"], "workers": workers, "batch": batch}
     report = build_report(outcome, config)
-    if opts["report_json"]:
-        write_json_report(report, opts["report_json"])
-        G_LOGGER.info(f"Wrote JSON report to {opts['report_json']}")
-    if opts["report_html"]:
-        write_html_report(report, opts["report_html"])
-        G_LOGGER.info(f"Wrote HTML report to {opts['report_html']}")
+    if report_json:
+        write_json_report(report, report_json)
+        G_LOGGER.info(f"Wrote JSON report to {report_json}")
+    if report_html:
+        write_html_report(report, report_html)
+        G_LOGGER.info(f"Wrote HTML report to {report_html}")
     _log_summary(G_LOGGER, outcome)
     if outcome.interrupted:
         G_LOGGER.error("INTERRUPTED | the report covers the samples done so far")
@@ -174,73 +174,28 @@ def validate(model_file, example, **opts):
     return EXIT_PASS if outcome.passed else EXIT_FAIL
 
 
-def _checker_options(opts):
-    stats = ("elemwise", "max", "mean", "median", "quantile")
-
-    def stat(arg, text):
-        if text not in stats:
-            raise click.BadParameter(f"{arg!r}: choose from {', '.join(stats)}", param_hint="'--check-error-stat'")
-        return text
-
-    return {
-        "atol": parse_per_output("--atol", opts["atol"]),
-        "rtol": parse_per_output("--rtol", opts["rtol"]),
-        "error_quantile": parse_per_output("--error-quantile", opts["error_quantile"]),
-        "check_error_stat": parse_per_output("--check-error-stat", opts["check_error_stat"], stat),
-        "infinities_compare_equal": opts["infinities_compare_equal"],
-        "check_shapes": not opts["no_shape_check"],
-    }
-
-
-def _resolve_infer_threads(backends, opts):
+def _infer_threads(infer_threads, runners: RunnerArgs, onnxrt: OnnxrtArgs) -> int:
     """--infer-threads, or its default: 2 for ONNX-Runtime on the CPU when there are 2+ CPUs."""
-    if opts["infer_threads"] is None:
-        cpu_only = all(p.lower().startswith("cpu") for p in opts["providers"])
-        all_ort = all(name == "onnxrt" for name in backends)
-        from poly.onnx.session import usable_cpus
-
-        opts["infer_threads"] = 2 if all_ort and cpu_only and usable_cpus() >= 2 else 1
-    return opts["infer_threads"]
-
-
-def _session_options(opts):
-    """ONNX-Runtime session options whose thread pools share the CPUs among --infer-threads."""
-    if opts["infer_threads"] <= 1:
-        return None
-    import onnxruntime
-
+    if infer_threads is not None:
+        return infer_threads
     from poly.onnx.session import usable_cpus
 
+    all_ort = all(name == "onnxrt" for name in runners.names)
+    return 2 if all_ort and onnxrt.cpu_only and usable_cpus() >= 2 else 1
+
+
+def _session_options(infer_threads):
+    """ONNX-Runtime session options whose thread pools share the CPUs among --infer-threads."""
+    if infer_threads <= 1:
+        return None
+    from poly.core import lazy_import
+    from poly.onnx.session import usable_cpus
+
+    onnxruntime = lazy_import("onnxruntime")
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = max(1, usable_cpus() // opts["infer_threads"])
+    options.intra_op_num_threads = max(1, usable_cpus() // infer_threads)
     options.inter_op_num_threads = 1
     return options
-
-
-def _build_runners(model, backends, opts):
-    from poly.cli.trt_args import is_engine_path, trt_runner
-
-    engine = is_engine_path(model)
-    if engine and any(name != "trt" for name in backends):
-        raise click.UsageError(f"MODEL {model!r} is a TensorRT engine; only --trt can run it")
-    loader = None if engine else onnx_loader(model, opts["onnx_outputs"], opts["onnx_exclude_outputs"])
-    runners = []
-    for name in backends:
-        if name == "trt":
-            from poly.cli.trt_args import check_builder_flags
-
-            check_builder_flags(opts)
-            runners.append(trt_runner(model, opts))
-        elif name == "onnxrt":
-            from poly.onnx import OnnxrtRunner, SessionFromOnnx
-
-            runners.append(OnnxrtRunner(SessionFromOnnx(loader, providers=list(opts["providers"]) or None,
-                                                        session_options=_session_options(opts))))
-        else:
-            from poly.onnx import OnnxRefRunner
-
-            runners.append(OnnxRefRunner(loader))
-    return runners
 
 
 def _log_summary(logger, outcome):

@@ -7,8 +7,8 @@ import click
 from poly.cli.lazy_group import LazyGroup
 
 SUBCOMMANDS = {
-    "extract": ("poly.cli.surgeon_extract:extract", "Extract a subgraph based on the specified inputs and outputs."),
-    "sanitize": ("poly.cli.surgeon_sanitize:sanitize", "Clean up, optimize, and/or change input shapes."),
+    "extract": ("poly.cli.commands.surgeon.extract:extract", "Extract a subgraph based on the specified inputs and outputs."),
+    "sanitize": ("poly.cli.commands.surgeon.sanitize:sanitize", "Clean up, optimize, and/or change input shapes."),
 }
 
 

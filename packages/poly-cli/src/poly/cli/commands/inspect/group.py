@@ -7,11 +7,11 @@ import click
 from poly.cli.lazy_group import LazyGroup
 
 SUBCOMMANDS = {
-    "model": ("poly.cli.inspect_model:inspect_model", "Display information about an ONNX model, its TensorRT network, or an engine."),
-    "data": ("poly.cli.inspect_data:inspect_data", "Display information about inference inputs or results."),
-    "tactics": ("poly.cli.inspect_tactics:inspect_tactics",
+    "model": ("poly.cli.commands.inspect.model:inspect_model", "Display information about an ONNX model, its TensorRT network, or an engine."),
+    "data": ("poly.cli.commands.inspect.data:inspect_data", "Display information about inference inputs or results."),
+    "tactics": ("poly.cli.commands.inspect.tactics:inspect_tactics",
                 "Display a tactic replay file or a TensorRT timing cache in a readable form."),
-    "diff-tactics": ("poly.cli.inspect_tactics:diff_tactics",
+    "diff-tactics": ("poly.cli.commands.inspect.tactics:diff_tactics",
                      "Find potentially bad TensorRT tactics from good and bad tactic replay files."),
 }
 

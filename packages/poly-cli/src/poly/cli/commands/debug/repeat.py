@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
-from poly.cli.errors import EXIT_PASS
+from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.errors import EXIT_PASS, handle_errors
 
 
 @click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@debug_options(until_required=True)
-def repeat(**options):
+@DebuggerArgs.options(until_required=True)
+@LoggingArgs.options()
+@handle_errors
+def repeat(**kwargs):
     """[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting generated artifacts into
     `good` and `bad` directories."""
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
     from poly.debug import Repeat
 
-    summary = Repeat(build_debugger(options)).run()
+    summary = Repeat(DebuggerArgs.from_kwargs(kwargs).create_debugger()).run()
     G_LOGGER.info(
         f"Ran {summary.total} iteration(s): {summary.passed} passed, {summary.total - summary.passed} failed"
     )

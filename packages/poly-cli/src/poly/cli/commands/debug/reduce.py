@@ -3,17 +3,21 @@ smallest set of nodes that still fails."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
-from poly.cli.debug_options import DebugCommand, build_debugger, debug_options
-from poly.cli.errors import EXIT_PASS
-from poly.cli.model_args import resolve_model, save_model, save_options
-from poly.cli.options import multi_option
-from poly.cli.shape_parsing import parse_shapes
+from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.args.model import ModelArgs
+from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.multi_option import multi_option
+from poly.cli.value_parsing import parse_shapes
 
 
 @click.command(cls=DebugCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_file", metavar="MODEL")
+@ModelArgs.options()
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), default=None, help="Where to save the reduced model."
 )
@@ -80,10 +84,11 @@ from poly.cli.shape_parsing import parse_shapes
     default=None,
     help="Directory of the model's external data (defaults to the model's directory).",
 )
-@save_options
-@debug_options(iter_artifact_default="polygraphy_debug.onnx")
+@OnnxSaveArgs.options()
+@DebuggerArgs.options(iter_artifact_default="polygraphy_debug.onnx")
+@LoggingArgs.options()
+@handle_errors
 def reduce(
-    model_file,
     output,
     min_good,
     reduce_inputs,
@@ -94,17 +99,14 @@ def reduce(
     force_fallback_shape_inference,
     onnxruntime_shape_inference,
     external_data_dir,
-    external_data_path,
-    external_data_size_threshold,
-    all_tensors_to_one_file,
-    **options,
+    **kwargs,
 ):
     """[EXPERIMENTAL] Reduce a failing ONNX model to the minimum set of nodes that cause the failure.
 
     Each iteration writes a candidate model (polygraphy_debug.onnx by default) and runs the
     --check command on it; failing candidates are reduced further, passing ones grown back.
     A check such as `poly run polygraphy_debug.onnx --onnxrt` is typical."""
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
     from poly.debug import Reduce
     from poly.onnx import OnnxFromPath
 
@@ -116,20 +118,18 @@ def reduce(
         raise click.UsageError(
             "--no-shape-inference and --force-fallback-shape-inference cannot be used together."
         )
-    model_file = resolve_model(model_file)
+    model = ModelArgs.from_kwargs(kwargs)
     shapes = parse_shapes("--model-input-shapes", model_input_shapes)
-    save = {
-        "external_data_size_threshold": external_data_size_threshold,
-        "all_tensors_to_one_file": all_tensors_to_one_file,
-    }
+    save = OnnxSaveArgs.from_kwargs(kwargs)
+    # Candidates keep their external data next to themselves, under their own name.
+    candidate_save = dataclasses.replace(save, external_data_path=None if save.external_data_path is None else "")
 
-    def save_candidate(model, path):
-        # Candidates keep their external data next to themselves, under their own name.
-        save_model(model, path, external_data_path=None if external_data_path is None else "", **save)
+    def save_candidate(candidate, path):
+        candidate_save.save_onnx(candidate, path)()
 
-    debugger = build_debugger(options)
+    debugger = DebuggerArgs.from_kwargs(kwargs).create_debugger()
     reducer = Reduce(
-        OnnxFromPath(model_file, external_data_dir=external_data_dir),
+        OnnxFromPath(model.path, external_data_dir=external_data_dir),
         debugger,
         mode=mode,
         reduce_inputs=reduce_inputs,
@@ -142,7 +142,7 @@ def reduce(
     )
     result = reducer.run()
     if output:
-        save_model(result.model, output, external_data_path=external_data_path, **save)
+        save.save_onnx(result.model, output)()
         G_LOGGER.info(f"Saved the reduced model ({len(result.nodes)} node(s)) to: {output}")
     if min_good:
         if result.min_good_model is None:
@@ -150,6 +150,6 @@ def reduce(
                 "No passing model close in size to the reduced one was found; --min-good is not written"
             )
         else:
-            save_model(result.min_good_model, min_good, external_data_path=external_data_path, **save)
+            save.save_onnx(result.min_good_model, min_good)()
             G_LOGGER.info(f"Saved a passing model ({len(result.min_good_nodes)} node(s)) to: {min_good}")
     return EXIT_PASS

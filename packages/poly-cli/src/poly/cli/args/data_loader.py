@@ -1,0 +1,88 @@
+"""The data loader group: where inference inputs come from (synthetic data shaped by
+--input-shapes, --seed, --val-range and --iterations; --load-inputs files; a
+--data-loader-script) and where they are saved (--save-inputs)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import click
+
+from poly.cli.multi_option import multi_option, stack_options
+from poly.cli.value_parsing import parse_ranges, parse_shapes
+
+
+@dataclass(frozen=True)
+class DataLoaderArgs:
+    """Where the inference inputs of `poly run` come from."""
+
+    input_shapes: dict[str, list] = field(default_factory=dict)
+    """--input-shapes: input name -> shape (names in a shape are dynamic dimensions)."""
+    seed: int | None = None
+    val_range: dict[str, tuple] | None = None
+    """--val-range: input name ("" for every input) -> (min, max); None: the data loader's default."""
+    iterations: int | None = None
+    script: str | None = None
+    """--data-loader-script as FILE[:FUNC], with --data-loader-func-name applied."""
+    load_inputs: tuple[str, ...] = ()
+    save_inputs: str | None = None
+
+    @classmethod
+    def options(cls):
+        """--input-shapes, --seed, --val-range, --iterations, --data-loader-script,
+        --data-loader-func-name, --load-inputs, --save-inputs."""
+        return stack_options([
+            multi_option("--input-shapes", "--inputs", "input_shapes",
+                         help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`."),
+            click.option("--seed", type=int, help="Seed of the synthetic input data (default 1)."),
+            multi_option("--val-range", help="Range of synthetic values [MIN,MAX], optionally per input: "
+                         "`--val-range [0,1] x:[-1,1]`."),
+            click.option("--iterations", "--iters", "iterations", type=click.IntRange(min=1),
+                         help="Number of inference iterations (default 1)."),
+            click.option("--data-loader-script", metavar="FILE[:FUNC]",
+                         help="Python script defining a data loader (function `load_data` by default)."),
+            click.option("--data-loader-func-name", help="[DEPRECATED] Function name in --data-loader-script."),
+            multi_option("--load-inputs", "--load-input-data", "load_inputs",
+                         type=click.Path(exists=True), help="Input data files (JSON or .npz) to use."),
+            click.option("--save-inputs", "--save-input-data", "save_inputs", type=click.Path(),
+                         help="Path to save the inference inputs (JSON, .npz, or a directory)."),
+        ])
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping) -> DataLoaderArgs:
+        """Parses --input-shapes and --val-range (a bad value is a usage error naming the flag)."""
+        script = kwargs["data_loader_script"]
+        if script and kwargs["data_loader_func_name"] and ":" not in script:
+            script = f"{script}:{kwargs['data_loader_func_name']}"
+        return cls(
+            input_shapes=parse_shapes("--input-shapes", kwargs["input_shapes"]),
+            seed=kwargs["seed"],
+            val_range=parse_ranges("--val-range", kwargs["val_range"]),
+            iterations=kwargs["iterations"],
+            script=script,
+            load_inputs=tuple(kwargs["load_inputs"]),
+            save_inputs=kwargs["save_inputs"],
+        )
+
+    def create_data_loader(self):
+        """The data loader: the --load-inputs feed dicts, a DataLoaderFromScript, or a synthetic
+        poly.compare.DataLoader."""
+        from poly.compare import DataLoader, DataLoaderFromScript, load_inputs
+        from poly.core import G_LOGGER
+
+        if self.load_inputs:
+            for path in self.load_inputs:
+                G_LOGGER.info(f"Loading input data from {path}")
+            return load_inputs(list(self.load_inputs))
+        if self.script:
+            return DataLoaderFromScript(self.script)
+        metadata = None
+        if self.input_shapes:
+            from poly.core import TensorMetadata
+
+            metadata = TensorMetadata()
+            for name, shape in self.input_shapes.items():
+                metadata.add(name, dtype=None, shape=shape)
+        return DataLoader(seed=self.seed, iterations=self.iterations, input_metadata=metadata,
+                          val_range=self.val_range)

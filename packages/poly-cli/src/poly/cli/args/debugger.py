@@ -1,0 +1,280 @@
+"""The debugger group of the `poly debug` subcommands (Polygraphy's Pass/Fail Reporting,
+Artifact Sorting, Iterative Debugging and Debug Replay groups): the --check command and how its
+result is judged, --artifacts sorting, --until, intermediate artifacts and debug replays; the
+click command class whose `--check` takes the rest of the command line; and the
+poly.debug.IterativeDebugger built from them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+
+from poly.cli.multi_option import multi_option, stack_options
+
+if TYPE_CHECKING:
+    from poly.debug import Until
+
+CHECK_FLAGS = ("--check", "--check-inference")
+_CHECK_META_KEY = "poly.debug.check"
+
+
+class DebugCommand(click.Command):
+    """A command whose `--check` (or `--check-inference`) takes every argument after it."""
+
+    def parse_args(self, ctx, args):
+        for index, arg in enumerate(args):
+            flag, sep, value = arg.partition("=")
+            if flag in CHECK_FLAGS:
+                check = ([value] if sep else []) + list(args[index + 1 :])
+                if not check:
+                    raise click.UsageError(f"{flag} needs a command after it.", ctx=ctx)
+                ctx.meta[_CHECK_META_KEY] = check
+                args = list(args[:index])
+                break
+        return super().parse_args(ctx, args)
+
+
+def _int_codes(ctx, param, values):
+    codes = []
+    for value in values or ():
+        try:
+            codes.append(int(value))
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is not an integer exit status.") from None
+    return codes or None
+
+
+def _until(ctx, param, value):
+    if value is None:
+        return None
+    from poly.debug import Until
+
+    problem = Until.problem(value)
+    if problem:
+        raise click.BadParameter(problem)
+    return Until(value)
+
+
+def _check_options():
+    """--check (help only: DebugCommand consumes it), --fail-code, --ignore-fail-code,
+    --fail-regex, --show-output, --hide-fail-output."""
+    return [
+        click.option(
+            "--check",
+            "--check-inference",
+            "_check_help",
+            metavar="...",
+            expose_value=False,
+            help="A command to check each iteration's artifact, with all its arguments: everything after "
+            "--check belongs to it. Without it, you are asked whether each iteration passed. By default "
+            "an exit status of 0 passes and anything else fails.",
+        ),
+        multi_option(
+            "--fail-code",
+            "--fail-returncode",
+            "fail_codes",
+            callback=_int_codes,
+            help="Exit status(es) of the --check command that count as failures; any other status passes.",
+        ),
+        multi_option(
+            "--ignore-fail-code",
+            "--ignore-fail-returncode",
+            "ignore_fail_codes",
+            callback=_int_codes,
+            help="Exit status(es) of the --check command that count as passes.",
+        ),
+        multi_option(
+            "--fail-regex",
+            "fail_regexes",
+            help="Regular expression(s) that show a failure in the --check command's output (stdout or "
+            "stderr): an iteration fails only when one matches.",
+        ),
+        click.option(
+            "--show-output",
+            is_flag=True,
+            help="Show the --check command's output for passing iterations too.",
+        ),
+        click.option(
+            "--hide-fail-output",
+            is_flag=True,
+            help="Do not show the --check command's output for failing iterations.",
+        ),
+    ]
+
+
+def _artifact_options():
+    """--artifacts and --art-dir."""
+    return [
+        multi_option(
+            "--artifacts",
+            help="Files or directories to sort into good/ and bad/ after each iteration, "
+            "renamed with a timestamp, the iteration and the check's exit status.",
+        ),
+        click.option(
+            "--art-dir",
+            "--artifacts-dir",
+            "art_dir",
+            metavar="DIR",
+            default=None,
+            help="Where to sort artifacts into good/ and bad/. Defaults to ./polygraphy_artifacts.",
+        ),
+    ]
+
+
+def _iteration_options(iter_artifact_default=None, until_required=False):
+    """--iter-artifact and --no-remove-intermediate (when the subtool writes an artifact),
+    --iter-info, --until (when the subtool has no stopping point of its own),
+    --load-debug-replay and --save-debug-replay."""
+    opts = []
+    if iter_artifact_default is not None:
+        opts += [
+            click.option(
+                "--iter-artifact",
+                "--intermediate-artifact",
+                "iter_artifact",
+                default=iter_artifact_default,
+                show_default=True,
+                help="Where each iteration's intermediate artifact is written.",
+            ),
+            click.option(
+                "--no-remove-intermediate",
+                "remove_intermediate",
+                flag_value=False,
+                default=True,
+                help="Keep the intermediate artifact between iterations.",
+            ),
+        ]
+    opts.append(
+        click.option(
+            "--iter-info",
+            "--iteration-info",
+            "iter_info",
+            default=None,
+            help="Where to write a JSON file with the current iteration's information "
+            "(an 'iteration' key, 0-based) while the check runs.",
+        )
+    )
+    if until_required:
+        opts.append(
+            click.option(
+                "--until",
+                required=True,
+                callback=_until,
+                help="When to stop: 'good' (first passing iteration), 'bad' (first failing "
+                "one) or a number of iterations.",
+            )
+        )
+    opts += [
+        click.option(
+            "--load-debug-replay",
+            default=None,
+            help="A debug replay whose iterations are skipped, reusing their results: resumes an "
+            "interrupted session.",
+        ),
+        click.option(
+            "--save-debug-replay",
+            default="polygraphy_debug_replay.json",
+            show_default=True,
+            help="Where the debug replay is saved after every iteration (also written: a "
+            "'_skip_current' replay that counts the running iteration as failed).",
+        ),
+    ]
+    return opts
+
+
+
+
+@dataclass(frozen=True)
+class DebuggerArgs:
+    """How a debug subtool judges and records its iterations."""
+
+    check: tuple[str, ...] | None = None
+    """The --check command line; None: ask whether each iteration passed."""
+    fail_codes: tuple[int, ...] | None = None
+    """--fail-code: exit statuses of the check that fail; None: any but 0."""
+    ignore_fail_codes: tuple[int, ...] | None = None
+    fail_regexes: tuple[str, ...] | None = None
+    show_output: bool = False
+    hide_fail_output: bool = False
+    artifacts: tuple[str, ...] = ()
+    art_dir: str | None = None
+    iter_artifact: str | None = None
+    """Where each iteration's artifact is written (subtools that write one); None otherwise."""
+    remove_intermediate: bool = True
+    iter_info: str | None = None
+    until: Until | None = None
+    """--until as a poly.debug.Until (subtools without a stopping point of their own); None otherwise."""
+    load_debug_replay: str | None = None
+    save_debug_replay: str | None = None
+
+    @classmethod
+    def options(cls, iter_artifact_default: str | None = None, until_required: bool = False):
+        """Every option of the group: the Pass/Fail Reporting and Artifact Sorting flags, then
+        --iter-artifact / --no-remove-intermediate (with ``iter_artifact_default``, for subtools
+        that write an artifact), --iter-info, --until (required, with ``until_required``) and the
+        debug replay flags. The command's class must be ``DebugCommand``."""
+        return stack_options([*_check_options(), *_artifact_options(),
+                              *_iteration_options(iter_artifact_default, until_required)])
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping, ctx: click.Context | None = None) -> DebuggerArgs:
+        """The group's options (the --check command from ``ctx``, the current click context by
+        default); contradictory flags are a usage error."""
+        if kwargs.get("fail_codes") and kwargs.get("ignore_fail_codes"):
+            raise click.UsageError("--fail-code and --ignore-fail-code cannot be used together.")
+        if kwargs.get("show_output") and kwargs.get("hide_fail_output"):
+            raise click.UsageError("--show-output and --hide-fail-output cannot be used together.")
+        ctx = ctx or click.get_current_context()
+        check = ctx.meta.get(_CHECK_META_KEY)
+        return cls(
+            check=tuple(check) if check is not None else None,
+            fail_codes=_tuple_or_none(kwargs.get("fail_codes")),
+            ignore_fail_codes=_tuple_or_none(kwargs.get("ignore_fail_codes")),
+            fail_regexes=tuple(kwargs.get("fail_regexes") or ()) or None,
+            show_output=bool(kwargs.get("show_output", False)),
+            hide_fail_output=bool(kwargs.get("hide_fail_output", False)),
+            artifacts=tuple(kwargs.get("artifacts") or ()),
+            art_dir=kwargs.get("art_dir"),
+            iter_artifact=kwargs.get("iter_artifact"),
+            remove_intermediate=kwargs.get("remove_intermediate", True),
+            iter_info=kwargs.get("iter_info"),
+            until=kwargs.get("until"),
+            load_debug_replay=kwargs.get("load_debug_replay"),
+            save_debug_replay=kwargs.get("save_debug_replay"),
+        )
+
+    def create_debugger(self):
+        """The poly.debug.IterativeDebugger: a check (make_check), an ArtifactSorter when
+        --artifacts are given, and the iteration and replay settings."""
+        from poly.debug import ArtifactSorter, IterativeDebugger, make_check
+
+        check = make_check(
+            _list_or_none(self.check),
+            fail_codes=_list_or_none(self.fail_codes),
+            ignore_fail_codes=_list_or_none(self.ignore_fail_codes),
+            fail_regexes=list(self.fail_regexes) if self.fail_regexes else None,
+            show_output=self.show_output,
+            hide_fail_output=self.hide_fail_output,
+        )
+        sorter = ArtifactSorter(list(self.artifacts), self.art_dir) if self.artifacts else None
+        return IterativeDebugger(
+            check=check,
+            sorter=sorter,
+            iter_artifact_path=self.iter_artifact,
+            remove_intermediate=self.remove_intermediate,
+            iteration_info_path=self.iter_info,
+            until=self.until,
+            load_debug_replay=self.load_debug_replay,
+            save_debug_replay=self.save_debug_replay,
+        )
+
+
+def _tuple_or_none(values):
+    return tuple(values) if values is not None else None
+
+
+def _list_or_none(values):
+    return list(values) if values is not None else None

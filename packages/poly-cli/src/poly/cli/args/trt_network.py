@@ -1,0 +1,59 @@
+"""The TensorRT network group: --trt-outputs / --trt-exclude-outputs (the network's outputs) and
+--strongly-typed (how the network is created), applied when the ONNX model is parsed into a
+TensorRT network."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import click
+
+from poly.cli.multi_option import multi_option, stack_options
+from poly.cli.value_parsing import parse_outputs
+
+
+def strongly_typed_option():
+    """--strongly-typed. ``--help`` lists it with the precision flags of the TensorRT config
+    group (``TrtConfigArgs.options`` places it there); ``TrtNetworkArgs`` reads it."""
+    return click.option("--strongly-typed", is_flag=True,
+                        help="Build a strongly typed network: precisions come from the model's types.")
+
+
+@dataclass(frozen=True)
+class TrtNetworkArgs:
+    """How the TensorRT network is created from the ONNX model."""
+
+    outputs: tuple[str, ...] | str | None = None
+    """--trt-outputs: names to mark as outputs, ``poly.core.MARK_ALL`` for `mark all`, None: as parsed."""
+    exclude_outputs: tuple[str, ...] | None = None
+    strongly_typed: bool = False
+
+    @classmethod
+    def options(cls):
+        """--trt-outputs, --trt-exclude-outputs (--strongly-typed: see ``strongly_typed_option``)."""
+        return stack_options([
+            multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`."),
+            multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark."),
+        ])
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping) -> TrtNetworkArgs:
+        outputs = parse_outputs(kwargs["trt_outputs"])
+        return cls(
+            outputs=tuple(outputs) if isinstance(outputs, list) else outputs,
+            exclude_outputs=tuple(kwargs["trt_exclude_outputs"] or ()) or None,
+            strongly_typed=bool(kwargs["strongly_typed"]),
+        )
+
+    def load_network(self, model_path: str):
+        """NetworkFromOnnxPath for the ONNX model at ``model_path``, wrapped in
+        ModifyNetworkOutputs when outputs are marked or excluded."""
+        from poly.trt import ModifyNetworkOutputs, NetworkFromOnnxPath
+
+        loader = NetworkFromOnnxPath(model_path, strongly_typed=self.strongly_typed or None)
+        if self.outputs is not None or self.exclude_outputs is not None:
+            outputs = list(self.outputs) if isinstance(self.outputs, tuple) else self.outputs
+            excluded = list(self.exclude_outputs) if self.exclude_outputs is not None else None
+            loader = ModifyNetworkOutputs(loader, outputs=outputs, exclude_outputs=excluded)
+        return loader

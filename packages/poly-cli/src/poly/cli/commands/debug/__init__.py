@@ -1,0 +1,1 @@
+"""`poly debug`: the group and its subcommands (build, precision, reduce, repeat)."""

@@ -1,0 +1,76 @@
+"""`poly run`: run a model with one or more backends, compare their outputs (to each other
+and to saved results), and report PASSED or FAILED."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from poly.cli.args.comparison import ComparisonArgs
+from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.logging import LoggingArgs
+from poly.cli.args.model import ModelArgs
+from poly.cli.args.onnx_load import OnnxLoadArgs
+from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.runners import RunnerArgs
+from poly.cli.args.trt_config import TrtConfigArgs
+from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@ModelArgs.options(required=False, example=True, model_type=True)
+@RunnerArgs.options()
+@TrtConfigArgs.options()
+@RunnerArgs.trt_options()
+@TrtNetworkArgs.options()
+@OnnxLoadArgs.options(shape_inference=True)
+@OnnxrtArgs.options()
+@DataLoaderArgs.options()
+@ComparisonArgs.options()
+@LoggingArgs.options()
+@handle_errors
+def run(**kwargs):
+    """Run inference and compare results across backends.
+
+    Backends run in the order given; every one is compared to the first, and to --load-outputs.
+    """
+    start = time.time()
+    from poly.core import G_LOGGER
+
+    model_file = kwargs["model_file"]
+    command = " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("poly") else f"poly run {model_file or ''}".strip()
+
+    # Parsed in this order, so that of several bad flags the first reported stays the same.
+    runners = RunnerArgs.from_kwargs(kwargs)
+    model = ModelArgs.from_kwargs(kwargs, required=bool(runners.names) or ComparisonArgs.reads_results(kwargs))
+    data = DataLoaderArgs.from_kwargs(kwargs)
+    comparison = ComparisonArgs.from_kwargs(kwargs)
+    trt_config = TrtConfigArgs.from_kwargs(kwargs)
+    trt_network = TrtNetworkArgs.from_kwargs(kwargs)
+    onnx = OnnxLoadArgs.from_kwargs(kwargs)
+    onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    G_LOGGER.start(f"RUNNING | Command: {command}")
+
+    built = []
+    if model.path is not None:
+        runners.check_engine_model(model)
+        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data)
+    passed = _run(built, data, comparison)
+    status = "PASSED" if passed else "FAILED"
+    message = f"{status} | Runtime: {time.time() - start:.3f}s | Command: {command}"
+    (G_LOGGER.finish if passed else G_LOGGER.error)(message)
+    return EXIT_PASS if passed else EXIT_FAIL
+
+
+def _run(runners, data: DataLoaderArgs, comparison: ComparisonArgs) -> bool:
+    """Runs ``runners`` on the data loader's inputs, adds the --load-outputs results, and checks
+    and compares them all."""
+    from poly.compare import Comparator
+
+    run_results = Comparator.run(runners, data_loader=data.create_data_loader(), save_inputs_path=data.save_inputs,
+                                 save_outputs_path=comparison.save_outputs)
+    comparison.add_loaded_outputs(run_results)
+    return comparison.check_results(run_results)

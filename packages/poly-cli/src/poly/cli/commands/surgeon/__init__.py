@@ -1,0 +1,1 @@
+"""`poly surgeon`: the group and its subcommands (extract, sanitize)."""
