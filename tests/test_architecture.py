@@ -1,7 +1,15 @@
 """
-The shape of the code base, checked by reading every module's source: no import cycles (counting
-imports inside functions, which only defer a cycle), no module reaching into another module's
-private names, and package dependencies only along the documented arrows.
+The shape of the code base, checked by reading every module's source of the six distributions:
+
+- no import cycles (counting imports inside functions, which only defer a cycle; ``from poly.pkg
+  import x`` is an edge to ``poly/pkg/__init__.py``);
+- no module imports another module's private names, another package's private modules, or reads a
+  ``_private`` attribute of an imported module; no relative imports;
+- package dependencies only along the documented arrows; poly-debug through top-level names;
+- optional third-party modules through ``poly.core.optional_import.lazy_import`` (no
+  ``try: import ... except ImportError``); loaders resolved with ``invoke_if_callable``;
+- ``__init__.py`` files only re-export; Polygraphy's import paths build ``__all__`` from their
+  sources' ``__all__``, never from copied names.
 """
 
 from __future__ import annotations
@@ -239,3 +247,94 @@ def test_package_inits_only_re_export():
             if not (isinstance(node, allowed) or is_all):
                 problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {type(node).__name__} in an __init__.py")
     assert not problems, "\n".join(problems)
+
+
+def _tree(name):
+    return ast.parse(MODULES[name][1].read_text())
+
+
+def test_no_relative_imports_and_no_lazy_import_of_private_modules():
+    problems = []
+    for name, (_, path, _) in MODULES.items():
+        for node in ast.walk(_tree(name)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: relative import")
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "lazy_import" and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and any(_is_private(part) for part in str(node.args[0].value).split("."))):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: lazy_import of {node.args[0].value}")
+    assert not problems, "\n".join(problems)
+
+
+def test_optional_modules_come_through_lazy_import():
+    problems = []
+    for name, (_, path, _) in MODULES.items():
+        for node in ast.walk(_tree(name)):
+            if not isinstance(node, ast.Try):
+                continue
+            guards_import = any(isinstance(n, (ast.Import, ast.ImportFrom)) for stmt in node.body for n in ast.walk(stmt))
+            for handler in node.handlers:
+                catches = any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError")
+                              for n in ast.walk(handler))
+                if guards_import and catches:
+                    problems.append(f"{path.relative_to(ROOT)}:{handler.lineno}: import guarded by except ImportError")
+    # poly.core.json imports the poly package that decodes a JSON type (found by entry point): poly's own
+    # optional distributions, not third-party modules
+    problems = [p for p in problems if not p.startswith("packages/poly-core/src/poly/core/json.py")]
+    assert not problems, "\n".join(problems)
+
+
+def test_loaders_are_resolved_with_invoke_if_callable():
+    problems = []
+    for name, (_, path, _) in MODULES.items():
+        if name == "poly.core.func":
+            continue  # where invoke_if_callable is written out
+        for node in ast.walk(_tree(name)):
+            if (isinstance(node, ast.IfExp) and isinstance(node.test, ast.Call)
+                    and getattr(node.test.func, "id", None) == "callable" and isinstance(node.body, ast.Call)
+                    and ast.dump(node.body.func) == ast.dump(node.test.args[0]) == ast.dump(node.orelse)):
+                problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: x() if callable(x) else x")
+    assert not problems, "\n".join(problems)
+
+
+def test_poly_debug_uses_top_level_names_of_other_distributions():
+    problems = []
+    for name, (dist, path, _) in MODULES.items():
+        if dist != "poly-debug":
+            continue
+        for target, _, line in _imports(name):
+            if not target.startswith("poly.debug") and target.count(".") > 1:
+                problems.append(f"{path.relative_to(ROOT)}:{line}: {target}")
+    assert not problems, "\n".join(problems)
+
+
+COMPAT_PATHS = [
+    "poly.constants", "poly.datatype", "poly.exception", "poly.func", "poly.json", "poly.logger",
+    "poly.backend.base", "poly.backend.onnx", "poly.backend.onnxrt", "poly.backend.trt",
+    "poly.comparator", "poly.comparator.compare", "poly.comparator.data_loader", "poly.comparator.postprocess",
+    "poly.comparator.struct",
+]
+
+
+@pytest.mark.parametrize("name", COMPAT_PATHS)
+def test_polygraphy_paths_reexport_their_sources_all(name):
+    tree = _tree(name)
+    defined = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+               if isinstance(t, ast.Name)}
+    imported_all = any(isinstance(node, ast.ImportFrom) and any(a.name == "__all__" for a in node.names)
+                       for node in tree.body)
+    assigned = [node.value for node in tree.body
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets)]
+    assert imported_all != bool(assigned), f"{name}: __all__ must come from exactly one place"
+    for value in assigned:
+        assert isinstance(value, ast.List), f"{name}: __all__ must be a list of starred __all__s"
+        for element in value.elts:
+            if isinstance(element, ast.Starred):
+                assert isinstance(element.value, ast.Attribute) and element.value.attr == "__all__", name
+            else:  # only names the module defines itself (Polygraphy's aliases)
+                assert isinstance(element, ast.Constant) and element.value in defined, (name, ast.dump(element))
+    for node in tree.body:  # imports, the docstring, __all__ and aliases of re-exported names only
+        assert isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.Expr)), (name, ast.dump(node))
+        if isinstance(node, ast.Assign) and node.value not in assigned:
+            assert isinstance(node.value, ast.Name), f"{name}: only aliases may be defined here"
+

@@ -4,7 +4,6 @@ the poly loaders built from it, usage errors naming the flag; and the layout rul
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib
 from pathlib import Path
@@ -295,28 +294,6 @@ def test_logging_args():
 # ---- layout -----------------------------------------------------------------------------------------
 
 
-def _modules():
-    for path in sorted(CLI_ROOT.rglob("*.py")):
-        parts = list(path.relative_to(CLI_ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        yield ".".join(["poly", "cli", *parts]), path
-
-
-def _imports(name, path):
-    """(module imported, names imported from it) for every import statement, at any depth."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, []
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            yield base, [alias.name for alias in node.names]
-
-
 def test_lazy_subcommands_resolve():
     from poly.cli.commands.debug.group import SUBCOMMANDS as DEBUG
     from poly.cli.commands.inspect.group import SUBCOMMANDS as INSPECT
@@ -327,42 +304,3 @@ def test_lazy_subcommands_resolve():
         for target, _ in table.values():
             module, attribute = target.split(":")
             assert isinstance(getattr(importlib.import_module(module), attribute), click.Command), target
-
-
-def test_no_import_cycles_and_no_private_imports():
-    modules = dict(_modules())
-    graph = {}
-    for name, path in modules.items():
-        graph[name] = set()
-        for imported, names in _imports(name, path):
-            assert not any(part.startswith("_") and part != "__future__" for part in imported.split(".")), (
-                f"{name} imports the private module {imported}")
-            if imported.startswith("poly."):
-                assert not [n for n in names if n.startswith("_")], f"{name} imports private names from {imported}"
-            for candidate in [imported, *(f"{imported}.{n}" for n in names)]:
-                if candidate in modules and candidate != name:
-                    graph[name].add(candidate)
-
-    visiting, done = [], set()
-
-    def visit(node):
-        if node in done:
-            return
-        assert node not in visiting, f"import cycle: {' -> '.join(visiting[visiting.index(node):] + [node])}"
-        visiting.append(node)
-        for target in graph[node]:
-            visit(target)
-        visiting.pop()
-        done.add(node)
-
-    for node in graph:
-        visit(node)
-    assert "poly.cli.args.trt_config" in graph and graph["poly.cli.commands.run"]
-
-
-def test_init_files_hold_no_code():
-    for name, path in _modules():
-        if path.name == "__init__.py":
-            body = ast.parse(path.read_text()).body
-            assert all(isinstance(node, (ast.Import, ast.ImportFrom)) or
-                       (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in body), name

@@ -138,7 +138,7 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
     session_options = _session_options(infer_threads) if "onnxrt" in runners.names else None
     built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
                                    trt_config, session_options=session_options)
-    from poly.compare.dataset.sources import DirectoryDataset
+    from poly.compare.dataset import DirectoryDataset
 
     if len(built) == 2:
         reference = RunnerReference(built[1])

@@ -11,6 +11,7 @@ import os
 import sys
 import uuid
 
+from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
 
 __all__ = ["DEFAULT_DATA_LOADER_FUNC", "parse_script_and_func_name", "import_from_script", "DataLoaderFromScript"]
@@ -88,7 +89,7 @@ class DataLoaderFromScript:
     def load(self):
         """Imports the script and returns what its function returns (an iterable of feed dicts)."""
         obj = import_from_script(self.path, self.func_name)
-        data = obj() if callable(obj) else obj
+        data = invoke_if_callable(obj)
         try:
             iter(data)
         except TypeError:

@@ -20,6 +20,7 @@ import numpy as np
 from poly import _native
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.core import constants
+from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
 
 __all__ = [
@@ -247,7 +248,7 @@ def log_output_stats(
         return
 
     def array():
-        return values() if callable(values) else values
+        return invoke_if_callable(values)
 
     with G_LOGGER.indent():
         if size <= SMALL_OUTPUT_THRESHOLD and values is not None:
