@@ -87,3 +87,14 @@ def test_a_package_can_raise_its_own_subclass_of_the_error():
     with pytest.raises(BackendMissingError, match=r"'poly_no_such_module_xyz' or 'poly_no_such_module_abc'.*pip install backend$"):
         mod.load()
     assert not mod.is_available()
+
+
+def test_tensorrt_candidates_follow_the_rtx_switch(monkeypatch):
+    from poly.core.optional_import import tensorrt_candidates
+
+    monkeypatch.delenv("POLY_USE_TENSORRT_RTX", raising=False)
+    assert tensorrt_candidates() == ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
+    monkeypatch.setenv("POLY_USE_TENSORRT_RTX", "1")
+    assert tensorrt_candidates() == ["tensorrt_rtx", "tensorrt_rtx_bindings"]
+    monkeypatch.setenv("POLY_USE_TENSORRT_RTX", "0")
+    assert tensorrt_candidates()[0] == "tensorrt"

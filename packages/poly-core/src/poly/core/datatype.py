@@ -10,27 +10,18 @@ objects are recognised by their type's module and name, never by importing their
 """
 
 import enum
-import os
 
 import numpy as np
 
 from poly.core.exception import DataTypeConversionException
 from poly.core.logger import G_LOGGER, LogMode
-from poly.core.optional_import import MissingModuleError, lazy_import
+from poly.core.optional_import import MissingModuleError, lazy_import, tensorrt_candidates
 
 __all__ = ["DataType", "DataTypeEntry"]
 
 
-def _tensorrt_candidates():
-    # The order poly.trt uses: full TensorRT, then TensorRT-RTX, unless POLY_USE_TENSORRT_RTX is set.
-    names = ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
-    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
-        names = names[1:]
-    return names
-
-
 tensorrt = lazy_import(
-    _tensorrt_candidates,
+    tensorrt_candidates,
     install="tensorrt (or tensorrt-rtx-cu13-bindings for TensorRT-RTX)",
     purpose="Converting to TensorRT data types",
 )

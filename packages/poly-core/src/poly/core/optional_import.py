@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from poly.core.exception import PolyException
 from poly.core.func import invoke_if_callable
 
-__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module"]
+__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "tensorrt_candidates"]
 
 
 class MissingModuleError(PolyException, ImportError):
@@ -130,3 +131,15 @@ def has_module(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):
         return False
+
+
+def tensorrt_candidates() -> list[str]:
+    """
+    The TensorRT modules poly tries, in order: full TensorRT (``tensorrt``), else TensorRT-RTX
+    (``tensorrt_rtx``, then ``tensorrt_rtx_bindings``); ``POLY_USE_TENSORRT_RTX=1`` skips full
+    TensorRT. Read each time, so a ``LazyModule`` given this function orders its candidates when
+    it imports.
+    """
+    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
+        return ["tensorrt_rtx", "tensorrt_rtx_bindings"]
+    return ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]

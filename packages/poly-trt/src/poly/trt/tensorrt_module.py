@@ -10,22 +10,13 @@ of ``trt.candidates()`` and ``trt.reset()`` is called (and ``reset()`` again onc
 the tests' ``tensorrt_double`` fixture does this.
 """
 
-import os
-
-from poly.core.optional_import import MissingModuleError, lazy_import
+from poly.core.optional_import import MissingModuleError, lazy_import, tensorrt_candidates
 
 __all__ = ["trt", "tensorrt_candidates", "flavour", "is_rtx", "TensorRTMissingError"]
 
 
 class TensorRTMissingError(MissingModuleError):
     """No TensorRT module could be imported."""
-
-
-def tensorrt_candidates():
-    """The TensorRT modules tried, in order (read when TensorRT is imported)."""
-    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
-        return ["tensorrt_rtx", "tensorrt_rtx_bindings"]
-    return ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
 
 
 trt = lazy_import(
