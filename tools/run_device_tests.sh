@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the GPU suites on the lent GPU machine in one call: the native device buffers
-# (tests/core/test_core_cuda.py), TrtRunner's execution path against an execution-context
-# double on real device memory (tests/trt/test_trt_runner_double.py), and the calibrator's
-# device feeding (tests/trt/test_trt_calibrator.py). It builds poly-core there with the
-# machine's own pybind11/scikit-build-core/cmake (it has no network) and puts the pure
-# packages on PYTHONPATH. Output goes to $OUT/cuda_tests.log when $OUT is set (the device
+# (tests/core/test_core_cuda.py; tests/core/test_core_memory_ownership.py, the ownership rule
+# with a recording allocator), TrtRunner's execution path against an execution-context double
+# on real device memory (tests/trt/test_trt_runner_double.py, tests/trt/test_trt_tensor_binding.py),
+# and the calibrator's device feeding (tests/trt/test_trt_calibrator.py). It builds poly-core
+# there with the machine's own pybind11/scikit-build-core/cmake (it has no network) and puts the
+# pure packages on PYTHONPATH. Output goes to $OUT/cuda_tests.log when $OUT is set (the device
 # tool's result folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +16,6 @@ log="${OUT:-/tmp}/cuda_tests.log"
   export PYTHONPATH="$PWD/packages/poly-compare/src:$PWD/packages/poly-trt/src${PYTHONPATH:+:$PYTHONPATH}"
   python3 -c "from poly.core import cuda; print('cuda available:', cuda.cuda_available(), 'driver', cuda.cuda_driver_version())"
   python3 -m pytest -q -p no:cacheprovider -rs \
-    tests/core/test_core_cuda.py tests/trt/test_trt_runner_double.py tests/trt/test_trt_calibrator.py
+    tests/core/test_core_cuda.py tests/core/test_core_memory_ownership.py tests/trt/test_trt_runner_double.py \
+    tests/trt/test_trt_calibrator.py tests/trt/test_trt_tensor_binding.py
 } 2>&1 | tee "$log"

@@ -47,6 +47,7 @@ Driver load() {
     bind(lib, d.cuEventDestroy, "cuEventDestroy_v2");
     bind(lib, d.cuEventRecord, "cuEventRecord");
     bind(lib, d.cuEventSynchronize, "cuEventSynchronize");
+    bind(lib, d.cuStreamWaitEvent, "cuStreamWaitEvent");
     bind(lib, d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
     bind(lib, d.cuGetErrorString, "cuGetErrorString");
     const CUresult rc = d.cuInit(0);
@@ -105,5 +106,19 @@ const Driver& driver() {
 }
 
 bool available() { return loaded().ok; }
+
+void stream_wait(CUstream producer, CUstream consumer) {
+    // nullptr and CU_STREAM_LEGACY both name the legacy default stream
+    auto same = [](CUstream s) { return s == nullptr ? legacy_stream() : s; };
+    if (same(producer) == same(consumer)) return;
+    const Driver& d = driver();
+    constexpr unsigned kDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING: the cheapest event
+    CUevent event = nullptr;
+    d.check(d.cuEventCreate(&event, kDisableTiming), "cuEventCreate");
+    CUresult rc = d.cuEventRecord(event, producer);
+    if (rc == kSuccess) rc = d.cuStreamWaitEvent(consumer, event, 0);
+    d.cuEventDestroy(event);  // released by the driver once the wait is satisfied
+    d.check(rc, "waiting for the producer's stream (cuEventRecord / cuStreamWaitEvent)");
+}
 
 }  // namespace poly::cuda

@@ -2,6 +2,7 @@
 // imports on machines without CUDA and reports CudaUnavailableError only when used there.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -50,6 +51,7 @@ struct Driver {
     CUresult (*cuEventDestroy)(CUevent);
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuGetErrorString)(CUresult, const char**);
     CUcontext primary = nullptr;
@@ -67,5 +69,15 @@ const Driver& driver();
 
 // True when driver() would succeed.
 bool available();
+
+// The special stream handles of __cuda_array_interface__ v3's "stream" key, which the driver API
+// accepts as they are (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD).
+inline CUstream legacy_stream() { return reinterpret_cast<CUstream>(std::uintptr_t{1}); }
+inline CUstream per_thread_stream() { return reinterpret_cast<CUstream>(std::uintptr_t{2}); }
+
+// Makes `consumer` (nullptr: the legacy default stream) wait for the work queued so far on
+// `producer`, without blocking the host: an event recorded on the producer that the consumer
+// waits on. Nothing to do when both are the same stream.
+void stream_wait(CUstream producer, CUstream consumer);
 
 }  // namespace poly::cuda

@@ -108,3 +108,122 @@ def test_view_as_describes_the_contents():
     buf.view_as((3, 4), np.int32)
     assert buf.shape == (3, 4) and buf.__cuda_array_interface__["typestr"] == "<i4"
     np.testing.assert_array_equal(buf.numpy(), np.arange(12, dtype=np.int32).reshape(3, 4))
+
+
+# -- memory lifetime: views outlive free() and growth (the CPU-side rule: test_core_memory_ownership.py)
+
+
+@NEEDS_GPU
+def test_pinned_arrays_survive_free_and_new_allocations():
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    n = 1 << 18
+    pinned = cuda.PinnedBuffer(4 * n)
+    values = pinned.array(np.float32, (n,))
+    values[:] = np.arange(n, dtype=np.float32)
+    pinned.free()
+    del pinned
+    kept = fill_new_allocations(4 * n)
+    np.testing.assert_array_equal(values, np.arange(n, dtype=np.float32))
+    del kept
+
+
+@NEEDS_GPU
+def test_device_views_survive_free_and_growth_for_cupy_consumers():
+    cupy = pytest.importorskip("cupy")
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    host = np.random.default_rng(1).standard_normal((256, 64)).astype(np.float32)
+    buf = cuda.DeviceBuffer()
+    buf.copy_from(host)
+    consumer = cupy.asarray(buf.view())  # CuPy keeps the view, the view keeps the memory
+    buf.resize(buf.capacity * 4)  # growth: a new block
+    kept = fill_new_allocations(host.nbytes)
+    np.testing.assert_array_equal(cupy.asnumpy(consumer), host)
+    regrown = cupy.asarray(buf.view())
+    buf.free()
+    kept += fill_new_allocations(4 * host.nbytes)
+    np.testing.assert_array_equal(cupy.asnumpy(consumer), host)
+    assert regrown.shape == (4 * host.nbytes,)  # the grown buffer viewed as bytes, still readable
+    cupy.asnumpy(regrown)
+    del kept
+
+
+@NEEDS_GPU
+def test_no_leak_when_views_come_and_go():
+    free_before, _ = cuda.cuda_mem_get_info()
+    for _ in range(2000):
+        buf = cuda.DeviceBuffer(1 << 20)
+        view = buf.view()
+        buf.free()
+        del view
+    free_after, _ = cuda.cuda_mem_get_info()
+    assert free_before - free_after < 64 << 20, (free_before, free_after)
+
+
+# -- the "stream" key of __cuda_array_interface__ (version 3)
+
+
+@NEEDS_GPU
+def test_exported_stream_names_the_last_writer():
+    host = np.arange(8, dtype=np.float32)
+    buf = cuda.DeviceBuffer()
+    buf.view_as((8,), np.float32)
+    assert buf.__cuda_array_interface__["stream"] is None  # nothing written through poly
+    stream = cuda.Stream()
+    buf.copy_from(host, stream)
+    assert buf.__cuda_array_interface__["stream"] == stream.ptr
+    view = buf.view()
+    stream.free()  # the view and the buffer keep the stream alive for their consumers
+    assert view.__cuda_array_interface__["stream"] == buf.__cuda_array_interface__["stream"] != 0
+    np.testing.assert_array_equal(view.numpy(), host)
+    buf.copy_from(host + 1)  # no stream: the legacy default stream
+    assert buf.__cuda_array_interface__["stream"] == 1
+    np.testing.assert_array_equal(buf.numpy(), host + 1)
+
+
+@NEEDS_GPU
+@pytest.mark.parametrize("consumer_stream", [False, True], ids=["legacy-stream", "poly-stream"])
+def test_copy_from_device_waits_for_the_producers_stream(consumer_stream):
+    cupy = pytest.importorskip("cupy")
+    from fixtures.cuda_garbage import slowly_filled
+
+    producer = cupy.cuda.Stream(non_blocking=True)  # no implicit ordering with other streams
+    n = 1 << 22
+    x = slowly_filled(cupy, producer, n, 7.0)
+    stream = cuda.Stream() if consumer_stream else None
+    buf = cuda.DeviceBuffer()
+    with producer:  # CuPy names its current stream in the interface it exports
+        assert x.__cuda_array_interface__["stream"] == producer.ptr
+        buf.copy_from_device(x, stream)
+    assert not producer.done, "the slow kernel finished before the copy was queued: the race cannot show"
+    out = buf.numpy(stream)
+    assert (out == 7.0).all(), f"read before the producer's kernel finished: {np.unique(out)[:4]}"
+
+
+@NEEDS_GPU
+def test_stream_wait_for_and_synchronize_stream_by_handle():
+    cupy = pytest.importorskip("cupy")
+    from fixtures.cuda_garbage import slowly_filled
+
+    producer = cupy.cuda.Stream(non_blocking=True)
+    x = slowly_filled(cupy, producer, 1 << 20, 3.0)
+    stream = cuda.Stream()
+    stream.wait_for(producer.ptr)  # device-side: the host goes on
+    assert not producer.done
+    out = cuda.DeviceBuffer()
+    out.copy_from_device(_Unannounced(x), stream)  # no "stream" key: ordered only by wait_for
+    assert (out.numpy(stream) == 3.0).all()
+    y = slowly_filled(cupy, producer, 1 << 20, 4.0)
+    cuda.synchronize_stream(producer.ptr)  # host-side
+    assert producer.done and (cupy.asnumpy(y) == 4.0).all()
+
+
+class _Unannounced:
+    """A device array whose interface names no stream (version 2 producers)."""
+
+    def __init__(self, array):
+        self._array = array
+        interface = dict(array.__cuda_array_interface__)
+        interface.pop("stream", None)
+        self.__cuda_array_interface__ = interface

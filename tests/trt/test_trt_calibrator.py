@@ -92,3 +92,21 @@ def test_synthetic_data_loaders_learn_the_network_inputs(trt_mod, trt_models):
     assert len(feeds) == 2 and feeds[0]["x"].shape == (3, 8) and feeds[0]["x"].dtype == np.float32
     own = _calibrator([{"x": np.zeros((1, 8), np.float32)}])
     assert fill_calibration_metadata(own, network) is None  # loaders with their own data: untouched
+
+
+@pytest.mark.skipif(not cuda.cuda_available(),
+                    reason="device arrays need a GPU: run tools/run_device_tests.sh")
+def test_device_batches_are_ready_when_tensorrt_reads_them():
+    """TensorRT reads a batch on its own stream once get_batch returns: the producer's pending
+    writes (the "stream" of the batch's __cuda_array_interface__) must be done by then."""
+    cp = pytest.importorskip("cupy")
+    from fixtures.cuda_garbage import slowly_filled
+
+    producer = cp.cuda.Stream(non_blocking=True)
+    x = slowly_filled(cp, producer, 1 << 16, 6.0)
+    calib = _calibrator([{"x": x}])
+    with producer:
+        (ptr,) = calib.get_batch(["x"])
+    assert ptr == x.data.ptr and calib._buffers == {}  # used in place
+    assert producer.done
+    assert (cp.asnumpy(x) == 6.0).all()

@@ -61,7 +61,8 @@ def test_numpy_inputs_outputs_and_shape_caching(double):
         assert y_buffer.capacity >= big.nbytes
 
 
-def test_outputs_are_owned_by_the_runner_until_the_next_call(double):
+def test_outputs_are_overwritten_by_the_next_call(double):
+    """As with Polygraphy, the runner reuses its output buffers (no allocation per inference)."""
     from poly.trt import TrtRunner
 
     x = np.ones((2, 4), np.float32)
@@ -70,6 +71,8 @@ def test_outputs_are_owned_by_the_runner_until_the_next_call(double):
         b = runner.infer({"x": 2 * x})["y"]
         assert np.shares_memory(a, b)  # the same pinned host buffer, overwritten
         np.testing.assert_array_equal(b, 5 * x)
+        host = runner._host_outputs["y"]._pinned
+        assert host.outside_references == 1  # a and b's memory: reused although viewed, never freed
 
 
 def test_device_inputs_are_used_in_place(double):
@@ -147,3 +150,131 @@ def test_input_checks_name_the_tensor(double):
             runner.infer({"x": np.ones((1, 4), np.float64)})
         with pytest.raises(PolyException, match="Missing input"):
             runner.infer({})
+
+
+# -- output lifetimes: never freed under the caller ---------------------------------------------
+
+
+def test_host_outputs_survive_deactivate_and_new_allocations(double):
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    from poly.trt import TrtRunner
+
+    x = np.array([[-1, 2, 3, -4], [5, -6, 7, 8]], np.float32)
+    with TrtRunner(double) as runner:
+        out = runner.infer({"x": x})
+    kept = fill_new_allocations(x.nbytes)  # the runner's blocks would be handed out again if freed
+    np.testing.assert_array_equal(out["y"], 2 * x + 1)
+    np.testing.assert_array_equal(out["nz"], np.flatnonzero(x > 0))
+    del kept
+
+
+def test_host_outputs_survive_growth(double):
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    from poly.trt import TrtRunner
+
+    small, big = np.full((1, 4), 3, np.float32), np.full((8, 4), 5, np.float32)
+    with TrtRunner(double) as runner:
+        first = runner.infer({"x": small})
+        second = runner.infer({"x": big})  # outgrows the pinned output buffers: new blocks
+        assert not np.shares_memory(first["y"], second["y"])
+        kept = fill_new_allocations(small.nbytes)
+        np.testing.assert_array_equal(first["y"], 2 * small + 1)
+        np.testing.assert_array_equal(first["nz"], np.arange(4))
+        np.testing.assert_array_equal(second["y"], 2 * big + 1)
+    del kept
+
+
+def test_comparator_with_one_iteration_keeps_valid_outputs(double):
+    """The Comparator copies outputs only between iterations: with one, it keeps the runner's
+    arrays after deactivating it, which must still hold the values."""
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    from poly.compare import Comparator
+    from poly.trt import TrtRunner
+
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4)
+    results = Comparator.run([TrtRunner(double, name="trt")], data_loader=[{"x": x}])
+    kept = fill_new_allocations(x.nbytes)
+    ((name, iterations),) = list(results)
+    assert name == "trt" and len(iterations) == 1
+    np.testing.assert_array_equal(iterations[0]["y"], 2 * x + 1)
+    np.testing.assert_array_equal(iterations[0]["nz"], np.flatnonzero(x > 0))
+    del kept
+
+
+def test_device_outputs_survive_deactivate_for_cupy_consumers(double):
+    import cupy as cp
+    from fixtures.cuda_garbage import fill_new_allocations
+
+    from poly.core.cuda import DeviceView
+    from poly.trt import TrtRunner
+
+    x = np.array([[1, -2, 3, 4], [-5, 6, 7, -8]], np.float32)
+    with TrtRunner(double, copy_outputs_to_host=False) as runner:
+        out = runner.infer({"x": x})
+        assert isinstance(out["y"], DeviceView) and out["y"].__cuda_array_interface__["stream"] is None
+        y, nz = cp.asarray(out["y"]), cp.asarray(out["nz"])
+        del out  # CuPy alone keeps the memory now
+        runner.infer({"x": np.ones((8, 4), np.float32)})  # grows the runner's buffers
+    kept = fill_new_allocations(x.nbytes)
+    np.testing.assert_array_equal(cp.asnumpy(y), 2 * x + 1)
+    np.testing.assert_array_equal(cp.asnumpy(nz), np.flatnonzero(x > 0))
+    del kept
+
+
+# -- device inputs written on another stream --------------------------------------------------
+
+
+def test_device_inputs_wait_for_their_producers_stream(double):
+    import cupy as cp
+    from fixtures.cuda_garbage import slowly_filled
+
+    from poly.trt import TrtRunner
+
+    producer = cp.cuda.Stream(non_blocking=True)
+    with TrtRunner(double) as runner:
+        x = slowly_filled(cp, producer, 64 * 4, 2.0).reshape(64, 4)
+        with producer:  # the interface CuPy exports names its current stream
+            runner.set_profile(1)
+            out = runner.infer({"x": x})
+        assert (out["y"] == 5.0).all(), f"TensorRT read the input before its producer wrote it: {np.unique(out['y'])}"
+
+
+# -- shape tensors and TensorRT's False answers -------------------------------------------------
+
+
+def test_shape_tensor_inputs_are_bound_to_host_memory(tensorrt_double):
+    pytest.importorskip("cupy", reason="the execution double computes on the device with CuPy")
+    from fixtures.trt_double import ShapeTensorEngine
+
+    from poly.trt import TrtRunner
+
+    engine = ShapeTensorEngine()
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    with TrtRunner(engine) as runner:
+        meta = runner.get_input_metadata()
+        assert tuple(meta["target"].shape) == (2,) and str(meta["target"].dtype) == "int32"
+        out = runner.infer({"x": x, "target": np.array([4, 2], np.int32)})
+        np.testing.assert_array_equal(out["r"], x.reshape(4, 2))
+        host = runner._shape_inputs["target"]
+        assert ("set_tensor_address", "target", host.ctypes.data) in engine.contexts[0].calls
+        out = runner.infer({"x": x, "target": np.array([8, 1], np.int32)})
+        np.testing.assert_array_equal(out["r"], x.reshape(8, 1))
+        with pytest.raises(PolyException, match="TensorRT failed to execute the engine"):
+            runner.infer({"x": x, "target": np.array([3, 3], np.int32)})  # 9 elements from 8
+
+
+def test_refused_device_addresses_name_the_tensor(double):
+    import cupy as cp
+
+    from poly.trt import TrtRunner
+
+    storage = cp.zeros(9 * 4, cp.float32)
+    misaligned = storage[1:].reshape(-1)[:8].reshape(2, 4)  # 4 bytes past a 256-byte boundary
+    assert misaligned.data.ptr % 256 == 4
+    with TrtRunner(double) as runner:
+        with pytest.raises(PolyException, match=r"Input tensor: x \| TensorRT refused address 0x[0-9a-f]+ "
+                                                r"\(set_tensor_address returned False"):
+            runner.infer({"x": misaligned})

@@ -72,7 +72,13 @@ class CalibratorCore:
                 ptr = value
             else:
                 view = device_view(name, value)
-                ptr = view[0] if view is not None else None
+                ptr = view.ptr if view is not None else None
+                if view is not None and view.stream is not None:
+                    # TensorRT reads the batch on its own stream once get_batch returns: the
+                    # producer's pending writes must be done by then.
+                    from poly.core.cuda import synchronize_stream
+
+                    synchronize_stream(view.stream)
             if ptr is None:
                 from poly.core.cuda import DeviceBuffer
 

@@ -16,6 +16,43 @@ def _dtype(engine, name):
         return str(engine.get_tensor_dtype(name)).split(".")[-1]
 
 
+# Words in the inspector's format text ("Row major linear FP32", "Channel major FP16 format
+# where channel % 2 == 0", ...) and the data type each names; longer words first, so that
+# "INT32" is not read as "INT" nor "BFLOAT16" as "FLOAT".
+_FORMAT_DTYPES = (
+    ("BFLOAT16", "BFLOAT16"), ("FLOAT8E4M3", "FLOAT8E4M3FN"), ("FP8", "FLOAT8E4M3FN"),
+    ("FLOAT8E5M2", "FLOAT8E5M2"), ("FLOAT4", "FLOAT4"), ("FP4", "FLOAT4"), ("FP32", "FLOAT32"),
+    ("FP16", "FLOAT16"), ("HALF", "FLOAT16"), ("FLOAT", "FLOAT32"), ("UINT8", "UINT8"),
+    ("INT64", "INT64"), ("INT32", "INT32"), ("INT16", "INT16"), ("INT8", "INT8"), ("INT4", "INT4"),
+    ("BOOL", "BOOL"),
+)
+
+
+def _format_text(tensor):
+    # TensorRT 10 writes one "Format/Datatype" field; later versions split it in two.
+    if "Format/Datatype" in tensor:
+        return str(tensor["Format/Datatype"])
+    return " ".join(str(tensor[key]) for key in ("Datatype", "Format") if tensor.get(key))
+
+
+def _layer_tensor(tensor):
+    """``name [dtype=float32, shape=(1, 4)]`` for one of the inspector's per-tensor records."""
+    if not isinstance(tensor, dict):
+        return str(tensor)
+    text = _format_text(tensor).upper()
+    dtype = next((getattr(DataType, dt) for word, dt in _FORMAT_DTYPES if word in text), None)
+    dims = tensor.get("Dimensions")
+    shape = tuple(dims) if isinstance(dims, list) else dims
+    fields = [f"dtype={dtype}"] if dtype is not None else []
+    if shape is not None:
+        fields.append(f"shape={shape}")
+    return f"{tensor.get('Name', '?')} [{', '.join(fields)}]" if fields else str(tensor.get("Name", "?"))
+
+
+def _layer_tensors(tensors):
+    return "{" + ", ".join(_layer_tensor(t) for t in tensors or []) + "}"
+
+
 def engine_layers(engine):
     """The engine inspector's layer records (dicts, or names at low profiling verbosity)."""
     inspector = engine.create_engine_inspector()
@@ -78,10 +115,14 @@ def describe_engine(engine, show=()):
         if isinstance(layer, dict):
             head = f"Layer {index:<4} | {layer.get('Name', '?')} [Op: {layer.get('LayerType', '?')}]"
             lines.append(head)
-            if "attrs" in show:
-                for key, value in layer.items():
-                    if key not in ("Name", "LayerType"):
-                        lines.append(f"    {key} = {value}")
+            if "Inputs" in layer or "Outputs" in layer:
+                lines.append(f"    {_layer_tensors(layer.get('Inputs'))}")
+                lines.append(f"     -> {_layer_tensors(layer.get('Outputs'))}")
+            attrs = [(k, v) for k, v in layer.items() if k not in ("Name", "LayerType", "Inputs", "Outputs")]
+            if "attrs" in show and attrs:
+                lines.append("    ---- Attributes ----")
+                for key, value in attrs:
+                    lines.append(f"    {key} = {value}")
         else:
             lines.append(f"Layer {index:<4} | {layer}")
     return "\n".join(lines)

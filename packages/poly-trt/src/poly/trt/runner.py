@@ -1,9 +1,15 @@
 """
 ``TrtRunner``: runs a TensorRT engine. Inputs come from NumPy arrays (copied once into device
 buffers that only grow) or from any object with ``__cuda_array_interface__`` (used in place,
-no host round trip). Input shapes are set only when they change, output buffers reallocated
-only when they grow, data-dependent outputs handled by an ``IOutputAllocator``, and the time
-of each inference measured with CUDA events.
+no host round trip, after the work pending on the stream its producer names). Input shapes are
+set only when they change, output buffers reallocated only when they grow, data-dependent
+outputs handled by an ``IOutputAllocator``, and the time of each inference measured with CUDA
+events.
+
+Outputs are views of the runner's buffers (pinned host memory, or ``DeviceView`` objects when
+left on the device): the next ``infer`` overwrites them, as with Polygraphy, but their memory
+is never freed under them: ``deactivate()`` and buffer growth drop only the runner's reference,
+and the memory goes when the last array viewing it does.
 """
 
 import numpy as np
@@ -16,13 +22,18 @@ from poly.core.runner import BaseRunner
 from poly.trt.device_arrays import device_view
 from poly.trt.engine import EngineFromBytes, NoCudaDeviceError
 from poly.trt.output_allocator import make_output_allocator
+from poly.trt.tensor_binding import set_input_shape, set_tensor_address
 from poly.trt.tensorrt_module import trt
 
 __all__ = ["TrtRunner"]
 
 
 class _HostOutput:
-    """A grow-only page-locked host buffer that output copies land in."""
+    """
+    A grow-only page-locked host buffer that output copies land in. Growing allocates a new
+    block and drops this buffer's reference to the old one, which arrays returned earlier keep
+    alive (with their values) until they go.
+    """
 
     def __init__(self):
         self._pinned = None
@@ -34,7 +45,7 @@ class _HostOutput:
             from poly.core.cuda import PinnedBuffer
 
             if self._pinned is not None:
-                self._pinned.free()
+                self._pinned.free()  # the memory goes now unless an array still views it
             self._capacity = max(nbytes, 1)
             self._pinned = PinnedBuffer(self._capacity)
         return self._pinned.array(np.uint8, (self._capacity,))[:nbytes].view(dtype).reshape(shape)
@@ -57,9 +68,10 @@ class TrtRunner(BaseRunner):
                     bytes, or a loader returning one of these.
             name (str): The runner's name.
             optimization_profile (int): The profile to use; 0 by default.
-            copy_outputs_to_host (bool): Return NumPy arrays (True, default) or the device
-                    buffers themselves (``__cuda_array_interface__`` objects), valid until the
-                    next ``infer``.
+            copy_outputs_to_host (bool): Return NumPy arrays (True, default) or ``DeviceView``
+                    objects (``__cuda_array_interface__``) of the device buffers. Either way the
+                    next ``infer`` overwrites them (copy what you keep), and their memory stays
+                    valid after the runner is deactivated.
         """
         super().__init__(name=name, prefix="trt-runner")
         self._engine_or_context = engine
@@ -170,24 +182,24 @@ class TrtRunner(BaseRunner):
     def _set_input_shape(self, name, shape):
         if self._input_shapes.get(name) == shape:
             return
-        if not self.context.set_input_shape(name, shape):
-            detail = ""
-            if not self.engine.is_shape_inference_io(name):
-                lo, _, hi = self.engine.get_tensor_profile_shape(name, self.optimization_profile)
-                detail = f" (profile {self.optimization_profile} allows {tuple(lo)} to {tuple(hi)})"
-            G_LOGGER.critical(f"{self.name} | Input tensor: {name} | TensorRT refused shape {shape}{detail}")
+        set_input_shape(self.context, self.engine, name, shape, self.optimization_profile, prefix=f"{self.name} | ")
         self._input_shapes[name] = shape
+
+    def _set_address(self, name, address, kind):
+        set_tensor_address(self.context, name, address, kind=kind, prefix=f"{self.name} | ")
 
     def _bind_inputs(self, feed_dict):
         from poly.core.cuda import DeviceBuffer
 
         for name in self._input_names:
             value = feed_dict[name]
-            if self.engine.is_shape_inference_io(name):  # shape tensors live on the host
+            if self.engine.is_shape_inference_io(name):
+                # Shape tensors live on the host; TensorRT reads their values at enqueue time,
+                # so the array is kept until the next call.
                 host = np.ascontiguousarray(value, dtype=self._dtypes[name].numpy())
                 self._shape_inputs[name] = host
-                self._set_input_shape(name, host.shape)
-                self.context.set_tensor_address(name, host.ctypes.data)
+                self._set_input_shape(name, tuple(host.shape))
+                self._set_address(name, host.ctypes.data, "Input")
                 continue
             view = device_view(name, value)
             if view is None:
@@ -196,10 +208,13 @@ class TrtRunner(BaseRunner):
                 if buffer is None:
                     buffer = self._input_buffers[name] = DeviceBuffer()
                 buffer.copy_from(host, self.stream)
-                view = (buffer.ptr, tuple(host.shape))
-            ptr, shape = view
+                ptr, shape = buffer.ptr, tuple(host.shape)
+            else:
+                ptr, shape = view.ptr, view.shape
+                if view.stream is not None:  # the producer's writes may still be queued there
+                    self.stream.wait_for(view.stream)
             self._set_input_shape(name, shape)
-            self.context.set_tensor_address(name, ptr)
+            self._set_address(name, ptr, "Input")
 
     def _bind_outputs(self):
         from poly.core.cuda import DeviceBuffer
@@ -217,7 +232,7 @@ class TrtRunner(BaseRunner):
             if buffer is None:
                 buffer = self._output_buffers[name] = DeviceBuffer()
             buffer.view_as(shape, self._dtypes[name].numpy())  # grows only when needed
-            self.context.set_tensor_address(name, buffer.ptr)
+            self._set_address(name, buffer.ptr, "Output")
         return dynamic
 
     def infer_impl(self, feed_dict, copy_outputs_to_host=None):
@@ -227,7 +242,8 @@ class TrtRunner(BaseRunner):
             copy_outputs_to_host (bool): Overrides the runner's setting for this call.
 
         Returns:
-            Dict[str, Union[numpy.ndarray, DeviceBuffer]]: Outputs, owned by the runner until the next call.
+            Dict[str, Union[numpy.ndarray, DeviceView]]: Outputs, overwritten by the next call; their
+            memory lives as long as they do.
         """
         self._bind_inputs(feed_dict)
         dynamic = self._bind_outputs()
@@ -248,8 +264,9 @@ class TrtRunner(BaseRunner):
             device[name] = buffer
 
         to_host = self.copy_outputs_to_host if copy_outputs_to_host is None else copy_outputs_to_host
-        outputs = device
-        if to_host:
+        if not to_host:  # views that keep the memory alive for __cuda_array_interface__ consumers
+            outputs = {name: buffer.view() for name, buffer in device.items()}
+        else:
             outputs = {}
             for name, buffer in device.items():
                 host = self._host_outputs.get(name)
