@@ -40,7 +40,22 @@ struct PassState {
     std::vector<std::vector<std::uint64_t>> keys;  // per group (gathering)
 };
 
+// A key with the target's known prefix (and zeros below it): its answer when the inputs
+// changed under the selection so that no element has that prefix any more.
+std::uint64_t prefix_key(const Target& t) { return t.bits > 0 ? t.prefix << (64 - t.bits) : 0; }
+
+// Narrows `t` to the bin of `hist` holding its rank. The counts come from a pass over inputs
+// that another thread may have changed since the previous pass (the GIL is released), so the
+// rank is clamped to what this pass saw: every call adds 16 known bits or finishes `t`.
 void descend(Target& t, const std::uint64_t* hist) {
+    std::uint64_t total = 0;
+    for (std::size_t bin = 0; bin < kBins; ++bin) total += hist[bin];
+    if (total == 0) {
+        t.key = prefix_key(t);
+        t.done = true;
+        return;
+    }
+    if (t.rank_in >= total) t.rank_in = total - 1;
     std::uint64_t cum = 0;
     for (std::size_t bin = 0; bin < kBins; ++bin) {
         if (cum + hist[bin] > t.rank_in) {
@@ -153,7 +168,9 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
         targets.push_back(t);
     }
     const int nthreads = resolve_threads(threads, n);
-    for (;;) {
+    // Each pass finishes a target or adds 16 known bits to it (descend), so key_bits / 16 + 1
+    // passes finish every target; the bound holds whatever the data does between passes.
+    for (int pass = 0; pass <= key_bits / kDigitBits + 1; ++pass) {
         std::vector<Group> groups;
         std::vector<int> group_of(targets.size(), -1);
         for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -238,9 +255,14 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
                 for (std::size_t i = 0; i < targets.size(); ++i) {
                     if (group_of[i] != static_cast<int>(g)) continue;
                     Target& t = targets[i];
-                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(t.rank_in), keys.end());
-                    t.key = keys[t.rank_in];
                     t.done = true;
+                    if (keys.empty()) {  // the inputs changed since the rank's prefix was found
+                        t.key = prefix_key(t);
+                        continue;
+                    }
+                    const std::size_t r = std::min<std::uint64_t>(t.rank_in, keys.size() - 1);
+                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(r), keys.end());
+                    t.key = keys[r];
                 }
             } else {
                 std::vector<std::uint64_t> hist(kBins, 0);
@@ -253,7 +275,7 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
     }
 
     std::vector<std::uint64_t> keys;
-    for (const auto& t : targets) keys.push_back(t.key);
+    for (const auto& t : targets) keys.push_back(t.done ? t.key : prefix_key(t));
     return keys;
 }
 
