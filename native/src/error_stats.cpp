@@ -93,7 +93,7 @@ struct MainState {
 std::int64_t locate(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b, std::uint64_t block,
                     int stream, double target, bool want_nan) {
     if (block == kNone || block * kBlock >= a.size) return -1;
-    auto blk = std::make_unique<Block>();
+    auto blk = new_block();
     const std::size_t start = block * kBlock;
     const std::size_t m = std::min(kBlock, a.size - start);
     compute_block(cfg, a, b, start, m, *blk);

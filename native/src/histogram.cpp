@@ -23,7 +23,7 @@ std::vector<std::uint64_t> histogram(const CompareConfig& cfg, const ArrayView& 
         st.counts.assign(nbins * kCopies, 0);
         const std::int64_t last = static_cast<std::int64_t>(nbins) - 1;
         const double* e = edges.data();
-        auto blk = std::make_unique<Block>();
+        auto blk = new_block();
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             if (only_a) kernels().load_block(a, s, m, blk->v[kA]);

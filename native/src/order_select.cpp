@@ -103,7 +103,7 @@ std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayVie
     struct S { std::array<std::uint64_t, 4> nan{}; };
     auto states = run_partitions<S>(n, resolve_threads(threads, n), kBlock,
                                     [&](S& st, std::size_t begin, std::size_t end) {
-        auto blk = std::make_unique<Block>();
+        auto blk = new_block();
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             compute_block(cfg, a, b, s, m, *blk);
@@ -219,7 +219,7 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
             st.keys.resize(ng);
             for (std::size_t g = 0; g < ng; ++g)
                 if (!groups[g].gather) st.hist[g].assign(kBins, 0);
-            auto blk = std::make_unique<Block>();
+            auto blk = new_block();
             std::vector<std::uint64_t> keys(kBlock);
             auto take = [&](std::size_t g, std::uint64_t key) {
                 const Group& grp = groups[g];

@@ -35,7 +35,7 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
     std::array<std::vector<std::uint64_t>, 4> sample;
     bool any[4] = {false, false, false, false};
     for (const auto& t : targets) any[t.stream] = true;
-    auto blk = std::make_unique<Block>();
+    auto blk = new_block();
     for (std::size_t c = 0; c < kChunks; ++c) {
         const std::size_t start = (n_ - kChunkLen) * c / (kChunks - 1);
         compute_block(cfg, a, b, start, kChunkLen, *blk);
