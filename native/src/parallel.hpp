@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "usable_cpus.hpp"
