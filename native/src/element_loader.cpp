@@ -170,10 +170,21 @@ inline std::uint64_t read_bits(const char* p) {
 
 template <typename T>
 void load_bits_typed(const ArrayView& v, std::size_t start, std::size_t count, std::uint64_t* out) {
-    // Integer comparisons are rare enough that one byte-copy loop serves every layout.
     const int nd = v.ndim;
     if (v.contiguous()) {
         const char* base = v.data + start * v.itemsize;
+        if constexpr (!std::is_same_v<T, bool>) {
+            if (aligned_for(base, alignof(T))) {  // typed loads vectorise the widening
+                const T* src = reinterpret_cast<const T*>(base);
+                for (std::size_t i = 0; i < count; ++i) {
+                    if constexpr (std::is_signed_v<T>)
+                        out[i] = static_cast<std::uint64_t>(static_cast<std::int64_t>(src[i]));
+                    else
+                        out[i] = static_cast<std::uint64_t>(src[i]);
+                }
+                return;
+            }
+        }
         for (std::size_t i = 0; i < count; ++i) out[i] = read_bits<T>(base + i * sizeof(T));
         return;
     }
