@@ -5,6 +5,7 @@ namespace poly {
 namespace POLY_ARCH {
 
 void load_block(const ArrayView& v, std::size_t start, std::size_t count, double* out);
+void load_bits(const ArrayView& v, std::size_t start, std::size_t count, std::uint64_t* out);
 void diff_block(const CompareConfig& cfg, std::size_t m, Block& blk);
 void block_stats(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out);
 void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
@@ -15,7 +16,7 @@ void block_stats_f32(const float* a, const float* b, const float* ad, const floa
 #define POLY_STR(x) POLY_STR2(x)
 
 const KernelTable& table() {
-    static const KernelTable t{POLY_STR(POLY_ARCH), &load_block, &diff_block, &block_stats, &diff_f32,
+    static const KernelTable t{POLY_STR(POLY_ARCH), &load_block, &load_bits, &diff_block, &block_stats, &diff_f32,
                               &block_stats_f32};
     return t;
 }

@@ -1,8 +1,10 @@
 // (Compiled once per instruction set, see kernels.hpp.)
 // Conversion of any supported element type to double, block by block, for contiguous and
 // arbitrarily strided arrays.
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels.hpp"
 
@@ -80,23 +82,36 @@ inline double read_as_double<BF16>(const char* p) {
     return bf16_to_double(h);
 }
 
+inline bool aligned_for(const char* p, std::size_t alignment) {
+    return reinterpret_cast<std::uintptr_t>(p) % alignment == 0;
+}
+
 template <typename T>
 void load_contiguous(const char* base, std::size_t count, double* out) {
-    if constexpr (std::is_same_v<T, F16>) {
-        const float* table = half_table().v;
+    if constexpr (std::is_same_v<T, F16> || std::is_same_v<T, BF16>) {
+        if (!aligned_for(base, alignof(std::uint16_t))) {
+            for (std::size_t i = 0; i < count; ++i) out[i] = read_as_double<T>(base + 2 * i);
+            return;
+        }
         const std::uint16_t* src = reinterpret_cast<const std::uint16_t*>(base);
-        for (std::size_t i = 0; i < count; ++i) out[i] = table[src[i]];
-    } else if constexpr (std::is_same_v<T, BF16>) {
-        const std::uint16_t* src = reinterpret_cast<const std::uint16_t*>(base);
-        for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_double(src[i]);
+        if constexpr (std::is_same_v<T, F16>) {
+            const float* table = half_table().v;
+            for (std::size_t i = 0; i < count; ++i) out[i] = table[src[i]];
+        } else {
+            for (std::size_t i = 0; i < count; ++i) out[i] = bf16_to_double(src[i]);
+        }
     } else if constexpr (std::is_same_v<T, bool>) {
         const unsigned char* src = reinterpret_cast<const unsigned char*>(base);
         for (std::size_t i = 0; i < count; ++i) out[i] = src[i] != 0 ? 1.0 : 0.0;
-    } else {
-        // NumPy data is aligned for its dtype unless a view was built by hand; memcpy-free
-        // access is what lets the compiler vectorise this conversion.
+    } else if (aligned_for(base, alignof(T))) {
+        // NumPy data is aligned for its dtype unless a view was built by hand; typed access
+        // is what lets the compiler vectorise this conversion.
         const T* src = reinterpret_cast<const T*>(base);
         for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<double>(src[i]);
+    } else {
+        // A misaligned view (np.frombuffer with an odd offset, a field of a packed record):
+        // typed pointers would be undefined behaviour there, byte copies are not.
+        for (std::size_t i = 0; i < count; ++i) out[i] = read_as_double<T>(base + i * sizeof(T));
     }
 }
 
@@ -140,7 +155,73 @@ void load_typed(const ArrayView& v, std::size_t start, std::size_t count, double
     }
 }
 
+// One integer element as 64-bit two's complement.
+template <typename T>
+inline std::uint64_t read_bits(const char* p) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return *reinterpret_cast<const unsigned char*>(p) != 0 ? 1u : 0u;
+    } else {
+        T x;
+        std::memcpy(&x, p, sizeof(T));
+        if constexpr (std::is_signed_v<T>) return static_cast<std::uint64_t>(static_cast<std::int64_t>(x));
+        else return static_cast<std::uint64_t>(x);
+    }
+}
+
+template <typename T>
+void load_bits_typed(const ArrayView& v, std::size_t start, std::size_t count, std::uint64_t* out) {
+    const int nd = v.ndim;
+    if (v.contiguous()) {
+        const char* base = v.data + start * v.itemsize;
+        if constexpr (!std::is_same_v<T, bool>) {
+            if (aligned_for(base, alignof(T))) {  // typed loads vectorise the widening
+                const T* src = reinterpret_cast<const T*>(base);
+                for (std::size_t i = 0; i < count; ++i) {
+                    if constexpr (std::is_signed_v<T>)
+                        out[i] = static_cast<std::uint64_t>(static_cast<std::int64_t>(src[i]));
+                    else
+                        out[i] = static_cast<std::uint64_t>(src[i]);
+                }
+                return;
+            }
+        }
+        for (std::size_t i = 0; i < count; ++i) out[i] = read_bits<T>(base + i * sizeof(T));
+        return;
+    }
+    std::int64_t idx[kMaxDims];
+    std::size_t rem = start;
+    for (int d = nd - 1; d >= 0; --d) {
+        idx[d] = static_cast<std::int64_t>(rem % static_cast<std::size_t>(v.shape[d]));
+        rem /= static_cast<std::size_t>(v.shape[d]);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        const char* p = v.data;
+        for (int d = 0; d < nd; ++d) p += idx[d] * v.strides[d];
+        out[i] = read_bits<T>(p);
+        for (int d = nd - 1; d >= 0; --d) {
+            if (++idx[d] < v.shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
 }  // namespace
+
+void load_bits(const ArrayView& v, std::size_t start, std::size_t count, std::uint64_t* out) {
+    switch (v.dtype) {
+        case DType::Bool: return load_bits_typed<bool>(v, start, count, out);
+        case DType::I8: return load_bits_typed<std::int8_t>(v, start, count, out);
+        case DType::I16: return load_bits_typed<std::int16_t>(v, start, count, out);
+        case DType::I32: return load_bits_typed<std::int32_t>(v, start, count, out);
+        case DType::I64: return load_bits_typed<std::int64_t>(v, start, count, out);
+        case DType::U8: return load_bits_typed<std::uint8_t>(v, start, count, out);
+        case DType::U16: return load_bits_typed<std::uint16_t>(v, start, count, out);
+        case DType::U32: return load_bits_typed<std::uint32_t>(v, start, count, out);
+        case DType::U64: return load_bits_typed<std::uint64_t>(v, start, count, out);
+        default: break;
+    }
+    throw std::invalid_argument("integer bits of a floating-point array");
+}
 
 void load_block(const ArrayView& v, std::size_t start, std::size_t count, double* out) {
     switch (v.dtype) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -74,6 +75,13 @@ struct StreamAcc {
     }
 };
 
+// The float32 fast path's absolute and relative differences of one block (kept as float,
+// in buffers of their own type).
+struct F32Diffs {
+    alignas(64) float ad[kBlock];
+    alignas(64) float rd[kBlock];
+};
+
 struct MainState {
     std::array<StreamAcc, 4> acc;
     double dot = 0;
@@ -84,8 +92,8 @@ struct MainState {
 // First index in `block` whose value in `stream` is `target` (or NaN when want_nan).
 std::int64_t locate(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b, std::uint64_t block,
                     int stream, double target, bool want_nan) {
-    if (block == kNone) return -1;
-    auto blk = std::make_unique<Block>();
+    if (block == kNone || block * kBlock >= a.size) return -1;
+    auto blk = new_block();
     const std::size_t start = block * kBlock;
     const std::size_t m = std::min(kBlock, a.size - start);
     compute_block(cfg, a, b, start, m, *blk);
@@ -93,7 +101,9 @@ std::int64_t locate(const CompareConfig& cfg, const ArrayView& a, const ArrayVie
     for (std::size_t i = 0; i < m; ++i) {
         if (want_nan ? std::isnan(v[i]) : v[i] == target) return static_cast<std::int64_t>(start + i);
     }
-    return -1;  // unreachable when the block was recorded by the main pass
+    // Unreachable unless the inputs changed since the main pass (another thread writing to
+    // them while the GIL is released): any index of the block keeps the result well-formed.
+    return static_cast<std::int64_t>(start);
 }
 
 StreamStats finish_stream(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
@@ -139,18 +149,21 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
     const RankPlan optimistic = plan_ranks(reqs, n, {0, 0, 0, 0});
     const RankWindows windows(cfg, a, b, optimistic.targets);
     // Two contiguous float32 inputs (the common case) skip the conversion to double blocks.
+    // (Misaligned float32 views take the general path, whose loads are byte copies.)
+    auto aligned4 = [](const ArrayView& v) { return reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) == 0; };
     const bool fast_f32 = cfg.f32 && a.dtype == DType::F32 && b.dtype == DType::F32 && a.contiguous() &&
-                          b.contiguous();
+                          b.contiguous() && aligned4(a) && aligned4(b);
 
     auto states = run_partitions<MainState>(n, threads, kBlock,
                                             [&](MainState& st, std::size_t begin, std::size_t end) {
-        auto blk = std::make_unique<Block>();
         const KernelTable& kt = kernels();
         BlockStats bs;
         if (windows.active()) st.windows = windows.make_counts(end - begin);
-        // blk->v[kAbs] / v[kRel] double as float32 buffers on the fast path
-        float* ad32 = reinterpret_cast<float*>(blk->v[kAbs]);
-        float* rd32 = reinterpret_cast<float*>(blk->v[kRel]);
+        // Only one of the two is used: the float32 fast path's difference buffers, or a Block.
+        std::unique_ptr<F32Diffs> f32d(fast_f32 ? new F32Diffs : nullptr);
+        std::unique_ptr<Block> blk(fast_f32 ? nullptr : new Block);
+        float* ad32 = fast_f32 ? f32d->ad : nullptr;
+        float* rd32 = fast_f32 ? f32d->rd : nullptr;
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             const std::uint64_t block = s / kBlock;

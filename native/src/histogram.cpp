@@ -22,7 +22,8 @@ std::vector<std::uint64_t> histogram(const CompareConfig& cfg, const ArrayView& 
                                         [&](State& st, std::size_t begin, std::size_t end) {
         st.counts.assign(nbins * kCopies, 0);
         const std::int64_t last = static_cast<std::int64_t>(nbins) - 1;
-        auto blk = std::make_unique<Block>();
+        const double* e = edges.data();
+        auto blk = new_block();
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             if (only_a) kernels().load_block(a, s, m, blk->v[kA]);
@@ -31,11 +32,16 @@ std::vector<std::uint64_t> histogram(const CompareConfig& cfg, const ArrayView& 
             for (std::size_t i = 0; i < m; ++i) {
                 const double x = v[i];
                 if (!(x >= lo && x <= hi)) continue;  // outside, or NaN
-                // numpy's bin search: a scaled guess, corrected against the actual edges
-                std::int64_t k = static_cast<std::int64_t>((x - lo) * norm);
-                k = k > last ? last : k;
-                k -= (k > 0) & (x < edges[static_cast<std::size_t>(k)]);
-                k += (k < last) && (x >= edges[static_cast<std::size_t>(k) + 1]);
+                // A guess as if the edges were uniform (numpy.linspace's, the usual case), kept
+                // when the actual edges confirm it; otherwise a binary search finds the bin
+                // e[k] <= x < e[k+1] (the last bin closed), so uneven edges count as
+                // numpy.histogram counts them.
+                const double g = (x - lo) * norm;  // not finite for infinite edges
+                std::int64_t k = g >= 0 && g < static_cast<double>(nbins) ? static_cast<std::int64_t>(g) : last;
+                if (x < e[k] || (k < last && x >= e[k + 1])) {
+                    k = static_cast<std::int64_t>(std::upper_bound(e, e + nbins, x) - e) - 1;
+                    k = k < 0 ? 0 : (k > last ? last : k);
+                }
                 ++st.counts[static_cast<std::size_t>(k) * kCopies + (i & (kCopies - 1))];
             }
         }

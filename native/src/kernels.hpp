@@ -29,10 +29,13 @@ struct BlockStats {
 struct KernelTable {
     const char* name;
     void (*load_block)(const ArrayView& v, std::size_t start, std::size_t count, double* out);
+    // Integer (and bool) elements as 64-bit two's complement: sign-extended from signed types,
+    // zero-extended from unsigned ones.
+    void (*load_bits)(const ArrayView& v, std::size_t start, std::size_t count, std::uint64_t* out);
     void (*diff_block)(const CompareConfig& cfg, std::size_t m, Block& blk);
     void (*block_stats)(const Block& blk, std::size_t m, double atol, double rtol, BlockStats& out);
-    // Fast path for two contiguous float32 inputs: differences straight from the inputs into
-    // float32 buffers, statistics read in float32 and widened in registers.
+    // Fast path for two contiguous, 4-byte aligned float32 inputs: differences straight from
+    // the inputs into float32 buffers, statistics read in float32 and widened in registers.
     void (*diff_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
     void (*block_stats_f32)(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                             double atol, double rtol, BlockStats& out);

@@ -13,6 +13,8 @@
 #include "error_stats.hpp"
 #include "histogram.hpp"
 #include "order_select.hpp"
+#include "parallel.hpp"
+#include "usable_cpus.hpp"
 
 namespace py = pybind11;
 using namespace poly;
@@ -143,6 +145,16 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
+    m.def("usable_cpus", [](const std::optional<std::string>& cgroup_root) {
+              return cgroup_root ? poly::usable_cpus(*cgroup_root) : poly::usable_cpus();
+          }, py::arg("cgroup_root") = py::none(),
+          "CPUs this process may keep busy: its affinity mask, limited by the cgroup CPU quota "
+          "(v2 cpu.max, v1 cpu.cfs_quota_us) of the hierarchy mounted at cgroup_root "
+          "(default /sys/fs/cgroup, read once).");
+    m.def("worker_threads", &poly::resolve_threads, py::arg("threads"), py::arg("n"),
+          "Worker threads a call on n elements runs with for a `threads` argument: 0 means "
+          "usable_cpus(); requests are capped at 4 x usable_cpus(); inputs under 65536 "
+          "elements use one.");
     register_cuda(m);
     m.attr("DTYPE_CODES") = py::dict(
         py::arg("bool") = 0, py::arg("int8") = 1, py::arg("int16") = 2, py::arg("int32") = 3,

@@ -40,7 +40,22 @@ struct PassState {
     std::vector<std::vector<std::uint64_t>> keys;  // per group (gathering)
 };
 
+// A key with the target's known prefix (and zeros below it): its answer when the inputs
+// changed under the selection so that no element has that prefix any more.
+std::uint64_t prefix_key(const Target& t) { return t.bits > 0 ? t.prefix << (64 - t.bits) : 0; }
+
+// Narrows `t` to the bin of `hist` holding its rank. The counts come from a pass over inputs
+// that another thread may have changed since the previous pass (the GIL is released), so the
+// rank is clamped to what this pass saw: every call adds 16 known bits or finishes `t`.
 void descend(Target& t, const std::uint64_t* hist) {
+    std::uint64_t total = 0;
+    for (std::size_t bin = 0; bin < kBins; ++bin) total += hist[bin];
+    if (total == 0) {
+        t.key = prefix_key(t);
+        t.done = true;
+        return;
+    }
+    if (t.rank_in >= total) t.rank_in = total - 1;
     std::uint64_t cum = 0;
     for (std::size_t bin = 0; bin < kBins; ++bin) {
         if (cum + hist[bin] > t.rank_in) {
@@ -88,7 +103,7 @@ std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayVie
     struct S { std::array<std::uint64_t, 4> nan{}; };
     auto states = run_partitions<S>(n, resolve_threads(threads, n), kBlock,
                                     [&](S& st, std::size_t begin, std::size_t end) {
-        auto blk = std::make_unique<Block>();
+        auto blk = new_block();
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             compute_block(cfg, a, b, s, m, *blk);
@@ -153,7 +168,9 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
         targets.push_back(t);
     }
     const int nthreads = resolve_threads(threads, n);
-    for (;;) {
+    // Each pass finishes a target or adds 16 known bits to it (descend), so key_bits / 16 + 1
+    // passes finish every target; the bound holds whatever the data does between passes.
+    for (int pass = 0; pass <= key_bits / kDigitBits + 1; ++pass) {
         std::vector<Group> groups;
         std::vector<int> group_of(targets.size(), -1);
         for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -202,7 +219,7 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
             st.keys.resize(ng);
             for (std::size_t g = 0; g < ng; ++g)
                 if (!groups[g].gather) st.hist[g].assign(kBins, 0);
-            auto blk = std::make_unique<Block>();
+            auto blk = new_block();
             std::vector<std::uint64_t> keys(kBlock);
             auto take = [&](std::size_t g, std::uint64_t key) {
                 const Group& grp = groups[g];
@@ -238,9 +255,14 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
                 for (std::size_t i = 0; i < targets.size(); ++i) {
                     if (group_of[i] != static_cast<int>(g)) continue;
                     Target& t = targets[i];
-                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(t.rank_in), keys.end());
-                    t.key = keys[t.rank_in];
                     t.done = true;
+                    if (keys.empty()) {  // the inputs changed since the rank's prefix was found
+                        t.key = prefix_key(t);
+                        continue;
+                    }
+                    const std::size_t r = std::min<std::uint64_t>(t.rank_in, keys.size() - 1);
+                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(r), keys.end());
+                    t.key = keys[r];
                 }
             } else {
                 std::vector<std::uint64_t> hist(kBins, 0);
@@ -253,7 +275,7 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
     }
 
     std::vector<std::uint64_t> keys;
-    for (const auto& t : targets) keys.push_back(t.key);
+    for (const auto& t : targets) keys.push_back(t.done ? t.key : prefix_key(t));
     return keys;
 }
 

@@ -5,28 +5,58 @@
 #include <cstddef>
 #include <exception>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include "usable_cpus.hpp"
 
 namespace poly {
 
-// Worker count for `requested` (0 = all cores); small inputs stay on the calling thread,
-// where starting threads would cost more than the work.
+// Requests above this many workers per usable CPU are capped: more threads than that only
+// add start-up cost and contention to CPU-bound loops (and a request of a million threads
+// must not try to start them).
+constexpr int kThreadsPerCpu = 4;
+
+// The most worker threads a call may use: kThreadsPerCpu x usable_cpus().
+inline int max_threads() { return kThreadsPerCpu * usable_cpus(); }
+
+// Worker count for `requested` (0 = every usable CPU, see usable_cpus.hpp; larger requests
+// are capped at max_threads()); small inputs stay on the calling thread, where starting
+// threads would cost more than the work.
 inline int resolve_threads(int requested, std::size_t n) {
-    int t = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
-    if (t < 1) t = 1;
-    if (n < (std::size_t{1} << 16)) t = 1;
-    return t;
+    if (n < (std::size_t{1} << 16)) return 1;
+    if (requested <= 0) return usable_cpus();
+    return std::max(1, std::min(requested, max_threads()));
+}
+
+// Starts `job` on a new thread appended to `pool`; false (and nothing started) when the
+// system refuses another thread, so that the caller can run the work itself instead of
+// letting std::system_error escape while other threads are joinable (std::terminate).
+template <class Job>
+bool try_start(std::vector<std::thread>& pool, Job&& job) {
+    try {
+        pool.emplace_back(std::forward<Job>(job));
+        return true;
+    } catch (const std::system_error&) {
+        return false;
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
 }
 
 // Calls fn(state, begin, end) for partitions that cover [0, n), each `align`-aligned and at
 // most `max_len` long (so per-partition 32-bit counters cannot overflow). Returns the states
 // in partition order, so that merging them in order keeps "first occurrence" semantics.
+// Workers take partitions from a shared counter, so when fewer threads start than asked
+// for, those that did (and the calling thread) run the rest.
 template <class State, class Fn>
 std::vector<State> run_partitions(std::size_t n, int threads, std::size_t align, Fn&& fn,
                                   std::size_t max_len = std::size_t{1} << 31) {
     const std::size_t blocks = (n + align - 1) / align;
-    std::size_t parts = static_cast<std::size_t>(threads);
+    std::size_t parts = static_cast<std::size_t>(std::max(threads, 1));
     const std::size_t min_parts = (n + max_len - 1) / max_len;
     parts = std::max<std::size_t>(parts, min_parts);
     parts = std::max<std::size_t>(1, std::min(parts, blocks));
@@ -51,9 +81,11 @@ std::vector<State> run_partitions(std::size_t n, int threads, std::size_t align,
             }
         }
     };
-    const int nthreads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), parts));
+    const int nthreads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), parts));
     std::vector<std::thread> pool;
-    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker);
+    pool.reserve(static_cast<std::size_t>(nthreads));
+    for (int t = 1; t < nthreads; ++t)
+        if (!try_start(pool, worker)) break;
     worker();
     for (auto& th : pool) th.join();
     if (error) std::rethrow_exception(error);

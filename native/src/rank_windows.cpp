@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kernels.hpp"
+#include "parallel.hpp"
 
 namespace poly {
 namespace {
@@ -34,7 +35,7 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
     std::array<std::vector<std::uint64_t>, 4> sample;
     bool any[4] = {false, false, false, false};
     for (const auto& t : targets) any[t.stream] = true;
-    auto blk = std::make_unique<Block>();
+    auto blk = new_block();
     for (std::size_t c = 0; c < kChunks; ++c) {
         const std::size_t start = (n_ - kChunkLen) * c / (kChunks - 1);
         compute_block(cfg, a, b, start, kChunkLen, *blk);
@@ -139,8 +140,11 @@ namespace {
 // Keys of the wanted ranks of one stream: one scan routes the gathered keys of the target
 // bins into buckets, then nth_element runs per bucket, ranks ascending so each call starts
 // where the previous one left off. `wanted[i]` = (bin, [(target, rank in bin)]).
+// False when a bucket holds fewer keys than the histogram promised, which can only happen if
+// the inputs changed during the pass (the GIL is released): the caller then falls back to
+// radix select instead of indexing past the bucket.
 template <typename K>
-void select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, int shift,
+bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, int shift,
                     const std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>>& wanted,
                     std::vector<std::uint64_t>& keys_out, std::array<std::vector<K>, 4> RankWindows::Counts::*member) {
     std::vector<std::int32_t> bucket_of(kBins, -1);
@@ -156,6 +160,7 @@ void select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
         auto& bucket = buckets[i];
         std::size_t settled = 0;
         for (const auto& [t, pos] : wanted[i].second) {
+            if (pos >= bucket.size()) return false;
             auto nth = bucket.begin() + static_cast<std::ptrdiff_t>(pos);
             std::nth_element(bucket.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(settled, pos)), nth,
                              bucket.end());
@@ -163,6 +168,7 @@ void select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
             settled = static_cast<std::size_t>(pos);
         }
     }
+    return true;
 }
 
 }  // namespace
@@ -187,9 +193,8 @@ bool RankWindows::resolve_stream(int k, const std::vector<Counts*>& parts, std::
         if (by_bin.empty() || by_bin.back().first != bin) by_bin.push_back({bin, {}});
         by_bin.back().second.push_back({t, r - cum[bin]});
     }
-    if (f32_) select_in_bins<std::uint32_t>(parts, k, 16, by_bin, keys, &Counts::keys32);
-    else select_in_bins<std::uint64_t>(parts, k, 48, by_bin, keys, &Counts::keys64);
-    return true;
+    if (f32_) return select_in_bins<std::uint32_t>(parts, k, 16, by_bin, keys, &Counts::keys32);
+    return select_in_bins<std::uint64_t>(parts, k, 48, by_bin, keys, &Counts::keys64);
 }
 
 bool RankWindows::resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
@@ -205,8 +210,7 @@ bool RankWindows::resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t
     std::vector<std::thread> pool;
     for (std::size_t i = 0; i < streams.size(); ++i) {
         auto job = [&, i] { ok[i] = resolve_stream(streams[i], parts, keys); };
-        if (threads > 1 && i + 1 < streams.size()) pool.emplace_back(job);
-        else job();
+        if (!(threads > 1 && i + 1 < streams.size() && try_start(pool, job))) job();
     }
     for (auto& th : pool) th.join();
     return std::all_of(ok.begin(), ok.end(), [](char x) { return x != 0; });

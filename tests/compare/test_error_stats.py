@@ -327,3 +327,130 @@ def test_native_histogram_matches_numpy(stream):
     assert got == want.tolist()
     with pytest.raises(ValueError, match="increase"):
         _native.histogram(a, None, code, code, "a", [1.0, 1.0])
+
+
+def misaligned(arr: np.ndarray) -> np.ndarray:
+    """The values of ``arr`` in a buffer one byte past an aligned address (np.frombuffer with
+    offset=1), so that its data pointer is not aligned to its itemsize."""
+    buf = bytearray(arr.nbytes + 1)
+    out = np.frombuffer(buf, dtype=arr.dtype, offset=1, count=arr.size).reshape(arr.shape)
+    out[...] = arr
+    if arr.dtype.alignment > 1:
+        assert out.ctypes.data % arr.dtype.alignment != 0
+    return out
+
+
+def packed_field(arr: np.ndarray) -> np.ndarray:
+    """The values of ``arr`` as a field of packed records (one pad byte first): strided and
+    misaligned."""
+    rec = np.zeros(arr.shape, dtype=np.dtype([("pad", "u1"), ("x", arr.dtype)], align=False))
+    rec["x"] = arr
+    return rec["x"]
+
+
+def sample_values(name: str, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dt = as_dtype(name)
+    if name == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if name in INTS:
+        info = np.iinfo(dt)
+        return rng.integers(max(int(info.min), -1000), min(int(info.max), 1000), n, endpoint=True).astype(dt)
+    arr = (rng.standard_normal(n) * 10).astype(np.float32).astype(dt)
+    arr[::97] = 0.0
+    return arr
+
+
+def same_statistics(x, y):
+    """Two ErrorStats with identical figures (NaN equal to NaN)."""
+    def same(p, q):
+        return (math.isnan(p) and math.isnan(q)) if isinstance(p, float) and math.isnan(p) else p == q
+
+    for name in ("mismatches", "l2", "cosine", "mse", "psnr", "snr", "compute_dtype"):
+        assert same(getattr(x, name), getattr(y, name)), name
+    for stream in ("absdiff", "reldiff"):
+        dx, dy = getattr(x, stream), getattr(y, stream)
+        for f in ("min", "max", "mean", "std", "var", "median", "argmin", "argmax", "nan_count", "inf_count"):
+            assert same(getattr(dx, f), getattr(dy, f)), (stream, f)
+        assert dx.quantiles.keys() == dy.quantiles.keys()
+        assert all(same(dx.quantiles[q], dy.quantiles[q]) for q in dx.quantiles), stream
+    for stream in ("a", "b"):
+        vx, vy = getattr(x, stream), getattr(y, stream)
+        for f in ("min", "max", "mean", "var", "mean_abs", "argmin", "argmax", "nan_count", "median"):
+            assert same(getattr(vx, f), getattr(vy, f)), (stream, f)
+
+
+MISALIGNED_PAIRS = [(name, name) for name in ALL] + [
+    ("float32", "float16"), ("int64", "float32"), ("uint64", "bool"), ("int32", "int64"), ("float64", "uint32"),
+]
+
+
+@pytest.mark.parametrize("names", MISALIGNED_PAIRS, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_misaligned_inputs_give_the_statistics_of_aligned_copies(names):
+    """Arrays whose data pointer is not aligned to their itemsize (np.frombuffer with an odd
+    offset, a field of packed records) are read byte-wise: the figures are those of aligned
+    copies, and the float64 oracle's."""
+    a = sample_values(names[0], 1001, 1)
+    b = sample_values(names[1], 1001, 2)
+    qs = (0.1, 0.5, 0.9)
+    want = error_stats(a, b, quantiles=qs)
+    for view in (misaligned, packed_field):
+        for pair in ((view(a), view(b)), (view(a), b), (a, view(b))):
+            same_statistics(error_stats(*pair, quantiles=qs), want)
+    check_all(misaligned(a), misaligned(b), qs=qs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+def test_large_misaligned_inputs_on_every_path(dtype):
+    """Large enough for worker threads, the one-pass order statistics and (float32) the fast path
+    that reads the inputs in place, which must not be taken for misaligned data."""
+    n = 300_003
+    a = sample_values(dtype, n, 3)
+    b = (a.astype(np.float64) + sample_values("float64", n, 4) / 100).astype(dtype)
+    qs = (0.5, 0.9, 0.99)
+    want = error_stats(a, b, quantiles=qs, threads=2)
+    got = error_stats(misaligned(a), misaligned(b), quantiles=qs, threads=2)
+    same_statistics(got, want)
+    check_all(misaligned(a), misaligned(b), qs=qs, threads=2)
+
+
+def test_native_histogram_of_misaligned_inputs():
+    from poly import _native
+
+    a = sample_values("float32", 100_001, 5)
+    b = sample_values("float32", 100_001, 6)
+    edges = np.linspace(-30.0, 30.0, 11).tolist()
+    code = _native.DTYPE_CODES["float32"]
+    for stream, other in (("a", None), ("absdiff", b)):
+        want = _native.histogram(a, other, code, code, stream, edges)
+        mis_other = None if other is None else misaligned(other)
+        assert _native.histogram(misaligned(a), mis_other, code, code, stream, edges) == want
+
+
+@pytest.mark.parametrize("stream", ["a", "absdiff", "reldiff"])
+def test_native_histogram_with_uneven_edges_matches_numpy(stream):
+    """Edges need not be evenly spaced: every value lands where numpy.histogram puts it (bin k
+    holds edges[k] <= x < edges[k+1], the last bin closed), including values on the edges."""
+    from poly import _native
+
+    rng = np.random.default_rng(8)
+    n = 200_001
+    a = rng.standard_normal(n).astype(np.float32)
+    b = (a + rng.standard_normal(n).astype(np.float32) * np.float32(0.1)).astype(np.float32)
+    ad, rd, _ = oracle.diffs(a, b)
+    values = {"a": a, "absdiff": ad, "reldiff": rd}[stream].astype(np.float64)
+    finite = values[np.isfinite(values)]
+    lo, hi = float(np.quantile(finite, 0.01)), float(np.quantile(finite, 0.99))
+    uneven = [
+        np.array([lo, lo + (hi - lo) * 1e-3, (lo + hi) / 2, hi]),                # very uneven
+        np.unique(np.quantile(finite, np.linspace(0.01, 0.99, 17))),              # quantile edges
+        np.unique(np.concatenate([[lo, hi], rng.choice(finite[(finite > lo) & (finite < hi)], 30)])),  # on values
+        np.geomspace(max(lo, 1e-6), max(hi, 2e-6), 9) if stream != "a" else np.array([lo, 0.0, hi]),
+    ]
+    other = None if stream == "a" else b
+    code = _native.DTYPE_CODES["float32"]
+    for edges in uneven:
+        assert np.all(np.diff(edges) > 0)
+        want, _ = np.histogram(finite, bins=edges)
+        got = _native.histogram(a, other, code, code, stream, edges.tolist())
+        assert got == want.tolist(), edges

@@ -18,21 +18,42 @@ def compute_mode(a: np.ndarray, b: np.ndarray) -> str:
     return "float64"
 
 
+def widened(arr: np.ndarray) -> np.ndarray:
+    """Polygraphy's widening before it subtracts: small integers to int32, uint32 to int64,
+    float16 to float32."""
+    name = arr.dtype.name
+    if name in ("int8", "uint8", "int16", "uint16"):
+        return arr.astype(np.int32)
+    if name == "uint32":
+        return arr.astype(np.int64)
+    if name == "float16":
+        return arr.astype(np.float32)
+    return arr
+
+
 def diffs(a, b, *, infinities_compare_equal=False):
-    """absdiff and reldiff as the compute precision rounds them, plus that precision's type."""
+    """absdiff and reldiff as the compute precision rounds them, plus that precision's type.
+    Integer pairs are subtracted in the integer type NumPy promotes Polygraphy's widened
+    inputs to (wrapping around, |INT_MIN| staying negative), then made float64; an integer
+    divisor's absolute value is taken in its own (widened) type too."""
     mode = compute_mode(a, b)
     if mode == "bool":
         ad = np.logical_xor(a, b).astype(np.float64)
         den = np.where(b, 1.0, EPS)
         return ad, ad / den, np.float64
     ftype = np.float32 if mode == "float32" else np.float64
-    x = a.astype(ftype)
-    y = b.astype(ftype)
+    wa, wb = widened(a), widened(b)
+    integer_pair = a.dtype.kind in "biu" and b.dtype.kind in "biu"
     with np.errstate(all="ignore"):
-        ad = np.abs(x - y)
-        if infinities_compare_equal:
-            ad = np.where(np.isinf(x) & (x == y), ftype(0), ad).astype(ftype)
-        den = np.where(y == 0, ftype(EPS), np.abs(y)).astype(ftype)
+        if integer_pair and np.result_type(wa, wb).kind in "iu":
+            ad = np.abs(np.subtract(wa, wb)).astype(np.float64)
+        else:
+            x, y = a.astype(ftype), b.astype(ftype)
+            ad = np.abs(x - y)
+            if infinities_compare_equal:
+                ad = np.where(np.isinf(x) & (x == y), ftype(0), ad).astype(ftype)
+        y_abs = np.abs(wb).astype(ftype) if b.dtype.kind in "iu" else np.abs(b.astype(ftype))
+        den = np.where(b == 0, ftype(EPS), y_abs).astype(ftype)
         rd = (ad / den).astype(ftype)
     return ad, rd, ftype
 

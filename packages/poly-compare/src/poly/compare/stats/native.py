@@ -23,6 +23,7 @@ Index = tuple[int, ...]
 
 
 _CODE_CACHE: dict[np.dtype, int] = {}
+_THREADS_ARG_MAX = 2**31 - 1  # the native argument is a C int
 
 
 def dtype_code(dtype: np.dtype) -> int:
@@ -172,11 +173,15 @@ def error_stats(
 
     Args:
         a, b: arrays of the same shape; any of bool, int8..int64, uint8..uint64, float16,
-            bfloat16 (ml_dtypes), float32, float64, in any pairing and any strides.
+            bfloat16 (ml_dtypes), float32, float64, in any pairing, any strides and any
+            alignment. Integer pairs are subtracted as Polygraphy does (NumPy integer
+            arithmetic after widening small types: int64 differences wrap around).
         atol, rtol: tolerances of the elementwise check counted in ``mismatches``.
         quantiles: quantiles (in [0, 1]) of absdiff and reldiff to compute exactly.
         infinities_compare_equal: equal infinities give absdiff 0 instead of NaN.
-        threads: worker threads; 0 uses every core.
+        threads: worker threads; 0 uses every CPU this process may run on (its affinity mask,
+            limited by a cgroup CPU quota); larger requests are capped at 4 x that count.
+            Inputs under 65536 elements are compared on the calling thread.
         median: compute the exact medians of absdiff and reldiff (one extra pass).
 
     Raises:
@@ -192,6 +197,7 @@ def error_stats(
             raise ValueError(f"quantile {q} is outside [0, 1]")
     if threads < 0:
         raise ValueError(f"threads must be >= 0, got {threads}")
+    threads = min(int(threads), _THREADS_ARG_MAX)  # the engine caps it further
     code_a, code_b = dtype_code(a_arr.dtype), dtype_code(b_arr.dtype)
     raw = _native.error_stats(a_arr, b_arr, code_a, code_b, float(atol), float(rtol), qs, bool(median),
                               bool(infinities_compare_equal), int(threads))

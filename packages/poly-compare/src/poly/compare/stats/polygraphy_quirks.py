@@ -1,11 +1,13 @@
 """
 The error statistics of an output pair as Polygraphy's simple comparison defines them, from the
-native engine's exact figures: NumPy's quantile interpolation next to infinities, and relative
-differences that divide by an integer or bool reference as it is (no epsilon for zeros).
+native engine's exact figures: NumPy's quantile interpolation next to infinities, relative
+differences that divide by an integer or bool reference as it is (no epsilon for zeros), and
+NumPy's integer arithmetic where integer outputs are huge or wrap around.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +16,71 @@ from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
 from poly.core.logger import G_LOGGER
 
 __all__ = ["simple_error_stats", "is_floating", "may_hold_zero"]
+
+
+# Polygraphy widens these dtypes before it subtracts two outputs (and before its statistics).
+_WIDENED = {"int8": np.int32, "uint8": np.int32, "int16": np.int32, "uint16": np.int32, "uint32": np.int64,
+            "float16": np.float32}
+_EXACT_IN_FLOAT64 = 2**53
+_EPSILON = 2.220446049250313e-16  # what a floating-point reference's zeros are replaced by
+
+
+def _widened(arr: np.ndarray) -> np.ndarray:
+    to = _WIDENED.get(arr.dtype.name)
+    return arr.astype(to) if to is not None else arr
+
+
+def _polygraphy_absdiff(out0: np.ndarray, out1: np.ndarray) -> np.ndarray:
+    """``|out0 - out1|`` as Polygraphy computes it: NumPy arithmetic on the widened outputs, so an
+    integer pair wraps around in its promoted integer type and ``|INT_MIN|`` stays negative
+    (``out0 xor out1`` for two bool outputs)."""
+    if out0.dtype == np.bool_ and out1.dtype == np.bool_:
+        return np.logical_xor(out0, out1)
+    with np.errstate(all="ignore"):
+        return np.abs(np.subtract(_widened(out0), _widened(out1)))
+
+
+def _subtracts_as_integers(out0: np.ndarray, out1: np.ndarray) -> bool:
+    if out0.dtype == np.bool_ and out1.dtype == np.bool_:
+        return False  # logical xor
+    return out0.dtype.kind in "biu" and out1.dtype.kind in "biu" and \
+        np.result_type(_widened(out0).dtype, _widened(out1).dtype).kind in "iu"
+
+
+def _numpy_diff_stats(diff: np.ndarray, quantiles) -> DiffStats:
+    """Every statistic of ``diff`` computed by NumPy, as Polygraphy computes them (for the rare
+    pairs whose differences the native figures cannot map to Polygraphy's)."""
+    flat = np.asarray(diff).reshape(-1)
+    shape = np.shape(diff)
+
+    def index(flat_index):
+        return tuple(int(i) for i in np.unravel_index(int(flat_index), shape)) if shape else ()
+
+    with np.errstate(all="ignore"):
+        as_float = flat.astype(np.float64)
+        return DiffStats(
+            min=float(np.min(flat)), max=float(np.max(flat)), mean=float(np.mean(as_float)),
+            std=float(np.std(as_float)), var=float(np.var(as_float)), median=float(np.median(flat)),
+            argmin=index(np.argmin(flat)), argmax=index(np.argmax(flat)),
+            quantiles={q: float(np.quantile(flat, q)) for q in quantiles},
+            nan_count=int(np.count_nonzero(np.isnan(as_float))), inf_count=int(np.count_nonzero(np.isinf(as_float))),
+        )
+
+
+def _integer_absdiff_quantiles(out0: np.ndarray, out1: np.ndarray, absd: DiffStats) -> DiffStats:
+    """
+    NumPy interpolates a quantile of an integer array as ``lo + (hi - lo) * t`` with ``hi - lo``
+    taken in the integer type: exact where the native engine's float64 order statistics are
+    rounded (beyond 2^53), and wrapping around where a difference did (a negative ``|INT_MIN|``).
+    Only then are the quantiles recomputed by NumPy from Polygraphy's integer differences (this
+    costs a copy of the difference array); medians and every other statistic agree as they are.
+    """
+    if not absd.quantiles or not _subtracts_as_integers(out0, out1):
+        return absd
+    if not (absd.min < 0 or absd.max > _EXACT_IN_FLOAT64):
+        return absd
+    exact = np.asarray(_polygraphy_absdiff(out0, out1)).reshape(-1)
+    return dataclasses.replace(absd, quantiles={q: float(np.quantile(exact, q)) for q in absd.quantiles})
 
 
 def is_floating(arr: np.ndarray) -> bool:
@@ -62,7 +129,7 @@ def _with_infinite_top(diff: DiffStats, n: int, k: int) -> DiffStats:
     )
 
 
-def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats) -> DiffStats:
+def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats, absdiff_max: float) -> DiffStats:
     """
     Polygraphy divides by an integer or bool ``out1`` as it is, without replacing zeros by an
     epsilon (it only does that for floating-point outputs): ``x / 0`` is ``inf`` and ``0 / 0`` is
@@ -75,8 +142,20 @@ def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats)
         return rel
     n = out1.size
     zero_flat = np.flatnonzero(zero)
+    zero_absdiff = _polygraphy_absdiff(np.asarray(out0).reshape(-1)[zero_flat], out1.reshape(-1)[zero_flat])
     with np.errstate(all="ignore"):
-        zero_absdiff = np.abs(np.asarray(out0).reshape(-1)[zero_flat].astype(np.float64))
+        smallest_over_zero = float(np.min(zero_absdiff.astype(np.float64)))
+    # The mapping below relies on x / epsilon ranking above every other relative difference,
+    # which holds unless a difference over a non-zero divisor (|divisor| >= 1) comes near
+    # 1 / epsilon times the smallest one over a zero (integers beyond 2^52, or a float output
+    # against a bool reference), or a difference wrapped around to a negative INT_MIN over a
+    # zero (-inf, ranking below everything). NumPy computes those from Polygraphy's arrays.
+    if smallest_over_zero < 0 or not absdiff_max * 4.0 * _EPSILON < smallest_over_zero:
+        if not (np.isnan(smallest_over_zero) or smallest_over_zero == 0):
+            with np.errstate(all="ignore"):
+                reldiff = np.divide(_polygraphy_absdiff(out0, out1), np.abs(_widened(out1)))
+            return _numpy_diff_stats(reldiff, rel.quantiles)
+    zero_absdiff = zero_absdiff.astype(np.float64)
     shape = out1.shape
 
     def index(flat):
@@ -117,7 +196,9 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         Tuple[ErrorStats, DiffStats, DiffStats]: The native statistics, and the absolute and
         relative difference statistics with NumPy's quantile semantics next to infinities
         (``_with_infinite_top``) and Polygraphy's division by integer outputs
-        (``_integer_divisor_reldiff``). ``threads`` and ``median`` are passed to ``error_stats``.
+        (``_integer_divisor_reldiff``), and NumPy's integer quantiles of integer outputs beyond
+        2^53 or wrapping around (``_integer_absdiff_quantiles``). ``threads`` and ``median`` are
+        passed to ``error_stats``.
     """
     out0, out1 = np.asarray(out0), np.asarray(out1)
     try:
@@ -128,10 +209,11 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
     absd = _with_infinite_top(stats.absdiff, stats.size, stats.absdiff.inf_count)
+    absd = _integer_absdiff_quantiles(out0, out1, absd)
     if is_floating(out1):
         rel = _with_infinite_top(stats.reldiff, stats.size, stats.reldiff.inf_count)
     else:
-        rel = _integer_divisor_reldiff(out0, out1, stats.reldiff)
+        rel = _integer_divisor_reldiff(out0, out1, stats.reldiff, stats.absdiff.max)
     return stats, absd, rel
 
 
