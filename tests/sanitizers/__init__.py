@@ -1,0 +1,1 @@
+"""Sanitizer builds of the native extension and the environment that runs tests against them."""
