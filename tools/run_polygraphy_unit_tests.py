@@ -196,7 +196,8 @@ def prepare(tests_dir: Path, work: Path) -> Path:
 
 def run_pytest(work: Path, dirs: list[str], extra: list[str]) -> tuple[dict, str]:
     record_path = work / "record.json"
-    env = dict(os.environ, POLY_HARNESS_RECORD=str(record_path))
+    # as Polygraphy's own test target runs them (its Makefile sets this)
+    env = dict(os.environ, POLY_HARNESS_RECORD=str(record_path), POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS="1")
     env.pop("PYTHONPATH", None)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(work),
                "-c", str(work / "pytest.ini"), "--continue-on-collection-errors", "-o", "addopts=",

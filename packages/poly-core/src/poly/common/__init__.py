@@ -1,0 +1,8 @@
+"""Polygraphy-compatible import path: `polygraphy.common` becomes `poly.common`. Only re-exports
+`poly.common.struct` and `poly.common.interface`."""
+
+from poly.common import interface, struct
+from poly.common.interface import *  # noqa: F401,F403
+from poly.common.struct import *  # noqa: F401,F403
+
+__all__ = [*struct.__all__, *interface.__all__]
