@@ -34,13 +34,14 @@ def check_inputs(feed_dict, input_metadata):
     missing = [name for name in expected if name not in feed_dict]
     if missing:
         G_LOGGER.critical(
-            f"Missing input(s) {_names(missing)} in the feed_dict; expected inputs: {expected}, "
+            f"Missing input(s) {_names(missing)}: The following inputs were not found in the feed_dict; "
+            f"expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
     extra = [name for name in feed_dict if name not in input_metadata]
     if extra:
         G_LOGGER.critical(
-            f"Unexpected input(s) {_names(extra)} in the feed_dict; expected inputs: {expected}, "
+            f"Unexpected input(s) {_names(extra)}: Extra inputs in the feed_dict; expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
 
