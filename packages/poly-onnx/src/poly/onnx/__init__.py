@@ -14,13 +14,13 @@ from poly.onnx.errors import (
 )
 from poly.onnx.extract import ExtractSubgraph, extract_subgraph
 from poly.onnx.fold import FoldConstants, default_fold_size_threshold, fold_constants
-from poly.onnx.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
 from poly.onnx.fp16 import (
     DEFAULT_FP16_OP_BLOCK_LIST,
     ConvertToFp16,
     convert_to_fp16,
     onnxruntime_fp16_op_block_list,
 )
+from poly.onnx.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
 from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
 from poly.onnx.io import (
     BytesFromOnnx,
