@@ -14,8 +14,9 @@ separate process. Patches made to the copy, each only for a reason unrelated to 
 
 A conftest put above the copy:
 
-- lets ``import tensorrt`` find TensorRT-RTX when full TensorRT is not installed (its builder,
-  network and parser work without a GPU);
+- lets ``import tensorrt`` (and ``import tensorrt_rtx``) find TensorRT-RTX when full TensorRT is
+  not installed (its builder, network and parser work without a GPU), and sets
+  ``POLYGRAPHY_USE_TENSORRT_RTX=1`` so that the tests take their TensorRT-RTX paths;
 - when torch is not installed, puts a placeholder ``torch`` in ``sys.modules`` whose every use
   skips the test (or the module, when used at import) with the reason "torch is not installed";
 - reports as skipped, naming the reason, a test that failed only because no GPU is present
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import importlib.util
 import json
 import os
 import re
@@ -103,11 +105,13 @@ except ImportError:
     TENSORRT = None
     for _name in ("tensorrt_rtx", "tensorrt_rtx_bindings"):
         try:
-            sys.modules["tensorrt"] = importlib.import_module(_name)
-            TENSORRT = _name
-            break
+            _module = importlib.import_module(_name)
         except ImportError:
-            pass
+            continue
+        sys.modules.setdefault("tensorrt", _module)
+        sys.modules.setdefault("tensorrt_rtx", _module)
+        TENSORRT = _name
+        break
 
 try:
     import torch  # noqa: F401
@@ -199,6 +203,11 @@ def run_pytest(work: Path, dirs: list[str], extra: list[str]) -> tuple[dict, str
     # as Polygraphy's own test target runs them (its Makefile sets this)
     env = dict(os.environ, POLY_HARNESS_RECORD=str(record_path), POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS="1")
     env.pop("PYTHONPATH", None)
+    if importlib.util.find_spec("tensorrt") is None and any(
+        importlib.util.find_spec(name) for name in ("tensorrt_rtx", "tensorrt_rtx_bindings")
+    ):
+        # Polygraphy's tests take their TensorRT-RTX paths (CreateConfigRTX, no INT8...) this way.
+        env.setdefault("POLYGRAPHY_USE_TENSORRT_RTX", "1")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(work),
                "-c", str(work / "pytest.ini"), "--continue-on-collection-errors", "-o", "addopts=",
                *[f"tests/{d}" for d in dirs], *extra]
