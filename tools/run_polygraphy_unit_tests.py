@@ -198,8 +198,8 @@ def prepare(tests_dir: Path, work: Path) -> Path:
     return root
 
 
-def run_pytest(work: Path, dirs: list[str], extra: list[str]) -> tuple[dict, str]:
-    record_path = work / "record.json"
+def _run_once(work: Path, dirs: list[str], extra: list[str], marker: str, name: str) -> tuple[dict, str]:
+    record_path = work / f"record-{name}.json"
     # as Polygraphy's own test target runs them (its Makefile sets this)
     env = dict(os.environ, POLY_HARNESS_RECORD=str(record_path), POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS="1")
     env.pop("PYTHONPATH", None)
@@ -210,11 +210,26 @@ def run_pytest(work: Path, dirs: list[str], extra: list[str]) -> tuple[dict, str
         env.setdefault("POLYGRAPHY_USE_TENSORRT_RTX", "1")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(work),
                "-c", str(work / "pytest.ini"), "--continue-on-collection-errors", "-o", "addopts=",
-               *[f"tests/{d}" for d in dirs], *extra]
+               "-m", marker, *[f"tests/{d}" for d in dirs], *extra]
     proc = subprocess.run(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if not record_path.exists():
         raise SystemExit(f"pytest wrote no results (exit status {proc.returncode}):\n{proc.stdout[-4000:]}")
     return json.loads(record_path.read_text()), proc.stdout
+
+
+def run_pytest(work: Path, dirs: list[str], extra: list[str]) -> tuple[dict, str]:
+    """
+    Runs the tests as Polygraphy's Makefile does: those marked ``serial`` in a process of their
+    own first (some check global state, such as the logger's severity, that other tests
+    change), then the rest. Returns the merged record and pytest's output.
+    """
+    serial, serial_out = _run_once(work, dirs, extra, "serial", "serial")
+    rest, rest_out = _run_once(work, dirs, extra, "not serial", "rest")
+    for key in ("modules", "tests"):
+        for nodeid, outcome in serial[key].items():
+            if key == "tests" or outcome[0] != "ok":
+                rest[key][nodeid] = outcome
+    return rest, serial_out + rest_out
 
 
 def _normalize(cause: str) -> str:
