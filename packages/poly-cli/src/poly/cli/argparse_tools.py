@@ -221,7 +221,8 @@ class ClickTool(Tool):
                 values = {}
                 for param in command.params:
                     if param.expose_value:
-                        values[param.name] = param.process_value(ctx, _raw_value(param, args, ctx))
+                        with click.core.augment_usage_errors(ctx, param=param):  # names the flag
+                            values[param.name] = param.process_value(ctx, _raw_value(param, args, ctx))
                 return ctx.invoke(command.callback, **values)
         except click.UsageError as err:
             error_line(f"{self.name}: {err.format_message()}")

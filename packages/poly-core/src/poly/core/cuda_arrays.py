@@ -20,7 +20,7 @@ from poly.core.array_ops import data_ptr, is_torch, nbytes
 from poly.core.datatype import DataType
 from poly.core.logger import G_LOGGER
 
-__all__ = ["MemcpyKind", "CudaDriver", "wrapper", "Stream", "DeviceView", "DeviceArray"]
+__all__ = ["MemcpyKind", "CudaDriver", "Cuda", "wrapper", "Stream", "DeviceView", "DeviceArray"]
 
 
 class MemcpyKind:
@@ -123,6 +123,9 @@ class CudaDriver:
         if stream_ptr is None:
             self.stream_synchronize(0)
 
+
+#: Polygraphy's name of the driver wrapper class.
+Cuda = CudaDriver
 
 _WRAPPER = []
 
