@@ -202,7 +202,6 @@ def _run_once(work: Path, dirs: list[str], extra: list[str], marker: str, name: 
     record_path = work / f"record-{name}.json"
     # as Polygraphy's own test target runs them (its Makefile sets this)
     env = dict(os.environ, POLY_HARNESS_RECORD=str(record_path), POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS="1")
-    env.pop("PYTHONPATH", None)
     if importlib.util.find_spec("tensorrt") is None and any(
         importlib.util.find_spec(name) for name in ("tensorrt_rtx", "tensorrt_rtx_bindings")
     ):
