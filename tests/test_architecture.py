@@ -313,6 +313,14 @@ COMPAT_PATHS = [
     "poly.backend.base", "poly.backend.onnx", "poly.backend.onnxrt", "poly.backend.trt",
     "poly.comparator", "poly.comparator.compare", "poly.comparator.data_loader", "poly.comparator.postprocess",
     "poly.comparator.struct",
+    "poly.common", "poly.common.interface", "poly.exception.exception", "poly.func.func", "poly.logger.logger",
+    "poly.util", "poly.util.array", "poly.mod", "poly.mod.exporter", "poly.mod.util", "poly.cuda", "poly.cuda.cuda",
+    "poly.backend.common", "poly.backend.onnx.loader", "poly.backend.pluginref", "poly.backend.trt.loader",
+    "poly.backend.trt.config", "poly.backend.trt.runner", "poly.backend.trt.profile", "poly.backend.trt.calibrator",
+    "poly.backend.trt.file_reader", "poly.backend.trt.algorithm_selector", "poly.backend.tensorrt_rtx",
+    "poly.backend.tensorrt_rtx.config", "poly.tools", "poly.tools.base", "poly.tools.args",
+    "poly.tools.args.iterative_debug_args", "poly.tools.debug", "poly.tools.debug.subtool",
+    "poly.tools.debug.subtool.iterative_debug_args",
 ]
 
 

@@ -258,7 +258,9 @@ def test_wrong_kind_of_file_is_a_clear_error(tmp_path):
 
 
 def test_lazy_arrays_swap_to_disk(monkeypatch):
-    monkeypatch.setenv("POLY_ARRAY_SWAP_THRESHOLD_MB", "0")
+    from poly.core import config
+
+    monkeypatch.setattr(config, "ARRAY_SWAP_THRESHOLD_MB", 0)  # the env var is read at import
     arr = np.arange(1000, dtype=np.float32)
     result = pc.IterationResult({"y": arr}, runner_name="r")
     lazy = result.dct["y"]

@@ -16,6 +16,7 @@ import numpy as np
 
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import decode_run_results, is_npz_file, load_npz, run_results_to_npz
+from poly.core import config
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
 from poly.core.logger import G_LOGGER
 
@@ -24,17 +25,12 @@ __all__ = ["LazyArray", "IterationResult", "RunResults", "array_swap_threshold_m
 
 def array_swap_threshold_mb() -> int:
     """
-    Arrays larger than this many MiB are kept on disk until used (``POLY_ARRAY_SWAP_THRESHOLD_MB``,
-    or Polygraphy's ``POLYGRAPHY_ARRAY_SWAP_THRESHOLD_MB``); negative (the default) disables it.
+    Arrays larger than this many MiB are kept in a temporary ``.npy`` file until used:
+    ``poly.core.config.ARRAY_SWAP_THRESHOLD_MB`` (also Polygraphy's ``poly.config``), read from
+    ``POLY_ARRAY_SWAP_THRESHOLD_MB`` or ``POLYGRAPHY_ARRAY_SWAP_THRESHOLD_MB`` at import and
+    assignable; negative (the default) disables it.
     """
-    for var in ("POLY_ARRAY_SWAP_THRESHOLD_MB", "POLYGRAPHY_ARRAY_SWAP_THRESHOLD_MB"):
-        value = os.environ.get(var)
-        if value is not None:
-            try:
-                return int(value)
-            except ValueError:
-                G_LOGGER.warning(f"Ignoring {var}={value!r}: not an integer")
-    return -1
+    return config.ARRAY_SWAP_THRESHOLD_MB
 
 
 def _nbytes(arr) -> int:

@@ -1,6 +1,6 @@
 """Exception types raised by poly."""
 
-__all__ = ["PolyException", "DataFormatError", "DataTypeConversionException"]
+__all__ = ["PolyException", "PolyInternalException", "DataFormatError", "DataTypeConversionException"]
 
 
 class PolyException(Exception):
@@ -9,6 +9,14 @@ class PolyException(Exception):
 
     ``G_LOGGER.critical`` logs its message and raises this type, so catching it separates
     failures poly diagnosed (bad input, unsupported model, failed check) from bugs.
+    """
+
+
+class PolyInternalException(Exception):
+    """
+    A broken internal invariant: a bug in poly (or in a loader or runner written on poly's base
+    classes), not a problem with the user's input. Deliberately not a ``PolyException``, so
+    that code catching diagnosed failures does not swallow bugs.
     """
 
 

@@ -3,13 +3,17 @@ Function helpers: ``extend`` (post-process what a loader returns) and ``funcify`
 immediately evaluated snake_case twin of a loader class).
 """
 
+import copy
 import functools
 import inspect
 import re
+import sys
 
+from poly.core import config
 from poly.core.logger import G_LOGGER
 
-__all__ = ["extend", "funcify", "pascal_to_snake", "invoke_if_callable"]
+__all__ = ["extend", "funcify", "pascal_to_snake", "invoke_if_callable", "constantmethod", "check_called_by",
+           "call_if_callable"]
 
 
 def invoke_if_callable(obj, *args, **kwargs):
@@ -19,6 +23,17 @@ def invoke_if_callable(obj, *args, **kwargs):
     ``ModifyOutputs(model)``).
     """
     return obj(*args, **kwargs) if callable(obj) else obj
+
+
+def call_if_callable(obj, *args, **kwargs):
+    """
+    ``(obj(*args, **kwargs), True)`` when ``obj`` is callable, else ``(obj, False)``: what
+    Polygraphy's ``util.invoke_if_callable`` returns (the value and whether it was produced
+    now, i.e. whether the caller owns it).
+    """
+    if callable(obj):
+        return obj(*args, **kwargs), True
+    return obj, False
 
 
 def _as_tuple(obj):
@@ -202,3 +217,56 @@ def funcify(loader_cls, func_name=None):
         f"constructs the loader and calls it.\n\n{inspect.getdoc(loader_cls.__init__) or ''}"
     ).rstrip()
     return immediately_evaluated
+
+
+def constantmethod(func):
+    """
+    Decorator of methods that must not change their object's attributes.
+
+    With ``poly.core.config.INTERNAL_CORRECTNESS_CHECKS`` set (``POLY_INTERNAL_CORRECTNESS_CHECKS=1``
+    or ``POLYGRAPHY_INTERNAL_CORRECTNESS_CHECKS=1`` at import), a call that rebinds, adds or
+    removes an attribute of ``self`` raises ``PolyInternalException`` naming the old and new
+    state; otherwise the method is returned unchanged. Only attribute bindings are compared:
+    the contents of a mutable attribute (a list, an array) are not checked.
+    """
+    if not config.INTERNAL_CORRECTNESS_CHECKS:
+        return func
+
+    @functools.wraps(func)
+    def checked(self, *args, **kwargs):
+        before = copy.copy(vars(self))
+        try:
+            return func(self, *args, **kwargs)
+        finally:
+            after = vars(self)
+            if after.keys() != before.keys() or any(after[k] is not before[k] for k in before):
+                G_LOGGER.internal_error(
+                    f"{self} was mutated in a constant method! Note:\nOld state: {before}\nNew state: {dict(after)}"
+                )
+
+    return checked
+
+
+def check_called_by(expected_caller):
+    """
+    Decorator that warns when the decorated method is called by a function other than
+    ``expected_caller`` (by name) from outside poly: ``call_impl`` is meant to be reached through
+    ``__call__``, ``infer_impl`` through ``infer``...
+    """
+
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            caller = sys._getframe(1)
+            module = caller.f_globals.get("__name__", "") or ""
+            if module.split(".")[0] != "poly" and caller.f_code.co_name != expected_caller:
+                owner = f"{type(args[0]).__name__}.{func.__name__}" if args else func.__qualname__
+                G_LOGGER.warning(
+                    f"Calling '{owner}()' directly is not recommended. Please use '{expected_caller}()' instead."
+                )
+            return func(*args, **kwargs)
+
+        wrapped.__poly_checked_caller__ = expected_caller
+        return wrapped
+
+    return decorator

@@ -11,13 +11,15 @@ import contextlib
 import enum
 import functools
 import inspect
+import logging
 import os
 import sys
 import threading
 import time
 
 import poly.core.constants as constants
-from poly.core.exception import PolyException
+from poly.core import config
+from poly.core.exception import PolyException, PolyInternalException
 
 __all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER"]
 
@@ -192,6 +194,14 @@ class Logger:
         self._log_file = None
         self._module_severity = None
         self.module_severity = severity
+        self._python_logger = None
+
+    #: Python ``logging`` has no negative levels: poly's lowest severities go to these levels.
+    PYTHON_LOGGING_LEVELS = {ULTRA_VERBOSE: 2, SUPER_VERBOSE: 4, EXTRA_VERBOSE: 6}
+
+    #: The name of the ``logging`` logger used when ``use_python_logging_system`` is set
+    #: (Polygraphy's, so handlers configured for Polygraphy receive poly's messages).
+    PYTHON_LOGGER_NAME = "Polygraphy"
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -280,6 +290,19 @@ class Logger:
                     os.makedirs(dir_path, exist_ok=True)
                 self._log_file = open(value, "w", encoding="utf-8")
                 self._log_path = value
+
+    @property
+    def use_python_logging_system(self):
+        """
+        Whether messages go to Python's ``logging`` (logger ``"Polygraphy"``, the message with its
+        severity letter, at the severity's value as level; the three levels below VERBOSE at
+        ``PYTHON_LOGGING_LEVELS``) instead of stdout/stderr. ``log_file`` still receives them.
+        """
+        return self._python_logger is not None
+
+    @use_python_logging_system.setter
+    def use_python_logging_system(self, value):
+        self._python_logger = logging.getLogger(Logger.PYTHON_LOGGER_NAME) if value else None
 
     def register_callback(self, callback):
         """
@@ -460,6 +483,11 @@ class Logger:
                 self._log_file.write(text + "\n")
                 self._log_file.flush()
 
+            if self._python_logger is not None:
+                level = severity if severity > 0 else Logger.PYTHON_LOGGING_LEVELS.get(severity, 1)
+                self._python_logger.log(level, text)
+                return
+
             stream = sys.stdout if severity < Logger.CRITICAL else sys.stderr
             color = Logger.SEVERITY_COLOR_MAPPING.get(severity)
             if color and self._use_colors(stream):
@@ -501,6 +529,19 @@ class Logger:
     def error(self, message, mode=LogMode.EACH):
         """Logs ``message`` (a string or a callable returning one) at ERROR severity."""
         self.log(message, Logger.ERROR, mode=mode)
+
+    def internal_error(self, message):
+        """
+        Reports a broken internal invariant when ``poly.core.config.INTERNAL_CORRECTNESS_CHECKS``
+        is set: logs ``message`` at CRITICAL and raises ``PolyInternalException``. Does nothing
+        otherwise.
+        """
+        if not config.INTERNAL_CORRECTNESS_CHECKS:
+            return
+        if callable(message):
+            message = message()
+        self.log(str(message), Logger.CRITICAL)
+        raise PolyInternalException(str(message))
 
     def critical(self, message, ExceptionType=None):
         """

@@ -36,6 +36,12 @@ class MetadataTuple:
     def dtype(self, value):
         self._dtype = DataType.from_dtype(value) if value is not None else None
 
+    def use_numpy_dtype(self):
+        """Replaces the ``DataTypeEntry`` by its NumPy dtype (what Polygraphy's runners return
+        with ``use_numpy_dtypes=True``); the setter is bypassed so that the NumPy dtype stays."""
+        if self._dtype is not None:
+            self._dtype = DataType.to_dtype(self._dtype, "numpy")
+
     def __iter__(self):
         yield self.dtype
         yield self.shape

@@ -17,13 +17,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 
+from poly.core import config
 from poly.core.exception import PolyException
 from poly.core.func import invoke_if_callable
 
-__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "tensorrt_candidates"]
+__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "has_mod", "tensorrt_candidates"]
 
 
 class MissingModuleError(PolyException, ImportError):
@@ -115,12 +117,25 @@ class LazyModule:
 
 
 def lazy_import(names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError) -> LazyModule:
+                purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError, *,
+                pkg_name: str | None = None, log: bool = True, install_flags=None, requires=None) -> LazyModule:
     """
     Returns a ``LazyModule`` for ``names`` (see ``LazyModule``): nothing is imported until an
     attribute is read.
+
+    Polygraphy's spelling (``polygraphy.mod.lazy_import``) is accepted too: a version
+    requirement in the name (``"onnx>=1.8.1"``) is dropped (poly reports a missing module, it
+    does not check versions), ``pkg_name`` is the pip name (``install``); ``log``,
+    ``install_flags`` and ``requires`` concern automatic installation, which poly never does.
     """
-    return LazyModule(names, install=install, purpose=purpose, error=error)
+    if isinstance(names, str):
+        names = re.split(r"[<>=!~\s]", names, maxsplit=1)[0]
+    return LazyModule(names, install=install or pkg_name, purpose=purpose, error=error)
+
+
+def has_mod(name: str) -> bool:
+    """Polygraphy's name of ``has_module``."""
+    return has_module(name)
 
 
 def has_module(name: str) -> bool:
@@ -140,6 +155,6 @@ def tensorrt_candidates() -> list[str]:
     TensorRT. Read each time, so a ``LazyModule`` given this function orders its candidates when
     it imports.
     """
-    if os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
+    if config.USE_TENSORRT_RTX or os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
         return ["tensorrt_rtx", "tensorrt_rtx_bindings"]
     return ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]

@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType
+from poly.core.func import check_called_by
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
 from poly.core.shape import is_valid_shape_override
@@ -33,13 +34,14 @@ def check_inputs(feed_dict, input_metadata):
     missing = [name for name in expected if name not in feed_dict]
     if missing:
         G_LOGGER.critical(
-            f"Missing input(s) {_names(missing)} in the feed_dict; expected inputs: {expected}, "
+            f"Missing input(s) {_names(missing)}: The following inputs were not found in the feed_dict; "
+            f"expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
     extra = [name for name in feed_dict if name not in input_metadata]
     if extra:
         G_LOGGER.critical(
-            f"Unexpected input(s) {_names(extra)} in the feed_dict; expected inputs: {expected}, "
+            f"Unexpected input(s) {_names(extra)}: Extra inputs in the feed_dict; expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
 
@@ -74,6 +76,22 @@ class BaseRunner:
     number of times, and is deactivated. Subclasses implement ``activate_impl``,
     ``get_input_metadata_impl``, ``infer_impl`` and ``deactivate_impl``.
     """
+
+    #: The public method through which each ``*_impl`` method is meant to be reached: calling
+    #: a subclass's implementation directly from outside poly logs a warning, as in Polygraphy.
+    IMPL_CALLERS = {
+        "activate_impl": "activate",
+        "get_input_metadata_impl": "get_input_metadata",
+        "infer_impl": "infer",
+        "deactivate_impl": "deactivate",
+    }
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for impl, caller in BaseRunner.IMPL_CALLERS.items():
+            method = cls.__dict__.get(impl)
+            if method is not None and not hasattr(method, "__poly_checked_caller__"):
+                setattr(cls, impl, check_called_by(caller)(method))
 
     RUNNER_COUNTS = defaultdict(int)
     """Runners created so far, by name prefix; numbers default names."""
@@ -142,10 +160,16 @@ class BaseRunner:
         """Returns a ``TensorMetadata`` of the model's inputs. Subclasses must implement it."""
         raise NotImplementedError("BaseRunner is an abstract class; implement get_input_metadata_impl()")
 
-    def get_input_metadata(self):
+    def get_input_metadata(self, use_numpy_dtypes=None):
         """
         Returns the model's inputs: names, ``DataTypeEntry`` data types and shapes (dynamic
         dimensions as -1, None or names). The runner must be active.
+
+        Args:
+            use_numpy_dtypes (bool):
+                    Return NumPy data types instead of ``DataTypeEntry``s (Polygraphy's deprecated
+                    behaviour, kept for code that expects it). Defaults to False: poly returns
+                    ``DataTypeEntry``s, which ``.numpy()`` converts.
 
         Returns:
             TensorMetadata
@@ -158,6 +182,9 @@ class BaseRunner:
         for entry in meta.values():
             if entry.dtype is not None:
                 entry.dtype = DataType.from_dtype(entry.dtype)
+        if use_numpy_dtypes:
+            for entry in meta.values():
+                entry.use_numpy_dtype()
         return meta
 
     def infer_impl(self, feed_dict, *args, **kwargs):

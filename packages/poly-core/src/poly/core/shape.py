@@ -11,6 +11,8 @@ __all__ = [
     "is_valid_shape_override",
     "override_dynamic_shape",
     "volume",
+    "is_empty_shape",
+    "num_dynamic_dimensions",
 ]
 
 
@@ -73,3 +75,13 @@ def volume(shape):
     for dim in shape:
         result *= dim
     return result
+
+
+def is_empty_shape(shape):
+    """Whether a concrete ``shape`` holds no elements (some dimension is 0)."""
+    return volume(shape) == 0
+
+
+def num_dynamic_dimensions(shape):
+    """How many dimensions of ``shape`` are dynamic."""
+    return sum(1 for dim in shape if is_dimension_dynamic(dim))

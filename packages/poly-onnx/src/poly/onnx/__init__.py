@@ -20,6 +20,7 @@ from poly.onnx.fp16 import (
     convert_to_fp16,
     onnxruntime_fp16_op_block_list,
 )
+from poly.onnx.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
 from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
 from poly.onnx.io import (
     BytesFromOnnx,
@@ -40,9 +41,11 @@ from poly.onnx.ir_version import (
 )
 from poly.onnx.modify_outputs import ModifyOutputs, modify_outputs
 from poly.onnx.onnxrt_runner import OnnxrtRunner
+from poly.onnx.pluginref_runner import PluginRefRunner
 from poly.onnx.ref_runner import OnnxRefRunner
 from poly.onnx.session import SessionFromOnnx, session_from_onnx
 from poly.onnx.shapes import InferShapes, infer_shapes
+from poly.onnx.upper_bounds import SetUpperBound, set_upper_bound, unbounded_dds_tensors
 
 __all__ = [
     "OnnxFromPath",
@@ -66,6 +69,12 @@ __all__ = [
     "default_fold_size_threshold",
     "ExtractSubgraph",
     "extract_subgraph",
+    "SetUpperBound",
+    "set_upper_bound",
+    "unbounded_dds_tensors",
+    "OnnxFromTfGraph",
+    "onnx_from_tf_graph",
+    "PluginRefRunner",
     "ConvertToFp16",
     "convert_to_fp16",
     "DEFAULT_FP16_OP_BLOCK_LIST",

@@ -156,7 +156,7 @@ def resolve_providers(providers):
             ):
                 hint = " (CUDA and TensorRT providers come with: python -m pip install onnxruntime-gpu)"
             G_LOGGER.critical(
-                f"Could not find the ONNX-Runtime execution provider: {name!r}; "
+                f"Could not find specified ONNX-Runtime execution provider: {name!r}; "
                 f"available providers are: {available}{hint}"
             )
         resolved.append(match if options is None else (match, options))

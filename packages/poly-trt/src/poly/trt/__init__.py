@@ -7,7 +7,11 @@ imported at first use (see ``poly.trt.tensorrt_module``).
 
 from poly.trt.calibrator import CALIBRATION_ALGORITHMS, Calibrator, CalibratorCore
 from poly.trt.config import CreateConfig, create_config
+from poly.trt.config_postprocess import PostprocessConfig, postprocess_config
+from poly.trt.config_rtx import CreateConfigRTX, create_config_rtx
+from poly.trt.context_memory import ALLOCATION_STRATEGIES
 from poly.trt.engine import (
+    BufferFromEngine,
     BytesFromEngine,
     BytesFromPath,
     EngineBuildError,
@@ -16,16 +20,20 @@ from poly.trt.engine import (
     EngineFromNetwork,
     EngineFromPath,
     EngineLoadError,
+    LoadRuntime,
     NoCudaDeviceError,
     SaveEngine,
+    buffer_from_engine,
     bytes_from_engine,
     bytes_from_path,
     engine_bytes_from_network,
     engine_from_bytes,
     engine_from_network,
     engine_from_path,
+    load_runtime,
     save_engine,
 )
+from poly.trt.file_reader import FileReader
 from poly.trt.layer_precisions import SetLayerPrecisions, set_layer_precisions
 from poly.trt.modify_network import ModifyNetworkOutputs, modify_network_outputs
 from poly.trt.network import (
@@ -37,6 +45,18 @@ from poly.trt.network import (
     network_from_onnx_bytes,
     network_from_onnx_path,
 )
+from poly.trt.network_postprocess import (
+    MarkDebug,
+    PostprocessNetwork,
+    SetTensorDatatypes,
+    SetTensorFormats,
+    mark_debug,
+    postprocess_network,
+    set_tensor_datatypes,
+    set_tensor_formats,
+)
+from poly.trt.onnx_like import OnnxLikeFromNetwork, onnx_like_from_network
+from poly.trt.plugins import LoadPlugins, load_plugins
 from poly.trt.profile import Profile, ShapeTuple
 from poly.trt.runner import TrtRunner
 from poly.trt.tactic_selectors import TacticRecorder, TacticReplayer
@@ -45,6 +65,28 @@ from poly.trt.tensorrt_module import TensorRTMissingError, flavour, is_rtx
 from poly.trt.trt_logger import get_trt_logger
 
 __all__ = [
+    "PostprocessConfig",
+    "postprocess_config",
+    "CreateConfigRTX",
+    "create_config_rtx",
+    "ALLOCATION_STRATEGIES",
+    "FileReader",
+    "PostprocessNetwork",
+    "postprocess_network",
+    "SetTensorDatatypes",
+    "set_tensor_datatypes",
+    "SetTensorFormats",
+    "set_tensor_formats",
+    "MarkDebug",
+    "mark_debug",
+    "OnnxLikeFromNetwork",
+    "onnx_like_from_network",
+    "LoadPlugins",
+    "load_plugins",
+    "BufferFromEngine",
+    "buffer_from_engine",
+    "LoadRuntime",
+    "load_runtime",
     "TensorRTMissingError",
     "flavour",
     "is_rtx",

@@ -29,9 +29,17 @@ CALIBRATION_ALGORITHMS = {
 class CalibratorCore:
     """Feeds calibration batches from a data loader to device memory and manages the cache."""
 
-    def __init__(self, data_loader, cache=None, batch_size=None):
+    DEFAULT_QUANTILE = 0.5
+    """The quantile ``IInt8LegacyCalibrator`` is given when none is chosen."""
+    DEFAULT_REGRESSION_CUTOFF = 0.5
+    """The regression cutoff ``IInt8LegacyCalibrator`` is given when none is chosen."""
+
+    def __init__(self, data_loader, cache=None, batch_size=None, quantile=None, regression_cutoff=None):
         super().__init__()
         self.data_loader = data_loader
+        self.quantile = self.DEFAULT_QUANTILE if quantile is None else float(quantile)
+        self.regression_cutoff = (self.DEFAULT_REGRESSION_CUTOFF if regression_cutoff is None
+                                  else float(regression_cutoff))
         self._cache = cache
         self.batch_size = int(batch_size) if batch_size else None
         self._iterator = None
@@ -125,6 +133,24 @@ class CalibratorCore:
         atomic_write_bytes(os.fspath(self._cache), data)
         G_LOGGER.info(f"Wrote calibration cache: {os.fspath(self._cache)} ({len(data)} bytes)")
 
+    # IInt8LegacyCalibrator's questions (the other algorithms never ask them).
+
+    def get_quantile(self):
+        """The quantile of the legacy calibration algorithm."""
+        return self.quantile
+
+    def get_regression_cutoff(self):
+        """The regression cutoff of the legacy calibration algorithm."""
+        return self.regression_cutoff
+
+    def read_histogram_cache(self, length):
+        """No histogram cache is kept: TensorRT computes the histograms."""
+        return None
+
+    def write_histogram_cache(self, ptr, length):
+        """No histogram cache is kept."""
+        return None
+
     def free(self):
         """Releases the device buffers."""
         for buffer in self._buffers.values():
@@ -159,7 +185,8 @@ def fill_calibration_metadata(calibrator, network, profile=None):
     return meta
 
 
-def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, algo=None):  # noqa: N802 (Polygraphy's name)
+def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, quantile=None,  # noqa: N802 (Polygraphy's name)
+               regression_cutoff=None, algo=None):
     """
     Creates an INT8 calibrator.
 
@@ -170,6 +197,8 @@ def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, algo=No
                 calibration then skipped), written after calibration.
         BaseClass (type): The TensorRT calibrator class to derive from; chosen by ``algo`` by default.
         batch_size (int): Batch size reported to TensorRT (implicit-batch networks only).
+        quantile (float): The quantile for ``IInt8LegacyCalibrator`` (``algo="legacy"``); 0.5 by default.
+        regression_cutoff (float): The regression cutoff for ``IInt8LegacyCalibrator``; 0.5 by default.
         algo (str): "entropy" (default, IInt8EntropyCalibrator2), "entropy1", "minmax" or "legacy".
 
     Returns:
@@ -188,4 +217,5 @@ def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, algo=No
                 "use full TensorRT for --int8"
             )
     cls = type("Calibrator", (CalibratorCore, BaseClass), {})
-    return cls(data_loader, cache=cache, batch_size=batch_size)
+    return cls(data_loader, cache=cache, batch_size=batch_size, quantile=quantile,
+               regression_cutoff=regression_cutoff)

@@ -33,6 +33,10 @@ __all__ = [
     "bytes_from_path",
     "BytesFromEngine",
     "bytes_from_engine",
+    "BufferFromEngine",
+    "buffer_from_engine",
+    "LoadRuntime",
+    "load_runtime",
     "EngineBuildError",
     "EngineLoadError",
     "NoCudaDeviceError",
@@ -196,6 +200,52 @@ class BytesFromEngine(BaseLoader):
         return bytes(invoke_if_callable(self._engine).serialize())
 
 
+class BufferFromEngine(BaseLoader):
+    """Functor that serializes an engine into TensorRT's own buffer (no copy into ``bytes``)."""
+
+    def __init__(self, engine):
+        """
+        Args:
+            engine (Union[trt.ICudaEngine, Callable() -> trt.ICudaEngine]): The engine.
+        """
+        self._engine = engine
+
+    def call_impl(self):
+        """
+        Returns:
+            trt.IHostMemory: The serialized engine (supports the buffer protocol).
+        """
+        return invoke_if_callable(self._engine).serialize()
+
+
+class LoadRuntime(BaseLoader):
+    """
+    Functor that loads a TensorRT runtime from a shared library (``libnvinfer_lean.so``...), to
+    run version-compatible engines built without the lean runtime.
+    """
+
+    def __init__(self, path):
+        """
+        Args:
+            path (Union[str, os.PathLike]): The runtime library.
+        """
+        self.path = path
+
+    def call_impl(self):
+        """
+        Returns:
+            trt.IRuntime: The loaded runtime.
+        """
+        path = os.fspath(self.path)
+        if not os.path.exists(path):
+            G_LOGGER.critical(f"Cannot load a TensorRT runtime from '{path}': the file does not exist")
+        G_LOGGER.info(f"Loading TensorRT runtime from: {path}")
+        runtime = trt.Runtime(get_trt_logger()).load_runtime(path)
+        if runtime is None:
+            G_LOGGER.critical(f"TensorRT could not load a runtime from '{path}' (see its errors above)")
+        return runtime
+
+
 def _engine_bytes(engine):
     if isinstance(engine, (bytes, bytearray, memoryview)):
         return bytes(engine)
@@ -260,3 +310,5 @@ engine_from_path = funcify(EngineFromPath)
 save_engine = funcify(SaveEngine)
 bytes_from_path = funcify(BytesFromPath)
 bytes_from_engine = funcify(BytesFromEngine)
+buffer_from_engine = funcify(BufferFromEngine)
+load_runtime = funcify(LoadRuntime)

@@ -19,6 +19,7 @@ from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
 from poly.core.runner import BaseRunner
+from poly.trt.context_memory import apply_weight_streaming, context_memory_size, create_execution_context
 from poly.trt.device_arrays import device_view
 from poly.trt.engine import EngineFromBytes, NoCudaDeviceError
 from poly.trt.output_allocator import make_output_allocator
@@ -60,7 +61,8 @@ class _HostOutput:
 class TrtRunner(BaseRunner):
     """Runs inference with a TensorRT engine."""
 
-    def __init__(self, engine, name=None, optimization_profile=None, copy_outputs_to_host=True):
+    def __init__(self, engine, name=None, optimization_profile=None, copy_outputs_to_host=True,
+                 allocation_strategy=None, weight_streaming_budget=None, weight_streaming_percent=None):
         """
         Args:
             engine (Union[trt.ICudaEngine, trt.IExecutionContext, bytes, Callable() -> any of these]):
@@ -72,8 +74,19 @@ class TrtRunner(BaseRunner):
                     objects (``__cuda_array_interface__``) of the device buffers. Either way the
                     next ``infer`` overwrites them (copy what you keep), and their memory stays
                     valid after the runner is deactivated.
+            allocation_strategy (str): How the execution context's device memory is allocated:
+                    ``"static"`` (default: by TensorRT, for every profile and shape), ``"profile"``
+                    (for the active profile's largest shapes) or ``"runtime"`` (for the current
+                    input shapes, before each inference); see ``poly.trt.context_memory``.
+            weight_streaming_budget (int): Bytes of weights kept on the device for an engine
+                    built with weight streaming: -2 disables streaming, -1 lets TensorRT choose.
+            weight_streaming_percent (float): The same as a percentage of the streamable weights
+                    (100 disables streaming, 0 streams them all).
         """
         super().__init__(name=name, prefix="trt-runner")
+        self.allocation_strategy = allocation_strategy
+        self.weight_streaming_budget = weight_streaming_budget
+        self.weight_streaming_percent = weight_streaming_percent
         self._engine_or_context = engine
         self.optimization_profile = optimization_profile
         self.copy_outputs_to_host = copy_outputs_to_host
@@ -84,7 +97,8 @@ class TrtRunner(BaseRunner):
 
     def _no_gpu(self, reason):
         G_LOGGER.critical(
-            f"{self.name} | TrtRunner needs an NVIDIA GPU that can run TensorRT engines: {reason}"
+            f"{self.name} | TrtRunner needs an NVIDIA GPU that can run TensorRT engines: {reason}",
+            NoCudaDeviceError,
         )
 
     def _resolve_engine(self):
@@ -109,7 +123,8 @@ class TrtRunner(BaseRunner):
             self.context, self.engine, self._owns_context = obj, obj.engine, False
         else:
             self.engine, self._owns_context = obj, True
-            self.context = self.engine.create_execution_context()
+            apply_weight_streaming(self.engine, self.weight_streaming_budget, self.weight_streaming_percent)
+            self.context = create_execution_context(self.engine, self.allocation_strategy)
             if self.context is None:
                 G_LOGGER.critical(
                     f"{self.name} | TensorRT could not create an execution context (see its errors above)"
@@ -126,6 +141,7 @@ class TrtRunner(BaseRunner):
         self._host_outputs = {}
         self._shape_inputs = {}
         self._allocator = None
+        self._context_memory = None
         self._input_shapes = {}
         self._metadata = None
         self.set_profile(self.optimization_profile or 0, force=self.optimization_profile is not None)
@@ -154,6 +170,9 @@ class TrtRunner(BaseRunner):
             host.free()
         if self._allocator is not None:
             self._allocator.free()
+        if self._context_memory is not None:
+            self._context_memory.free()
+            self._context_memory = None
         self._input_buffers, self._output_buffers, self._host_outputs = {}, {}, {}
         self._allocator = None
         self._start.free()
@@ -235,6 +254,21 @@ class TrtRunner(BaseRunner):
             self._set_address(name, buffer.ptr, "Output")
         return dynamic
 
+    def _provide_context_memory(self):
+        # USER_MANAGED contexts ("profile" / "runtime") get their memory here, grown as needed.
+        if not self._owns_context:
+            return
+        size = context_memory_size(self.engine, self.context, self.allocation_strategy, self.optimization_profile)
+        if size is None:
+            return
+        from poly.core.cuda import DeviceBuffer
+
+        if self._context_memory is None:
+            self._context_memory = DeviceBuffer()
+        if self._context_memory.capacity < size:
+            self._context_memory.resize(size)
+        self.context.set_device_memory(self._context_memory.ptr, max(size, 1))
+
     def infer_impl(self, feed_dict, copy_outputs_to_host=None):
         """
         Args:
@@ -247,6 +281,7 @@ class TrtRunner(BaseRunner):
         """
         self._bind_inputs(feed_dict)
         dynamic = self._bind_outputs()
+        self._provide_context_memory()
         self._start.record(self.stream)
         if not self.context.execute_async_v3(self.stream.ptr):
             G_LOGGER.critical(f"{self.name} | TensorRT failed to execute the engine (see its errors above)")

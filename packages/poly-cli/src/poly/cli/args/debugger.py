@@ -37,6 +37,12 @@ class DebugCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
+def set_check_command(ctx, check):
+    """Gives the command run in ``ctx`` a --check command line (what ``DebugCommand`` does when it
+    parses one): for callers that parse the command line themselves (``poly.tools``)."""
+    ctx.meta[_CHECK_META_KEY] = list(check)
+
+
 def _int_codes(ctx, param, values):
     codes = []
     for value in values or ():

@@ -6,13 +6,9 @@ for input data, and only when the user names the script explicitly.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-import uuid
-
 from poly.core.func import invoke_if_callable
 from poly.core.logger import G_LOGGER
+from poly.core.scripts import import_from_script
 
 __all__ = ["DEFAULT_DATA_LOADER_FUNC", "parse_script_and_func_name", "import_from_script", "DataLoaderFromScript"]
 
@@ -29,42 +25,6 @@ def parse_script_and_func_name(spec: str, default_func_name: str | None = None) 
     if sep and name.isidentifier() and path:
         return path, name
     return spec, default_func_name
-
-
-def import_from_script(path: str, name: str):
-    """
-    Runs the Python script at ``path`` as a module and returns its attribute ``name``. The
-    script's directory is on ``sys.path`` while it is imported, so it can import its neighbours.
-    """
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        G_LOGGER.critical(f"Could not import symbol: {name} from script: {path}\nNote: the file does not exist")
-    ext = os.path.splitext(path)[1]
-    module_name = f"_poly_script_{os.path.splitext(os.path.basename(path))[0]}_{uuid.uuid4().hex[:8]}"
-    script_dir = os.path.dirname(os.path.abspath(path))
-    sys.path.insert(0, script_dir)
-    try:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError("not a Python source file")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-            return getattr(module, name)
-        finally:
-            sys.modules.pop(module_name, None)
-    except Exception as err:
-        msg = f"Could not import symbol: {name} from script: {path}"
-        if ext != ".py":
-            msg += f"\nThis could be because the extension of the file is not '.py'. Note: The extension is: {ext}"
-        msg += f"\nNote: Error was: {err}"
-        G_LOGGER.critical(msg)
-    finally:
-        try:
-            sys.path.remove(script_dir)
-        except ValueError:
-            pass
 
 
 class DataLoaderFromScript:

@@ -1,0 +1,229 @@
+"""
+Polygraphy's programmatic tool interface (``polygraphy.tools``) over poly's click commands:
+``BaseArgs`` (an argument group: ``add_parser_args(parser)``, ``parse(args)``), ``Tool`` (a
+tool with argument groups or subtools: ``setup_parser(subparsers)``, ``run(args)``, ``main``)
+and ``ClickTool``, a ``Tool`` whose options are those of a poly click command, converted to
+argparse arguments, and whose ``run`` calls that command's implementation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+import click
+
+from poly.cli.args.debugger import CHECK_FLAGS, set_check_command
+from poly.cli.errors import EXIT_USAGE, error_line
+from poly.cli.multi_option import MultiOption
+
+__all__ = ["BaseArgs", "Tool", "ClickTool"]
+
+
+class BaseArgs:
+    """
+    An argument group, Polygraphy's way: ``add_parser_args(parser)`` adds its options (in an
+    argparse group titled ``GROUP_TITLE``), ``parse(args)`` reads them from the parsed namespace
+    into attributes. Subclasses implement ``add_parser_args_impl`` (using ``self.group``) and
+    ``parse_impl``; ``arg_groups`` gives access to the other groups of the same tool.
+    """
+
+    GROUP_TITLE = None
+    GROUP_DESCRIPTION = None
+
+    def __init__(self):
+        self.group = None
+        self.arg_groups = {}
+
+    def register(self, arg_groups):
+        """Gives the group the tool's other groups (type -> instance)."""
+        self.arg_groups = arg_groups
+
+    def allows_abbreviation(self):
+        """Whether the group's long options may be abbreviated."""
+        return self.allows_abbreviation_impl()
+
+    def allows_abbreviation_impl(self):
+        return True
+
+    def add_parser_args(self, parser):
+        """Adds the group's options to ``parser`` (an ``argparse.ArgumentParser``)."""
+        self.group = parser.add_argument_group(self.GROUP_TITLE or type(self).__name__, self.GROUP_DESCRIPTION)
+        self.add_parser_args_impl()
+
+    def add_parser_args_impl(self):
+        pass
+
+    def parse(self, args):
+        """Reads the group's values from ``args`` (an ``argparse.Namespace``)."""
+        self.parse_impl(args)
+
+    def parse_impl(self, args):
+        pass
+
+
+class Tool:
+    """
+    A command-line tool, Polygraphy's way: a name, argument groups (``get_subscriptions_impl``)
+    or subtools (``get_subtools_impl``), ``setup_parser(subparsers)`` to add itself to an
+    argparse parser, and ``run(args)`` (parses the groups, then ``run_impl``) returning an exit
+    status.
+    """
+
+    def __init__(self, name=None):
+        self.name = name
+        self.arg_groups = {}
+
+    def get_subscriptions_impl(self):
+        return []
+
+    def get_subtools_impl(self):
+        return []
+
+    def get_subscriptions(self):
+        """The tool's argument groups, registered with one another."""
+        if not self.arg_groups:
+            self.arg_groups = {type(group): group for group in self.get_subscriptions_impl()}
+            for group in self.arg_groups.values():
+                group.register(self.arg_groups)
+        return list(self.arg_groups.values())
+
+    def get_subtools(self):
+        return list(self.get_subtools_impl())
+
+    def add_parser_args_impl(self, parser):
+        pass
+
+    def add_parser_args(self, parser):
+        """Adds the tool's options (its groups', then its own) to ``parser``."""
+        for group in self.get_subscriptions():
+            group.add_parser_args(parser)
+        self.add_parser_args_impl(parser)
+
+    def setup_parser(self, subparsers=None):
+        """
+        Adds the tool to ``subparsers`` (from ``parser.add_subparsers()``), or makes a parser of
+        its own when None; returns the tool's parser. ``args.subcommand`` is the tool to run.
+        """
+        description = (type(self).__doc__ or "").strip()
+        if subparsers is None:
+            parser = argparse.ArgumentParser(prog=self.name, description=description)
+        else:
+            parser = subparsers.add_parser(self.name, help=description.splitlines()[0] if description else None,
+                                           description=description)
+        subtools = self.get_subtools()
+        if subtools:
+            children = parser.add_subparsers(title="Subtools", dest=f"{self.name}_subtool")
+            children.required = True
+            for tool in subtools:
+                tool.setup_parser(children)
+        else:
+            self.add_parser_args(parser)
+            parser.set_defaults(subcommand=self)
+        return parser
+
+    def parse(self, args):
+        for group in self.get_subscriptions():
+            group.parse(args)
+
+    def run_impl(self, args):
+        raise NotImplementedError(f"{type(self).__name__} has subtools; run one of them")
+
+    def run(self, args):
+        """Parses the argument groups from ``args`` and runs the tool; returns the exit status."""
+        self.parse(args)
+        return self.run_impl(args)
+
+    def main(self, argv=None):
+        """Parses ``argv`` (the process's arguments by default) and runs the chosen (sub)tool."""
+        args = self.setup_parser().parse_args(argv)
+        return args.subcommand.run(args)
+
+
+def _check_param(param):
+    return isinstance(param, click.Option) and not param.expose_value and set(param.opts) & set(CHECK_FLAGS)
+
+
+def _add_click_param(parser, param):
+    help_text = getattr(param, "help", None)
+    if isinstance(param, click.Argument):
+        nargs = None if param.nargs == 1 else ("+" if param.required else "*")
+        if not param.required and param.nargs == 1:
+            nargs = "?"
+        parser.add_argument(param.name, nargs=nargs, default=None, help=help_text)
+        return
+    if _check_param(param):
+        parser.add_argument(*param.opts, dest="check", nargs=argparse.REMAINDER, default=None, help=help_text)
+        return
+    if not param.expose_value:
+        return
+    common = {"dest": param.name, "default": None, "help": help_text}
+    if param.count:
+        parser.add_argument(*param.opts, action="count", **common)
+    elif param.is_flag:
+        parser.add_argument(*param.opts, action="store_const", const=param.flag_value, **common)
+        if param.secondary_opts:
+            parser.add_argument(*param.secondary_opts, action="store_const", const=not param.flag_value,
+                                dest=param.name, help=argparse.SUPPRESS)
+    elif isinstance(param, MultiOption):
+        action = "append" if param.per_occurrence else "extend"
+        parser.add_argument(*param.opts, nargs="+", action=action, **common)
+    elif param.multiple:
+        parser.add_argument(*param.opts, action="append", **common)
+    else:
+        nargs = param.nargs if param.nargs != 1 else None
+        parser.add_argument(*param.opts, nargs=nargs, **common)
+
+
+def _raw_value(param, args, ctx):
+    raw = getattr(args, param.name, None)
+    if raw is None:
+        return param.get_default(ctx)
+    if isinstance(param, MultiOption) and param.per_occurrence:
+        return tuple(MultiOption.OCCURRENCE_SEPARATOR.join(occurrence) for occurrence in raw)
+    if isinstance(raw, list):
+        return tuple(raw)
+    return raw
+
+
+class ClickTool(Tool):
+    """
+    A ``Tool`` over a poly click command (``COMMAND = "module:attribute"``): ``add_parser_args``
+    adds the command's options and arguments to an argparse parser (a ``--check`` command takes
+    the rest of the command line, as in ``poly debug``), ``run`` converts the parsed values as
+    the command does (types, defaults, option callbacks) and runs the command; its usage errors
+    become one line and exit status 2.
+    """
+
+    COMMAND = None
+    NAME = None
+
+    def __init__(self, name=None):
+        super().__init__(name or self.NAME)
+
+    def command(self):
+        """The click command."""
+        module, _, attribute = self.COMMAND.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+    def add_parser_args_impl(self, parser):
+        for param in self.command().params:
+            _add_click_param(parser, param)
+
+    def run_impl(self, args):
+        command = self.command()
+        ctx = click.Context(command, info_name=self.name)
+        try:
+            with ctx:
+                check = getattr(args, "check", None)
+                if check:
+                    set_check_command(ctx, check)
+                values = {}
+                for param in command.params:
+                    if param.expose_value:
+                        with click.core.augment_usage_errors(ctx, param=param):  # names the flag
+                            values[param.name] = param.process_value(ctx, _raw_value(param, args, ctx))
+                return ctx.invoke(command.callback, **values)
+        except click.UsageError as err:
+            error_line(f"{self.name}: {err.format_message()}")
+            return EXIT_USAGE

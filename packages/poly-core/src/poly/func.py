@@ -1,5 +1,0 @@
-"""Polygraphy-compatible import path: `polygraphy.func` becomes `poly.func`. The code lives in
-`poly.core.func`; this module only re-exports it."""
-
-from poly.core.func import *  # noqa: F401,F403
-from poly.core.func import __all__  # noqa: F401

@@ -1,5 +1,0 @@
-"""Polygraphy-compatible import path: `polygraphy.logger` becomes `poly.logger`. The code lives in
-`poly.core.logger`; this module only re-exports it."""
-
-from poly.core.logger import *  # noqa: F401,F403
-from poly.core.logger import __all__  # noqa: F401
