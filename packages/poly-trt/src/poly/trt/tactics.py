@@ -217,8 +217,10 @@ def load_tactic_records(path):
     if not os.path.isfile(path):
         raise TacticFileError(f"Tactic file '{path}' does not exist")
     with open(path, "rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith(b"{"):
+        head = f.read(64)
+    if not head:
+        raise TacticFileError(f"Tactic file '{path}' is empty")
+    if head.lstrip()[:1] in (b"{", b"["):
         return _load_replay(path)
     return _load_timing_cache(path)
 
