@@ -211,7 +211,7 @@ def _decode_iteration_result(dct):
         raise ValueError(f"its 'outputs' is a {type(outputs).__name__}, not an object of arrays by name")
     for name, arr in outputs.items():
         if not isinstance(arr, LazyArray):
-            _expect_array(arr, f"output '{name}'")
+            _expect_array(arr, f"output {name!r}")
     runtime, runner_name = dct.get("runtime"), dct.get("runner_name")
     if runtime is not None and (isinstance(runtime, bool) or not isinstance(runtime, (int, float))):
         raise ValueError(f"its 'runtime' is a {type(runtime).__name__}, not a number")
@@ -422,7 +422,7 @@ def _runner_entry(item, index):
         raise ValueError(f"entry {index} of its 'lst' is not a [runner name, [iteration results]] pair")
     for k, result in enumerate(item[1]):
         if not isinstance(result, IterationResult):
-            raise ValueError(f"iteration {k} of runner '{item[0]}' is a {type(result).__name__}, not an IterationResult")
+            raise ValueError(f"iteration {k} of runner {item[0]!r} is a {type(result).__name__}, not an IterationResult")
     return tuple(item)
 
 

@@ -52,8 +52,8 @@ def _tensor_info(dct, where):
 
 def _tensor_infos(dct, key, layer):
     infos = dct.get(key, [])
-    _expect(isinstance(infos, list), f"'{key}' of layer '{layer}' is a {type(infos).__name__}, not a list")
-    return [_tensor_info(info, f"{key[:-1]} {index} of layer '{layer}'") for index, info in enumerate(infos)]
+    _expect(isinstance(infos, list), f"'{key}' of layer {layer!r} is a {type(infos).__name__}, not a list")
+    return [_tensor_info(info, f"{key[:-1]} {index} of layer {layer!r}") for index, info in enumerate(infos)]
 
 
 class Algorithm:
@@ -75,10 +75,10 @@ class Algorithm:
         Raises:
             ValueError: When the entry is not of the replay format.
         """
-        _expect(isinstance(dct, dict), f"layer '{layer}' maps to a {type(dct).__name__}, not an algorithm object")
+        _expect(isinstance(dct, dict), f"layer {layer!r} maps to a {type(dct).__name__}, not an algorithm object")
         for key in ("implementation", "tactic"):
             value = dct.get(key)
-            _expect(value is None or isinstance(value, (int, str)), f"'{key}' of layer '{layer}' is a "
+            _expect(value is None or isinstance(value, (int, str)), f"'{key}' of layer {layer!r} is a "
                     f"{type(value).__name__}, not an integer")
         return Algorithm(
             dct.get("implementation"),

@@ -215,6 +215,13 @@ class DataLoader:
             )
             return buffer
         _check_generable(name, dtype, shape)
+        try:
+            return self._sample(sampler, name, dtype, shape)
+        except MemoryError:
+            G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(shape)}: "
+                              "out of memory (use --input-shapes)")
+
+    def _sample(self, sampler, name, dtype, shape):
         entry = DataType.from_dtype(dtype) if dtype is not None else None
         if entry is not None and (entry.is_integral or entry == DataType.BOOL):
             low, high = self._get_range(name, int if entry.is_integral else bool)
@@ -301,16 +308,30 @@ class DataLoader:
         return buffers
 
 
-def _physical_memory():
+_GENERATION_OVERHEAD = 32
+"""Bytes per element the synthetic data generator needs on top of the result: random floats are
+drawn in float64 and scaled and shifted through temporaries."""
+
+
+def _available_memory():
+    # MemAvailable (Linux), else the physical memory; None where neither is known
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # not a POSIX system: no limit known
+    except (ValueError, OSError, AttributeError):
         return None
 
 
 def _check_generable(name, dtype, shape):
     """Refuses, in one line, a shape no input can have (a negative or non-integer dimension) or
-    one whose data would not fit in memory (a model claiming 10**12 elements), before allocating."""
+    one whose data could not be generated in the memory available (a model claiming 10**12
+    elements), before allocating anything."""
     dims = list(shape)
     if not all(isinstance(dim, (int, np.integer)) and dim >= 0 for dim in dims):
         G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(dims)}: "
@@ -319,11 +340,12 @@ def _check_generable(name, dtype, shape):
         itemsize = np.dtype(DataType.to_dtype(DataType.from_dtype(dtype), "numpy")).itemsize
     except Exception:  # noqa: BLE001 - an unknown or exotic type: assume the widest
         itemsize = 16
-    nbytes = math.prod(int(dim) for dim in dims) * itemsize
-    memory = _physical_memory()
-    if memory is not None and nbytes > memory:
-        G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(dims)}: it needs "
-                          f"{nbytes / 2**30:.4g} GiB, more than this machine's memory (use --input-shapes)")
+    needed = math.prod(int(dim) for dim in dims) * (itemsize + _GENERATION_OVERHEAD)
+    memory = _available_memory()
+    if memory is not None and needed > memory:
+        G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(dims)}: it needs about "
+                          f"{needed / 2**30:.4g} GiB of memory, more than the {memory / 2**30:.4g} GiB available "
+                          "(use --input-shapes)")
 
 
 def coerce_buffer(buffer, name, dtype, shape):

@@ -31,7 +31,7 @@ def _check_feed_dict(obj, path, index):
     for name, value in obj.items():
         if not isinstance(value, np.ndarray):
             raise DataFormatError(
-                f"Could not load inputs from '{path}': input '{name}' of {where} is a {type(value).__name__}, "
+                f"Could not load inputs from '{path}': input {name!r} of {where} is a {type(value).__name__}, "
                 "not an array"
             )
     return OrderedDict(obj.items())
