@@ -151,6 +151,12 @@ def array_from_data(header: NpyHeader, data) -> np.ndarray:
     if header.count == 0:
         return np.empty(header.shape, dtype=header.dtype, order=order)
     arr = np.frombuffer(view, dtype=header.dtype, count=header.count)
+    if header.dtype.kind == "U" and header.dtype.itemsize:
+        # UCS-4 code units past U+10FFFF make NumPy fail (SystemError) when the text is read
+        units = np.frombuffer(view, dtype=header.dtype.byteorder.replace("=", "") + "u4",
+                              count=header.nbytes // 4)
+        if units.size and int(units.max()) > 0x10FFFF:
+            raise ValueError(f"its {header.dtype} text holds code points beyond Unicode; the data is corrupt")
     if view.readonly:
         arr = arr.copy()
     return arr.reshape(header.shape, order=order)
