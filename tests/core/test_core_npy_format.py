@@ -5,6 +5,7 @@ nothing bigger than the bytes present is allocated."""
 from __future__ import annotations
 
 import io
+import warnings
 import zipfile
 
 import numpy as np
@@ -72,3 +73,13 @@ def test_zip_member_sizes_are_checked_against_the_archive():
     good = corruption.npz_bytes({"x.npy": _npy(np.arange(10.0))}, compressed=True)
     with zipfile.ZipFile(io.BytesIO(good)) as archive:
         np.testing.assert_array_equal(array_from_zip_member(archive, archive.infolist()[0], len(good)), np.arange(10.0))
+
+
+def test_a_damaged_header_prints_no_python_warning():
+    # literal_eval of a header with a stray backslash warns about the escape (on stderr, in a CLI)
+    damaged = corruption.npy_bytes((2,)).replace(b"'descr'", b"'d\\escr'", 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="corrupt"):
+            parse_npy_header(damaged)
+    assert not caught, [str(w.message) for w in caught]

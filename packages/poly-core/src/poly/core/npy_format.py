@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import struct
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,7 +83,12 @@ def parse_npy_header(buf) -> NpyHeader:
     try:
         np.lib.format.read_magic(fp)
         read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran_order, dtype = read(fp, max_header_size=_MAX_HEADER_LEN)
+        if b"\\" in header:  # a damaged header's escapes would print Python's invalid-escape warning
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                shape, fortran_order, dtype = read(fp, max_header_size=_MAX_HEADER_LEN)
+        else:
+            shape, fortran_order, dtype = read(fp, max_header_size=_MAX_HEADER_LEN)
     except Exception as err:  # ValueError, SyntaxError, tokenize errors, ... from a damaged header
         text = " ".join(str(err).split()) or type(err).__name__
         raise ValueError(f"the .npy header is corrupt ({text[:200]})") from None
