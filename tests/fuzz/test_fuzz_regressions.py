@@ -148,3 +148,15 @@ def test_names_that_are_not_utf8_are_shown_escaped(poly_cli, tmp_path):
 def test_an_empty_per_iteration_directory_is_not_zero_iterations(seeds, poly_cli, tmp_path):
     result = poly_cli(["run", seeds["identity.onnx"], "--onnxrt", "--load-inputs", tmp_path])
     assert result.exit_code == 1 and "holds no per-iteration" in result.stderr
+
+
+def test_names_with_lone_surrogates_are_printed_escaped(seeds, damaged):
+    # JSON may spell a lone surrogate ("\udcff"), which no stream can encode: printing it raised
+    if "timing.cache" not in seeds:
+        pytest.skip("no TensorRT flavour is installed; the dev group installs TensorRT-RTX on Linux x86_64")
+    replay = b'{"replay": {"\\udcffconv": {"implementation": 1, "tactic": 2}}}'
+    result = damaged(replay, "replay.json", lambda path, work: ["inspect", "tactics", path])
+    assert result.exit_code == 0 and "\\udcffconv" in result.stdout
+    inputs = b'[{"\\udcffx": 5}]'
+    result = damaged(inputs, "inputs.json", lambda path, work: ["inspect", "data", path], allow_success=False)
+    assert "'\\udcffx'" in result.stderr

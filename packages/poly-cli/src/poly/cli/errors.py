@@ -19,8 +19,10 @@ def _red(text: str, stream) -> str:
 
 
 def error_line(message: str) -> None:
-    """Prints one red `[!]` line on stderr."""
-    print(_red(f"[!] {message}", sys.stderr), file=sys.stderr, flush=True)
+    """Prints one red `[!]` line on stderr (characters UTF-8 cannot encode escaped)."""
+    from poly.core.logger import printable
+
+    print(_red(f"[!] {printable(message)}", sys.stderr), file=sys.stderr, flush=True)
 
 
 class _CriticalRecorder:
