@@ -19,8 +19,10 @@ def _red(text: str, stream) -> str:
 
 
 def error_line(message: str) -> None:
-    """Prints one red `[!]` line on stderr."""
-    print(_red(f"[!] {message}", sys.stderr), file=sys.stderr, flush=True)
+    """Prints one red `[!]` line on stderr (characters UTF-8 cannot encode escaped)."""
+    from poly.core.logger import printable
+
+    print(_red(f"[!] {printable(message)}", sys.stderr), file=sys.stderr, flush=True)
 
 
 class _CriticalRecorder:
@@ -50,8 +52,9 @@ class _CriticalRecorder:
 
 def handle_errors(func):
     """
-    Wraps a command callback: poly errors become one red line and exit 1; unexpected errors the
-    same (with the traceback under -v); the callback's integer result is the exit status.
+    Wraps a command callback: poly errors become one red line and exit 1, as do files that cannot
+    be accessed (the line names the file); unexpected errors the same (with the traceback under -v);
+    the callback's integer result is the exit status.
     """
 
     @functools.wraps(func)
@@ -74,6 +77,14 @@ def handle_errors(func):
                     traceback.print_exc()
                 error_line(f"No such file: {exc.filename or exc}")
                 return EXIT_USAGE
+            except OSError as exc:
+                if show_traceback():
+                    traceback.print_exc()
+                if exc.filename is None:
+                    error_line(f"{type(exc).__name__}: {exc}" + ("" if show_traceback() else " (run with -v for details)"))
+                else:  # a file that cannot be read or written: a directory, no permission, ...
+                    error_line(f"Cannot access '{exc.filename}': {exc.strerror or exc}")
+                return EXIT_FAIL
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as exc:  # a backend error: report it without a traceback

@@ -17,6 +17,7 @@ import numpy as np
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import decode_run_results, is_npz_file, load_npz, run_results_to_npz
 from poly.core import config
+from poly.core.exception import DataFormatError
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
 from poly.core.logger import G_LOGGER
 
@@ -83,9 +84,15 @@ def _encode_lazy_array(lazy):
     return {"values": lazy.load()}
 
 
+def _expect_array(value, what):
+    if not isinstance(value, np.ndarray):
+        raise ValueError(f"{what} is a {type(value).__name__}, not an array")
+    return value
+
+
 @Decoder.register(LazyArray, alias="LazyNumpyArray")
 def _decode_lazy_array(dct):
-    return LazyArray(dct["values"])
+    return LazyArray(_expect_array(dct["values"], "its 'values'"))
 
 
 def _to_lazy(arr):
@@ -195,7 +202,18 @@ def _encode_iteration_result(result):
 
 @Decoder.register(IterationResult)
 def _decode_iteration_result(dct):
-    return IterationResult(outputs=dct["outputs"], runtime=dct.get("runtime"), runner_name=dct.get("runner_name"))
+    outputs = dct["outputs"]
+    if not isinstance(outputs, dict):
+        raise ValueError(f"its 'outputs' is a {type(outputs).__name__}, not an object of arrays by name")
+    for name, arr in outputs.items():
+        if not isinstance(arr, LazyArray):
+            _expect_array(arr, f"output {name!r}")
+    runtime, runner_name = dct.get("runtime"), dct.get("runner_name")
+    if runtime is not None and (isinstance(runtime, bool) or not isinstance(runtime, (int, float))):
+        raise ValueError(f"its 'runtime' is a {type(runtime).__name__}, not a number")
+    if runner_name is not None and not isinstance(runner_name, str):
+        raise ValueError(f"its 'runner_name' is a {type(runner_name).__name__}, not a string")
+    return IterationResult(outputs=outputs, runtime=runtime, runner_name=runner_name)
 
 
 class RunResults:
@@ -339,13 +357,13 @@ class RunResults:
     @staticmethod
     def from_json(src):
         """Decodes JSON text into a ``RunResults``."""
-        return RunResults._checked(from_json(src))
+        return RunResults._checked(from_json(src), "Provided JSON")
 
     @staticmethod
-    def _checked(obj):
+    def _checked(obj, source):
         if not isinstance(obj, RunResults):
-            G_LOGGER.critical(
-                f"Provided JSON cannot be decoded into a RunResults. Note: JSON was decoded into a {type(obj).__name__}"
+            raise DataFormatError(
+                f"{source} cannot be decoded into a RunResults. Note: JSON was decoded into a {type(obj).__name__}"
             )
         return obj
 
@@ -366,7 +384,8 @@ class RunResults:
         if is_npz_file(src):
             G_LOGGER.info(f"Loading inference results from {src}")
             return RunResults.from_npz_archive(*load_npz(src), src)
-        return RunResults._checked(load_json(src, description="inference results"))
+        source = f"'{os.fspath(src)}'" if isinstance(src, (str, os.PathLike)) else "Provided JSON"
+        return RunResults._checked(load_json(src, description="inference results"), source)
 
     @staticmethod
     def from_npz_archive(meta, arrays, src):
@@ -394,6 +413,18 @@ def _encode_run_results(results):
     return {"lst": results.lst}
 
 
+def _runner_entry(item, index):
+    if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], list)):
+        raise ValueError(f"entry {index} of its 'lst' is not a [runner name, [iteration results]] pair")
+    for k, result in enumerate(item[1]):
+        if not isinstance(result, IterationResult):
+            raise ValueError(f"iteration {k} of runner {item[0]!r} is a {type(result).__name__}, not an IterationResult")
+    return tuple(item)
+
+
 @Decoder.register(RunResults)
 def _decode_run_results(dct):
-    return RunResults([tuple(item) for item in dct["lst"]])
+    lst = dct["lst"]
+    if not isinstance(lst, list):
+        raise ValueError(f"its 'lst' is a {type(lst).__name__}, not a list")
+    return RunResults([_runner_entry(item, index) for index, item in enumerate(lst)])

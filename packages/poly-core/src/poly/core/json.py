@@ -5,9 +5,10 @@ Custom objects are written as JSON objects carrying a ``"polygraphy_class": "<Ty
 NumPy arrays as ``{"array": "<base64 of the .npy bytes>", "polygraphy_class": "ndarray"}``.
 Files written here load in Polygraphy and vice versa.
 
-Reading never unpickles: array payloads are loaded with ``allow_pickle=False``, and a payload
-that is not ``.npy``/``.npz`` data, or that holds an object array, is refused with a
-``DataFormatError``.
+Reading never unpickles and never trusts a payload's header: arrays are read by
+``poly.core.npy_format`` (as with ``allow_pickle=False``, the claimed size checked against the
+bytes present before anything is allocated), and a payload that is not ``.npy``/``.npz`` data,
+holds an object array, or claims more data than it holds is refused with a ``DataFormatError``.
 """
 
 import base64
@@ -18,6 +19,8 @@ import io
 import json
 import os
 import re
+import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -26,6 +29,7 @@ import poly.core.constants as constants
 from poly.core.exception import DataFormatError, PolyException
 from poly.core.fileio import load_file, save_file
 from poly.core.logger import G_LOGGER, LogMode
+from poly.core.npy_format import array_from_npy, array_from_zip_member
 from poly.core.optional_import import lazy_import
 
 __all__ = ["Encoder", "Decoder", "to_json", "from_json", "save_json", "load_json", "add_json_methods"]
@@ -219,6 +223,10 @@ class Decoder:
             return func(dct)
         except DataFormatError:
             raise
+        except KeyError as err:
+            raise _format_error(f"invalid serialized {type_name}: it has no {err} entry") from None
+        except (ValueError, TypeError) as err:
+            raise _format_error(f"invalid serialized {type_name}: {err}") from None
         except Exception as err:
             raise _format_error(f"invalid serialized {type_name}: {type(err).__name__}: {err}") from None
 
@@ -271,38 +279,25 @@ def _payload_bytes(payload):
     raise _format_error("an array payload is not valid base64 (truncated or corrupt file?)")
 
 
-def _raise_if_pickle_refused(err):
-    # NumPy's refusals under allow_pickle=False all mention pickling.
-    if "pickle" in str(err).lower():
-        raise _format_error(
-            "refusing an object array or pickled payload: it could run code when loaded, "
-            "and poly loads arrays with allow_pickle=False"
-        ) from None
-
-
 def _load_array(data):
     if data.startswith(_NPY_MAGIC):
         try:
-            return np.load(io.BytesIO(data), allow_pickle=False)
+            return array_from_npy(data)
         except ValueError as err:
-            _raise_if_pickle_refused(err)
-            raise _format_error(f"an array payload is truncated or corrupt ({err})") from None
-        except Exception as err:
-            raise _format_error(f"an array payload is truncated or corrupt ({err})") from None
+            raise _format_error(f"an array payload is unreadable: {err}") from None
 
     if data.startswith(_ZIP_MAGIC):
         # Polygraphy once wrote arrays as single-entry .npz archives.
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-                if not archive.files:
-                    raise _format_error("an array payload is an empty .npz archive")
-                return archive[archive.files[0]]
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = [info for info in archive.infolist() if info.filename.endswith(".npy")]
+                if not members:
+                    raise _format_error("an array payload is an .npz archive without arrays")
+                return array_from_zip_member(archive, members[0], len(data))
         except DataFormatError:
             raise
-        except ValueError as err:
-            _raise_if_pickle_refused(err)
-            raise _format_error(f"an .npz array payload is corrupt ({err})") from None
-        except Exception as err:
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                RuntimeError) as err:
             raise _format_error(f"an .npz array payload is corrupt ({err})") from None
 
     raise _format_error(
@@ -446,17 +441,17 @@ def add_json_methods(description=None):
     Class decorator adding ``to_json()``, ``from_json(src)``, ``save(dest)`` and ``load(src)``.
 
     The class must have an encoder and a decoder registered. ``from_json`` and ``load`` raise
-    ``PolyException`` when the JSON decodes to another type.
+    ``DataFormatError`` (a ``PolyException``) when the JSON decodes to another type.
 
     Args:
         description (str): What instances are, for log messages (e.g. ``"inference results"``).
     """
 
     def add_json_methods_impl(cls):
-        def check_decoded(obj):
+        def check_decoded(obj, source="Provided JSON"):
             if not isinstance(obj, cls):
-                G_LOGGER.critical(
-                    f"Provided JSON cannot be decoded into a {cls.__name__}. "
+                raise DataFormatError(
+                    f"{source} cannot be decoded into a {cls.__name__}. "
                     f"Note: JSON was decoded into a {type(obj).__name__}"
                 )
             return obj
@@ -475,7 +470,8 @@ def add_json_methods(description=None):
             save_json(self, dest, description=description)
 
         def _load(src):
-            return check_decoded(load_json(src, description=description))
+            source = f"'{os.fspath(src)}'" if isinstance(src, (str, os.PathLike)) else "Provided JSON"
+            return check_decoded(load_json(src, description=description), source)
 
         _load.__doc__ = f"Loads a {cls.__name__} from a JSON path or file-like object."
 

@@ -21,7 +21,7 @@ import poly.core.constants as constants
 from poly.core import config
 from poly.core.exception import PolyException, PolyInternalException
 
-__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER"]
+__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable"]
 
 _THIS_FILE = os.path.normcase(os.path.abspath(__file__))
 
@@ -35,6 +35,28 @@ class LogMode(enum.IntEnum):
     """Log the message every time."""
     ONCE = 1
     """Log the message only the first time; later identical messages are dropped."""
+
+
+def printable(text):
+    """
+    ``text`` with what UTF-8 cannot encode (lone surrogates, as a damaged file's JSON can hold:
+    ``"\\udcff"``) written as backslash escapes, so printing it cannot fail.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _print(text, stream, flush):
+    try:
+        print(text, file=stream, flush=flush)
+    except UnicodeEncodeError:  # a stream whose encoding lacks some of the characters
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream, flush=flush)
 
 
 def _split_path(path):
@@ -470,7 +492,7 @@ class Logger:
                 if not error_ok:
                     raise
                 message = f"<Error while logging this message: {err}>"
-        message = str(message)
+        message = printable(str(message))
 
         with self._lock:
             if mode == LogMode.ONCE:
@@ -492,7 +514,7 @@ class Logger:
             color = Logger.SEVERITY_COLOR_MAPPING.get(severity)
             if color and self._use_colors(stream):
                 text = f"{color}{text}{_ANSI_RESET}"
-            print(text, file=stream, flush=severity >= Logger.WARNING)
+            _print(text, stream, flush=severity >= Logger.WARNING)
 
     def ultra_verbose(self, message, mode=LogMode.EACH):
         """Logs ``message`` (a string or a callable returning one) at ULTRA_VERBOSE severity."""

@@ -5,6 +5,7 @@ from collections import defaultdict
 
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType
+from poly.core.exception import PolyException
 from poly.core.func import check_called_by
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
@@ -19,8 +20,9 @@ def _names(items):
 
 def check_inputs(feed_dict, input_metadata):
     """
-    Checks ``feed_dict`` against the expected inputs and raises ``PolyException`` (through
-    ``G_LOGGER.critical``) at the first problem: a missing input, an extra input, a wrong data
+    Checks ``feed_dict`` against the expected inputs and raises ``PolyException`` at the first
+    problem (raised, not logged: a caller that skips bad feed dicts, such as validation, reports
+    it once in its own way): a missing input, an extra input, a wrong data
     type, or a shape that does not fit (dynamic dimensions, written -1, None or a name, match
     any size).
 
@@ -33,14 +35,14 @@ def check_inputs(feed_dict, input_metadata):
     expected = list(input_metadata.keys())
     missing = [name for name in expected if name not in feed_dict]
     if missing:
-        G_LOGGER.critical(
+        raise PolyException(
             f"Missing input(s) {_names(missing)}: The following inputs were not found in the feed_dict; "
             f"expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
     extra = [name for name in feed_dict if name not in input_metadata]
     if extra:
-        G_LOGGER.critical(
+        raise PolyException(
             f"Unexpected input(s) {_names(extra)}: Extra inputs in the feed_dict; expected inputs: {expected}, "
             f"given: {list(feed_dict.keys())}"
         )
@@ -52,13 +54,13 @@ def check_inputs(feed_dict, input_metadata):
         if meta.dtype is not None:
             dtype = array_dtype(value)
             if dtype != meta.dtype:
-                G_LOGGER.critical(
+                raise PolyException(
                     f"Input tensor: {name} | Received unexpected dtype: {dtype}; expected: {meta.dtype}"
                 )
         if meta.shape is not None:
             shape = array_shape(value)
             if not is_valid_shape_override(shape, meta.shape):
-                G_LOGGER.critical(
+                raise PolyException(
                     f"Input tensor: {name} | Received incompatible shape: {shape}; "
                     f"expected a shape compatible with: {tuple(meta.shape)}"
                 )

@@ -107,9 +107,35 @@ def check_is_model(model, source=None, data=None):
         G_LOGGER.critical(f"Failed to load ONNX model{_where(source)}: {problem}", ModelLoadError)
 
 
-def _external_info(tensor):
+def _external_int(info, key, tensor, source):
+    text = info.get(key)
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        G_LOGGER.critical(
+            f"Failed to load ONNX model{_where(source)}: the external data {key} of tensor '{tensor.name}' is "
+            f"{text!r}, not a byte count",
+            ModelLoadError,
+        )
+    return value
+
+
+def _external_info(tensor, source=None):
     info = {entry.key: entry.value for entry in tensor.external_data}
-    return info.get("location", ""), int(info.get("offset", 0) or 0), info.get("length")
+    offset = _external_int(info, "offset", tensor, source) or 0
+    return info.get("location", ""), offset, _external_int(info, "length", tensor, source)
+
+
+def _inside(base_dir, location):
+    # Relative, and still inside base_dir once "..", symbolic links and the like are resolved.
+    if not location or "\0" in location or os.path.isabs(location):
+        return False
+    base = os.path.realpath(base_dir)
+    return os.path.commonpath([base, os.path.realpath(os.path.join(base, location))]) == base
 
 
 def external_data_tensors(model):
@@ -129,28 +155,36 @@ def external_data_tensors(model):
 
 def check_external_data(model, base_dir, source=None):
     """
-    Checks that every external-data file of ``model`` exists under ``base_dir`` and is long
-    enough for the bytes each tensor claims.
+    Checks that every external-data location of ``model`` is a relative path inside
+    ``base_dir``, names a file that exists, and that the file is long enough for the bytes each
+    tensor claims (offset and length being byte counts).
 
     Raises:
-        ModelLoadError: Naming the first missing or short file and a tensor that needs it.
+        ModelLoadError: Naming the first bad location, missing or short file and a tensor that needs it.
     """
     sizes = {}
     for tensor in external_data_tensors(model):
-        location, offset, length = _external_info(tensor)
+        location, offset, length = _external_info(tensor, source)
+        if not _inside(base_dir, location):
+            G_LOGGER.critical(
+                f"Failed to load ONNX model{_where(source)}: the external data location {location!r} of tensor "
+                f"'{tensor.name}' is not a relative path inside '{base_dir}'; refusing to read it",
+                ModelLoadError,
+            )
         path = os.path.join(base_dir, location)
         if path not in sizes:
             sizes[path] = os.path.getsize(path) if os.path.isfile(path) else None
         size = sizes[path]
         if size is None:
+            problem = "is not a regular file" if os.path.exists(path) else "does not exist"
             G_LOGGER.critical(
                 f"Failed to load ONNX model{_where(source)}: its external data file '{location}' "
-                f"(weights of tensor '{tensor.name}') does not exist in '{base_dir}'. "
+                f"(weights of tensor '{tensor.name}') {problem} in '{base_dir}'. "
                 "Hint: pass external_data_dir=<directory with the data>, or ignore_external_data=True "
                 "to load the structure only",
                 ModelLoadError,
             )
-        needed = offset + (int(length) if length is not None else 0)
+        needed = offset + (length if length is not None else 0)
         if needed > size:
             G_LOGGER.critical(
                 f"Failed to load ONNX model{_where(source)}: its external data file '{path}' holds "

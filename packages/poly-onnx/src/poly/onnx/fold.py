@@ -12,6 +12,10 @@ from poly.onnx.graph import export_graph
 
 gs = lazy_import("onnx_graphsurgeon")
 onnx = lazy_import("onnx")
+onnxrt = lazy_import("onnxruntime")
+
+_ORT_ERROR = 3
+"""ONNX-Runtime's log severity of errors (0 verbose, 1 info, 2 warning, 3 error, 4 fatal)."""
 
 __all__ = ["FoldConstants", "fold_constants", "count_nodes", "default_fold_size_threshold"]
 
@@ -117,6 +121,9 @@ class FoldConstants(BaseLoadOnnxCopy):
     def _fold_pass(self, model, size_threshold):
         # ONNX requires nodes in topological order, which folding relies on and keeps.
         graph = gs.import_onnx(model)
+        if not G_LOGGER.is_enabled(G_LOGGER.VERBOSE) and onnxrt.is_available():
+            # onnx-graphsurgeon's sessions log ONNX-Runtime warnings straight to stderr
+            onnxrt.set_default_logger_severity(_ORT_ERROR)
         graph.fold_constants(
             fold_shapes=self.fold_shapes,
             partitioning=self.partitioning,

@@ -84,6 +84,7 @@ class OnnxrtRunner(BaseRunner):
                 f"one), got: {type(sess).__name__}"
             )
         self.sess = sess
+        self._model_label = getattr(self._sess, "source_label", None)
         self._output_names = [out.name for out in sess.get_outputs()]
         self._raw_outputs = [_RAW_TYPES.get(out.type) for out in sess.get_outputs()]
         self._use_ort_values = any(self._raw_outputs) or any(
@@ -138,7 +139,8 @@ class OnnxrtRunner(BaseRunner):
                 self.inference_time = time.perf_counter() - start
         except Exception as err:
             if type(err).__module__.startswith("onnxruntime"):
-                G_LOGGER.critical(f"{self.name:35} | ONNX-Runtime inference failed: {ort_error_message(err)}")
+                model = f" on {self._model_label}" if self._model_label else ""
+                G_LOGGER.critical(f"{self.name:35} | ONNX-Runtime inference failed{model}: {ort_error_message(err)}")
             raise
 
         if use_torch:

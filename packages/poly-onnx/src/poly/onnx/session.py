@@ -3,6 +3,7 @@
 import os
 import re
 
+from poly.core.exception import PolyException
 from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
@@ -41,6 +42,8 @@ _OPTIMIZATION_LEVELS = {
     "all": "ORT_ENABLE_ALL",
 }
 
+_ORT_ERROR = 3
+"""ONNX-Runtime's log severity of errors (0 verbose, 1 info, 2 warning, 3 error, 4 fatal)."""
 _IR_REFUSAL = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
 
 
@@ -81,6 +84,8 @@ class SessionFromOnnx(BaseLoader):
         self.providers = ["cpu"] if providers is None else providers
         self.graph_optimization_level = graph_optimization_level
         self.session_options = session_options
+        self.source_label = None
+        """How errors name the model (a quoted path or a description), once the session was created."""
 
     def call_impl(self):
         """
@@ -91,16 +96,19 @@ class SessionFromOnnx(BaseLoader):
         providers = resolve_providers(self.providers)
         options = self._make_options()
 
+        self.source_label = source.label
         G_LOGGER.start(f"Creating ONNX-Runtime Inference Session with providers: {providers}")
         try:
             with source.ort_input() as model:
-                return onnxrt.InferenceSession(model, sess_options=options, providers=providers)
+                return _with_outputs(source, onnxrt.InferenceSession(model, sess_options=options, providers=providers))
+        except PolyException:
+            raise
         except Exception as err:
             refusal = _IR_REFUSAL.search(str(err))
             if refusal is None:
                 _fail(source, err)
         model_ir, max_ir = int(refusal.group(1)), int(refusal.group(2))
-        return _session_with_lowered_ir(source, model_ir, max_ir, options, providers)
+        return _with_outputs(source, _session_with_lowered_ir(source, model_ir, max_ir, options, providers))
 
     def _make_options(self):
         options = self.session_options
@@ -108,6 +116,9 @@ class SessionFromOnnx(BaseLoader):
             options = onnxrt.SessionOptions()
             options.intra_op_num_threads = usable_cpus()
             options.inter_op_num_threads = usable_cpus()
+            if not G_LOGGER.is_enabled(G_LOGGER.VERBOSE):
+                # ONNX-Runtime's own warnings go straight to stderr; poly reports what matters
+                options.log_severity_level = _ORT_ERROR
         if self.graph_optimization_level is not None:
             options.graph_optimization_level = _optimization_level(self.graph_optimization_level)
         return options
@@ -224,6 +235,12 @@ def _skip_balanced(text, open_at, opening, closing):
 
 def _ort_version():
     return onnxrt.load().__version__
+
+
+def _with_outputs(source, session):
+    if not session.get_outputs():
+        G_LOGGER.critical(f"ONNX-Runtime could not create a session for {source.label}: the model has no outputs")
+    return session
 
 
 def _fail(source, err, note=""):

@@ -159,6 +159,9 @@ class EngineFromPath(BaseLoader):
             trt.ICudaEngine
         """
         data = BytesFromPath(self.path, what="engine")()
+        if not data:
+            G_LOGGER.critical(f"Cannot deserialize the engine from '{os.fspath(self.path)}': the file is empty",
+                              EngineLoadError)
         return _deserialize(data, self.runtime, f"'{os.fspath(self.path)}'")
 
 

@@ -26,13 +26,34 @@ class TacticFileError(PolyException):
     """A tactic replay or timing cache file could not be read."""
 
 
-def _tensor_info(dct):
+def _expect(condition, what):
+    if not condition:
+        raise ValueError(what)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _tensor_info(dct, where):
+    _expect(isinstance(dct, dict), f"{where} is a {type(dct).__name__}, not an object")
+    strides = dct.get("strides") or ()
+    _expect(isinstance(strides, list) and all(_is_int(s) for s in strides), f"the strides of {where} are not integers")
+    for key in ("vectorized_dim", "components_per_element"):
+        value = dct.get(key)
+        _expect(value is None or _is_int(value), f"'{key}' of {where} is not an integer")
     return (
         str(dct.get("dtype")),
-        tuple(dct.get("strides") or ()),
+        tuple(strides),
         dct.get("vectorized_dim"),
         dct.get("components_per_element"),
     )
+
+
+def _tensor_infos(dct, key, layer):
+    infos = dct.get(key, [])
+    _expect(isinstance(infos, list), f"'{key}' of layer {layer!r} is a {type(infos).__name__}, not a list")
+    return [_tensor_info(info, f"{key[:-1]} {index} of layer {layer!r}") for index, info in enumerate(infos)]
 
 
 class Algorithm:
@@ -47,12 +68,23 @@ class Algorithm:
         """The time a timing cache recorded for the tactic (None for replay files)."""
 
     @staticmethod
-    def from_json_dict(dct):
+    def from_json_dict(dct, layer="?"):
+        """
+        The algorithm of a replay file's entry for ``layer``.
+
+        Raises:
+            ValueError: When the entry is not of the replay format.
+        """
+        _expect(isinstance(dct, dict), f"layer {layer!r} maps to a {type(dct).__name__}, not an algorithm object")
+        for key in ("implementation", "tactic"):
+            value = dct.get(key)
+            _expect(value is None or isinstance(value, (int, str)), f"'{key}' of layer {layer!r} is a "
+                    f"{type(value).__name__}, not an integer")
         return Algorithm(
             dct.get("implementation"),
             dct.get("tactic"),
-            [_tensor_info(io) for io in dct.get("inputs", [])],
-            [_tensor_info(io) for io in dct.get("outputs", [])],
+            _tensor_infos(dct, "inputs", layer),
+            _tensor_infos(dct, "outputs", layer),
         )
 
     def to_json_dict(self):
@@ -106,10 +138,10 @@ class TacticReplayData(OrderedDict):
 
     @staticmethod
     def from_json_dict(dct):
-        replay = dct.get("replay")
+        replay = dct.get("replay") if isinstance(dct, dict) else None
         if not isinstance(replay, dict):
             raise ValueError("no 'replay' mapping")
-        return TacticReplayData((name, Algorithm.from_json_dict(algo)) for name, algo in replay.items())
+        return TacticReplayData((name, Algorithm.from_json_dict(algo, name)) for name, algo in replay.items())
 
     def to_json_dict(self):
         return {
@@ -132,8 +164,20 @@ def _load_replay(path):
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return TacticReplayData.from_json_dict(json.loads(data))
-    except (ValueError, AttributeError) as err:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TacticFileError(f"'{path}' is not a tactic replay file: not UTF-8 text ({err})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TacticFileError(
+            f"'{path}' is not a tactic replay file: malformed JSON: {err.msg} at line {err.lineno}, column {err.colno}"
+        ) from None
+    except RecursionError:
+        raise TacticFileError(f"'{path}' is not a tactic replay file: its JSON is nested too deeply") from None
+    try:
+        return TacticReplayData.from_json_dict(obj)
+    except ValueError as err:
         raise TacticFileError(f"'{path}' is not a tactic replay file: {err}") from None
 
 
@@ -168,11 +212,15 @@ def load_tactic_records(path):
         TacticFileError: with one line naming the file, when it is neither.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise TacticFileError(f"Tactic file '{path}' is a directory, not a file")
     if not os.path.isfile(path):
         raise TacticFileError(f"Tactic file '{path}' does not exist")
     with open(path, "rb") as f:
-        head = f.read(64).lstrip()
-    if head.startswith(b"{"):
+        head = f.read(64)
+    if not head:
+        raise TacticFileError(f"Tactic file '{path}' is empty")
+    if head.lstrip()[:1] in (b"{", b"["):
         return _load_replay(path)
     return _load_timing_cache(path)
 
@@ -181,7 +229,10 @@ def _replay_files(source):
     source = os.fspath(source)
     if os.path.isdir(source):
         files = sorted(os.path.join(source, name) for name in os.listdir(source) if not name.startswith("."))
-        return [f for f in files if os.path.isfile(f)]
+        files = [f for f in files if os.path.isfile(f)]
+        if not files:
+            raise TacticFileError(f"'{source}' holds no tactic replay files")
+        return files
     return [source]
 
 

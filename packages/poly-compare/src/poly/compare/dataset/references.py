@@ -91,7 +91,7 @@ class StreamReference(Reference):
         try:
             return next(self._iter)
         except StopIteration:
-            raise ValueError("the reference results ran out before the dataset did") from None
+            raise ValueError(f"the reference results in {self.describe()} ran out before the dataset did") from None
 
     def outputs_for(self, sample):
         return _first_iteration(self._next())

@@ -108,8 +108,8 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
 
     if not output_status and (list(iter_result0.keys()) or list(iter_result1.keys())):
         G_LOGGER.critical(
-            f"All outputs were skipped, no common outputs found! Note:\n"
-            f"{iter_result0.runner_name} outputs: {list(iter_result0.keys())}\n"
+            f"All outputs were skipped, no common outputs found! Note: "
+            f"{iter_result0.runner_name} outputs: {list(iter_result0.keys())}, "
             f"{iter_result1.runner_name} outputs: {list(iter_result1.keys())}"
         )
     return output_status

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections import OrderedDict
 from collections.abc import Mapping
 
@@ -213,6 +214,14 @@ class DataLoader:
                 mode=LogMode.ONCE,
             )
             return buffer
+        _check_generable(name, dtype, shape)
+        try:
+            return self._sample(sampler, name, dtype, shape)
+        except MemoryError:
+            G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(shape)}: "
+                              "out of memory (use --input-shapes)")
+
+    def _sample(self, sampler, name, dtype, shape):
         entry = DataType.from_dtype(dtype) if dtype is not None else None
         if entry is not None and (entry.is_integral or entry == DataType.BOOL):
             low, high = self._get_range(name, int if entry.is_integral else bool)
@@ -299,6 +308,46 @@ class DataLoader:
         return buffers
 
 
+_GENERATION_OVERHEAD = 32
+"""Bytes per element the synthetic data generator needs on top of the result: random floats are
+drawn in float64 and scaled and shifted through temporaries."""
+
+
+def _available_memory():
+    # MemAvailable (Linux), else the physical memory; None where neither is known
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_generable(name, dtype, shape):
+    """Refuses, in one line, a shape no input can have (a negative or non-integer dimension) or
+    one whose data could not be generated in the memory available (a model claiming 10**12
+    elements), before allocating anything."""
+    dims = list(shape)
+    if not all(isinstance(dim, (int, np.integer)) and dim >= 0 for dim in dims):
+        G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(dims)}: "
+                          "dimensions must be non-negative integers (use --input-shapes)")
+    try:
+        itemsize = np.dtype(DataType.to_dtype(DataType.from_dtype(dtype), "numpy")).itemsize
+    except Exception:  # noqa: BLE001 - an unknown or exotic type: assume the widest
+        itemsize = 16
+    needed = math.prod(int(dim) for dim in dims) * (itemsize + _GENERATION_OVERHEAD)
+    memory = _available_memory()
+    if memory is not None and needed > memory:
+        G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(dims)}: it needs about "
+                          f"{needed / 2**30:.4g} GiB of memory, more than the {memory / 2**30:.4g} GiB available "
+                          "(use --input-shapes)")
+
+
 def coerce_buffer(buffer, name, dtype, shape):
     """
     Casts and transposes/reshapes one input to the expected dtype and shape, warning at each
@@ -328,8 +377,9 @@ def coerce_buffer(buffer, name, dtype, shape):
     if (dtype is not None and array_dtype(buffer) != dtype) or (
         shape is not None and not is_valid_shape_override(array_shape(buffer), shape)
     ):
-        G_LOGGER.critical(
-            f"Input tensor: {name} | Cannot reuse input data due to mismatch in shape or data type.\n"
+        # Raised, not logged: a caller with a fallback recovers from it silently.
+        raise PolyException(
+            f"Input tensor: {name} | Cannot reuse input data due to mismatch in shape or data type. "
             f"Note: Provided input: [dtype={array_dtype(buffer)}, shape={array_shape(buffer)}], "
             f"Requested input: [dtype={dtype}, shape={shape}]"
         )
@@ -350,28 +400,27 @@ def coerce_feed_dict(feed_dict, input_metadata, fallback=None):
         try:
             matched = find_str_in_iterable(name, feed_dict.keys(), index)
             if matched is None:
-                G_LOGGER.critical(f"Input tensor: {name} | Does not exist in the provided input data.")
+                raise PolyException(f"Input tensor: {name} | Does not exist in the provided input data.")
             if matched != name:
                 G_LOGGER.warning(
                     f"Input tensor: {name} | Buffer name ({matched}) does not match expected input name ({name})."
                 )
             coerced[name] = coerce_buffer(feed_dict[matched], name, dtype, shape)
-        except PolyException:
+        except PolyException as err:
             if fallback is None:
                 raise
             G_LOGGER.warning(
-                f"Could not use the provided buffer for input: {name}. Attempting to reload it from the data loader "
-                "(this only works if the data loader supports random access).\n"
-                "Please refer to warnings above for details on why the buffer didn't work. "
+                f"Could not use the provided buffer for input: {name} ({err}). Attempting to reload it from the "
+                "data loader (this only works if the data loader supports random access)."
             )
             try:
                 coerced[name] = fallback(name)
             except Exception:
-                G_LOGGER.critical(
+                raise PolyException(
                     f"Input tensor: {name} | Could not use the provided input and could not reload a replacement "
-                    "from the data loader.\nInputs loaded from files (--load-inputs) are read as-is; if the runners "
-                    "run different models, use a data loader that can generate matching inputs."
-                )
+                    f"from the data loader: {err} Inputs loaded from files (--load-inputs) are read as-is; if the "
+                    "runners run different models, use a data loader that can generate matching inputs."
+                ) from None
     return coerced
 
 

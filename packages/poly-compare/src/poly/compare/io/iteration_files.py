@@ -59,7 +59,12 @@ def iterate_from_files(paths, load_file: Callable[[str], Iterable], allow_dirs: 
                     f"a directory of per-iteration files, use the streaming reader (e.g. "
                     f"--load-inputs/--load-outputs, or StreamingDataLoader/RunResults.load_streaming)."
                 )
-            for file_path in list_iteration_files(path):
+            files = list_iteration_files(path)
+            if not files:
+                G_LOGGER.critical(
+                    f"Could not load '{path}': the directory holds no per-iteration .json or .npz files"
+                )
+            for file_path in files:
                 yield from load_file(file_path)
         else:
             yield from load_file(os.fspath(path))

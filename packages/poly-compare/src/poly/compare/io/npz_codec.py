@@ -14,14 +14,17 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import struct
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
 
 from poly.core.exception import DataFormatError
 from poly.core.fileio import atomic_write
+from poly.core.npy_format import NpyHeader, array_from_data, array_from_zip_member, parse_npy_header
 from poly.core.optional_import import lazy_import
 
 __all__ = [
@@ -62,6 +65,8 @@ def _storable(arr: np.ndarray) -> tuple[np.ndarray, str | None]:
 def _restore_dtype(arr: np.ndarray, name: str | None, source) -> np.ndarray:
     if name is None:
         return arr
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise DataFormatError(f"Could not load '{source}': invalid array dtype name {name!r}")
     try:
         dtype = np.dtype(name)
     except TypeError:
@@ -104,33 +109,33 @@ def save_npz(meta: dict, arrays: dict[str, np.ndarray], dtypes: dict[str, str], 
 
 
 _FAST_READ_LIMIT = 64 << 20
-"""Archives up to this size are read in one call and parsed here; bigger ones go through np.load."""
-_HEADER_CACHE: dict[bytes, tuple] = {}
+"""Archives up to this size are read in one call and parsed here; bigger ones member by member."""
+_HEADER_CACHE: dict[bytes, NpyHeader] = {}
 _HEADER_CACHE_LIMIT = 256
+_READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error, zlib.error, NotImplementedError,
+                RuntimeError)
+"""What a damaged archive raises while it is read: zipfile's, zlib's and poly.core.npy_format's errors,
+NotImplementedError for an unknown compression, RuntimeError for an encrypted member."""
 
 
-def _npy_header(buf: memoryview) -> tuple[tuple, bool, np.dtype, int]:
-    """Shape, Fortran order, dtype and data offset of the .npy bytes in ``buf``; headers seen
-    before (every sample of a dataset has the same) are not parsed again."""
-    if bytes(buf[:6]) != b"\x93NUMPY":
-        raise ValueError("not an .npy entry")
-    major = buf[6]
-    size_len = 2 if major == 1 else 4
-    (hlen,) = struct.unpack_from("<H" if size_len == 2 else "<I", buf, 8)
-    start = 8 + size_len
-    header = bytes(buf[:start + hlen])
-    parsed = _HEADER_CACHE.get(header)
-    if parsed is None:
-        fp = io.BytesIO(header)
-        version = np.lib.format.read_magic(fp)
-        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read(fp)
-        if dtype.hasobject:
-            raise ValueError("object arrays cannot be loaded without pickle")
-        parsed = (shape, fortran, dtype, start + hlen)
-        if len(_HEADER_CACHE) < _HEADER_CACHE_LIMIT:
-            _HEADER_CACHE[header] = parsed
-    return parsed
+def _npy_header(member: memoryview) -> NpyHeader:
+    """The header of the .npy bytes ``member``; headers seen before (every sample of a dataset
+    has the same) are not parsed again."""
+    head = bytes(member[:12])
+    if len(head) >= 10 and head[:6] == b"\x93NUMPY":
+        size_len = 2 if head[6] == 1 else 4
+        end = 8 + size_len + int.from_bytes(head[8:8 + size_len], "little")
+        cached = _HEADER_CACHE.get(bytes(member[:end]))
+        if cached is not None:
+            return cached
+    header = parse_npy_header(member)
+    if len(_HEADER_CACHE) < _HEADER_CACHE_LIMIT:
+        _HEADER_CACHE[bytes(member[:header.data_offset])] = header
+    return header
+
+
+def _key(info) -> str:
+    return info.filename[:-4] if info.filename.endswith(".npy") else info.filename
 
 
 def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
@@ -138,7 +143,7 @@ def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
     The arrays of an uncompressed ``.npz`` (what ``np.savez`` writes), read in one call and
     parsed without ``np.load``'s per-member file objects: the validation loader reads two such
     files per sample. None when the archive is not of that kind (compressed, large, a file
-    object), so the caller falls back to ``np.load``. Arrays are writable views of one buffer.
+    object), so the caller reads it member by member. Arrays are writable views of one buffer.
     """
     if not isinstance(path, (str, os.PathLike)):
         return None
@@ -153,23 +158,36 @@ def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
     arrays = {}
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         for info in archive.infolist():
-            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+            if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
                 return None
+            if data[info.header_offset:info.header_offset + 4] != _ZIP_MAGIC:
+                raise ValueError(f"member '{info.filename}' has no local header where the zip directory says")
             name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
             start = info.header_offset + 30 + name_len + extra_len
             member = view[start:start + info.file_size]
-            shape, fortran, dtype, offset = _npy_header(member)
-            count = 1
-            for dim in shape:
-                count *= dim
-            arr = np.frombuffer(member, dtype=dtype, count=count, offset=offset)
-            arrays[info.filename[:-4]] = arr.reshape(shape, order="F" if fortran else "C")
+            if len(member) != info.file_size:
+                raise ValueError(f"member '{info.filename}' is truncated")
+            header = _npy_header(member)
+            arrays[_key(info)] = array_from_data(header, member[header.data_offset:])
     return arrays
+
+
+def _read_npz_members(src) -> dict[str, np.ndarray]:
+    """Every member of an archive (any compression, a path or a file object), checked as it is read."""
+    if isinstance(src, (str, os.PathLike)):
+        size = os.path.getsize(src)
+    else:
+        position = src.tell()
+        size = src.seek(0, os.SEEK_END)
+        src.seek(position)
+    with zipfile.ZipFile(src) as archive:
+        return {_key(info): array_from_zip_member(archive, info, size) for info in archive.infolist()}
 
 
 def load_npz(src):
     """
-    Reads an ``.npz`` with ``allow_pickle=False``.
+    Reads an ``.npz`` as with ``allow_pickle=False``, checking every member's claimed size
+    against the archive before allocating it.
 
     Returns:
         Tuple[Optional[dict], Dict[str, numpy.ndarray]]: The poly layout (None for a plain
@@ -178,27 +196,43 @@ def load_npz(src):
     try:
         arrays = _read_stored_npz(src)
         if arrays is None:
-            with np.load(src, allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error) as err:
-        if "pickle" in str(err).lower():
+            arrays = _read_npz_members(src)
+    except _READ_ERRORS as err:
+        text = " ".join(str(err).split()) or type(err).__name__
+        if "pickle" in text.lower():
             raise DataFormatError(
                 f"Could not load '{src}': refusing an object array or pickled payload "
                 "(poly loads arrays with allow_pickle=False)"
             ) from None
-        raise DataFormatError(f"Could not load '{src}': not a valid .npz archive ({err})") from None
+        raise DataFormatError(f"Could not load '{src}': not a valid .npz archive ({text})") from None
     meta_arr = arrays.pop(META_KEY, None)
     if meta_arr is None:
         return None, arrays
     try:
+        if meta_arr.dtype.kind != "U" or meta_arr.size != 1:
+            raise ValueError(f"it is a {meta_arr.dtype} array of shape {meta_arr.shape}, not a string")
         meta = json.loads(str(meta_arr.item()))
+        if not isinstance(meta, dict):
+            raise ValueError(f"it holds a {type(meta).__name__}, not an object")
         dtypes = meta.get("dtypes", {})
-    except (ValueError, AttributeError) as err:
-        raise DataFormatError(f"Could not load '{src}': its {META_KEY} entry is not valid JSON ({err})") from None
+        if not isinstance(dtypes, dict) or not all(isinstance(v, str) for v in dtypes.values()):
+            raise ValueError("its 'dtypes' entry is not an object of dtype names")
+    except (ValueError, RecursionError) as err:
+        raise DataFormatError(f"Could not load '{src}': its {META_KEY} entry is invalid ({err})") from None
     for key, name in dtypes.items():
         if key in arrays:
             arrays[key] = _restore_dtype(arrays[key], name, src)
     return meta, arrays
+
+
+def _expect(condition, src, what) -> None:
+    if not condition:
+        raise DataFormatError(f"Could not load '{src}': its {META_KEY} layout is invalid: {what}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _lookup(arrays: dict, key, src) -> np.ndarray:
@@ -206,6 +240,25 @@ def _lookup(arrays: dict, key, src) -> np.ndarray:
         return arrays[key]
     except (KeyError, TypeError):
         raise DataFormatError(f"Could not load '{src}': its layout names a missing array {key!r}") from None
+
+
+def _named_arrays(pairs, arrays, src, where) -> OrderedDict:
+    """``[[name, array key], ...]`` -> name -> array."""
+    _expect(isinstance(pairs, list), src, f"{where} is {_short(pairs)}, not a list of [name, array key] pairs")
+    named = OrderedDict()
+    for pair in pairs:
+        _expect(isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair), src,
+                f"{where} holds {_short(pair)}, not a [name, array key] pair")
+        named[pair[0]] = _lookup(arrays, pair[1], src)
+    return named
+
+
+def _entry(dct, key, types, default, src, where):
+    types = types if isinstance(types, tuple) else (types,)
+    value = dct.get(key, default)
+    _expect(isinstance(value, types) and not (isinstance(value, bool) and bool not in types), src,
+            f"'{key}' of {where} is {_short(value)}")
+    return value
 
 
 def save_feed_dicts_npz(feed_dicts, dest) -> None:
@@ -222,12 +275,10 @@ def load_feed_dicts_npz(src) -> list[OrderedDict]:
         return [OrderedDict(arrays.items())]
     if meta.get("format") != "poly.inputs":
         raise DataFormatError(
-            f"Could not load '{src}': it holds {meta.get('format')!r} data, not inputs (feed dicts)"
+            f"Could not load '{src}': it holds {_short(meta.get('format'))} data, not inputs (feed dicts)"
         )
-    return [
-        OrderedDict((name, _lookup(arrays, key, src)) for name, key in iteration)
-        for iteration in meta.get("iterations", [])
-    ]
+    iterations = _entry(meta, "iterations", list, None, src, "the archive")
+    return [_named_arrays(iteration, arrays, src, f"iteration {index}") for index, iteration in enumerate(iterations)]
 
 
 def run_results_to_npz(run_results, dest) -> None:
@@ -253,13 +304,18 @@ def decode_run_results(meta, arrays, src) -> list[tuple[str, list[tuple[OrderedD
     build its objects from.
     """
     if meta is None or meta.get("format") != "poly.RunResults":
-        found = "a plain archive of arrays" if meta is None else f"{meta.get('format')!r} data"
+        found = "a plain archive of arrays" if meta is None else f"{_short(meta.get('format'))} data"
         raise DataFormatError(f"Could not load '{src}': expected run results, found {found}")
     runners = []
-    for runner in meta.get("runners", []):
+    for index, runner in enumerate(_entry(meta, "runners", list, None, src, "the archive")):
+        _expect(isinstance(runner, dict), src, f"runner {index} is {_short(runner)}, not an object")
+        name = _entry(runner, "name", str, None, src, f"runner {index}")
         iterations = []
-        for it in runner.get("iterations", []):
-            outputs = OrderedDict((name, _lookup(arrays, key, src)) for name, key in it.get("outputs", []))
-            iterations.append((outputs, it.get("runtime"), it.get("runner_name")))
-        runners.append((runner["name"], iterations))
+        for k, it in enumerate(_entry(runner, "iterations", list, None, src, f"runner {name!r}")):
+            where = f"iteration {k} of runner {name!r}"
+            _expect(isinstance(it, dict), src, f"{where} is {_short(it)}, not an object")
+            outputs = _named_arrays(it.get("outputs"), arrays, src, f"the outputs of {where}")
+            runtime = _entry(it, "runtime", (int, float, type(None)), None, src, where)
+            iterations.append((outputs, runtime, _entry(it, "runner_name", (str, type(None)), None, src, where)))
+        runners.append((name, iterations))
     return runners

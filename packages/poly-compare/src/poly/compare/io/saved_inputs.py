@@ -10,20 +10,30 @@ import os
 from collections import OrderedDict
 from collections.abc import Mapping
 
+import numpy as np
+
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import is_npz_file, load_feed_dicts_npz, save_feed_dicts_npz
+from poly.core.exception import DataFormatError
 from poly.core.json import load_json, save_json
 from poly.core.logger import G_LOGGER
 
 __all__ = ["StreamingDataLoader", "load_inputs", "save_inputs", "iterate_input_file"]
 
 
-def _check_feed_dict(obj, path):
+def _check_feed_dict(obj, path, index):
+    where = f"iteration {index}" if index is not None else "the file"
     if not isinstance(obj, Mapping) or not all(isinstance(name, str) for name in obj.keys()):
-        G_LOGGER.critical(
+        raise DataFormatError(
             f"Could not load inputs from '{path}': expected a feed dict (input name -> array) or a list of them, "
-            f"found a {type(obj).__name__}"
+            f"found a {type(obj).__name__} in {where}"
         )
+    for name, value in obj.items():
+        if not isinstance(value, np.ndarray):
+            raise DataFormatError(
+                f"Could not load inputs from '{path}': input {name!r} of {where} is a {type(value).__name__}, "
+                "not an array"
+            )
     return OrderedDict(obj.items())
 
 
@@ -37,10 +47,10 @@ def iterate_input_file(path):
         return
     obj = load_json(path, description="input data")
     if isinstance(obj, list):
-        for item in obj:
-            yield _check_feed_dict(item, path)
+        for index, item in enumerate(obj):
+            yield _check_feed_dict(item, path, index)
     else:
-        yield _check_feed_dict(obj, path)
+        yield _check_feed_dict(obj, path, None)
 
 
 class StreamingDataLoader:

@@ -33,11 +33,12 @@ def inspect_data(path, show_all, show_values):
     from poly.compare import RunResults, load_inputs
     from poly.core import G_LOGGER, PolyException
 
+    results_error = None
     try:
         with G_LOGGER.verbosity(G_LOGGER.CRITICAL + 10):  # not results: try inputs next, quietly
             results = RunResults.load(path)
-    except PolyException:
-        results = None
+    except PolyException as err:
+        results, results_error = None, err
     if results is not None and len(results):
         lines = []
         for runner, iterations in results.items():
@@ -47,7 +48,13 @@ def inspect_data(path, show_all, show_values):
                 lines += ["    " + _summary(n, v, show_values).replace("\n", "\n    ") for n, v in iteration.items()]
         G_LOGGER.info("\n".join(lines))
         return EXIT_PASS
-    feeds = load_inputs([path])
+    try:
+        feeds = load_inputs([path])
+    except PolyException as err:
+        # a damaged results file is not inputs either: say what is wrong with it as results
+        if results_error is not None and "RunResults" in str(err):
+            raise results_error from None
+        raise
     lines = [f"==== Data ({len(feeds)} iterations) ===="]
     for index, feed in enumerate(feeds if show_all else feeds[:1]):
         lines.append(f"Iteration {index}:")

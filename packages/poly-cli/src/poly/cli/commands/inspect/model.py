@@ -13,15 +13,35 @@ from poly.cli.multi_option import multi_option
 SHOW = ("layers", "attrs", "weights")
 
 
+def _text(value):
+    # protobuf hands out bytes for a name that is not UTF-8 (a corrupt file): shown escaped
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+
+
 def _type_str(value_info, helper):
     t = value_info.type.tensor_type
     dims = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in t.shape.dim]
-    dtype = helper.tensor_dtype_to_np_dtype(t.elem_type) if t.elem_type else "unknown"
+    try:
+        dtype = helper.tensor_dtype_to_np_dtype(t.elem_type) if t.elem_type else "unknown"
+    except (KeyError, ValueError, TypeError):
+        dtype = f"<unknown element type {t.elem_type}>"
     return f"{value_info.name} [dtype={dtype}, shape={tuple(dims)}]"
 
 
-def describe(model, show) -> str:
-    """The text `poly inspect model` shows for an ONNX model (``show``: layers, attrs, weights)."""
+def _decoded(what, source, decode, *args):
+    # A tensor or attribute whose stored data does not fit its declared type or shape.
+    from poly.core import PolyException
+
+    try:
+        return decode(*args)
+    except (ValueError, TypeError, KeyError) as err:
+        detail = " ".join(str(err).split()) or type(err).__name__
+        raise PolyException(f"Cannot read {what} of ONNX model {source}: {detail}") from None
+
+
+def describe(model, show, source="") -> str:
+    """The text `poly inspect model` shows for an ONNX model (``show``: layers, attrs, weights);
+    ``source`` (the quoted path) names the model in errors about corrupt tensors."""
     from poly.core import lazy_import
 
     onnx = lazy_import("onnx")
@@ -37,7 +57,7 @@ def describe(model, show) -> str:
     lines += [f"---- {len(inits)} Initializer(s) ----"]
     if "weights" in show:
         for name, init in inits.items():
-            array = numpy_helper.to_array(init)
+            array = _decoded(f"initializer '{name}'", source, numpy_helper.to_array, init)
             lines.append(f"Initializer | {name} [dtype={array.dtype}, shape={array.shape}] | Values:\n    {array}")
     else:
         lines.append("{" + ", ".join(f"{n} [shape={tuple(i.dims)}]" for n, i in inits.items()) + "}")
@@ -45,14 +65,15 @@ def describe(model, show) -> str:
     if "layers" in show:
         for index, node in enumerate(graph.node):
             lines.append(f"Node {index:<4} | {node.name} [Op: {node.op_type}]")
-            lines.append(f"    {{{', '.join(node.input)}}}")
-            lines.append(f"     -> {{{', '.join(node.output)}}}")
+            lines.append(f"    {{{', '.join(map(_text, node.input))}}}")
+            lines.append(f"     -> {{{', '.join(map(_text, node.output))}}}")
             if "attrs" in show and node.attribute:
                 lines.append("    ---- Attributes ----")
                 for attr in node.attribute:
-                    value = helper.get_attribute_value(attr)
+                    what = f"attribute '{attr.name}' of node '{node.name}'"
+                    value = _decoded(what, source, helper.get_attribute_value, attr)
                     if hasattr(value, "dims"):
-                        value = numpy_helper.to_array(value)
+                        value = _decoded(what, source, numpy_helper.to_array, value)
                     lines.append(f"    {node.name}.{attr.name} = {value}")
     return "\n".join(lines)
 
@@ -87,5 +108,6 @@ def inspect_model(display_as, show, external_data_dir, **kwargs):
     from poly.onnx import OnnxFromPath
 
     onnx_model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
-    G_LOGGER.info(f"==== ONNX Model ====\n{describe(onnx_model, set(show))}")
+    text = describe(onnx_model, set(show), f"'{path}'")
+    G_LOGGER.info(f"==== ONNX Model ====\n{text}")
     return EXIT_PASS
