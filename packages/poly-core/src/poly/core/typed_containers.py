@@ -20,13 +20,55 @@ from poly.core.logger import G_LOGGER
 __all__ = ["TypedDict", "TypedList"]
 
 
+class _TypedContainer:
+    """What both container kinds share: equality, length and iteration over their storage
+    (the attribute named by ``_STORAGE``), and copies that copy the storage itself."""
+
+    _STORAGE = ""
+
+    def _storage(self):
+        return getattr(self, self._STORAGE)
+
+    def __str__(self):
+        return str(self._storage())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._storage()!r})"
+
+    def __len__(self):
+        return len(self._storage())
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._storage() == other._storage()
+
+    __hash__ = None
+
+    def __iter__(self):
+        return iter(self._storage())
+
+    def __copy__(self):
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        setattr(new, self._STORAGE, copy.copy(self._storage()))
+        return new
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for attr, value in self.__dict__.items():
+            setattr(new, attr, copy.deepcopy(value, memo))
+        return new
+
+
 def TypedDict(key_type_func, value_type_func):  # noqa: N802 (Polygraphy's name)
     """
     Returns a base class (not an instance) of dictionaries whose keys are of type
     ``key_type_func()`` and values of type ``value_type_func()``.
     """
 
-    class TypedDictBase:
+    class TypedDictBase(_TypedContainer):
+        _STORAGE = "dct"
+
         def __init__(self, dct=None):
             self.dct = {}
             for key, value in (dct or {}).items():
@@ -74,35 +116,7 @@ def TypedDict(key_type_func, value_type_func):  # noqa: N802 (Polygraphy's name)
         def __delitem__(self, key):
             del self.dct[key]
 
-        def __str__(self):
-            return str(self.dct)
 
-        def __repr__(self):
-            return f"{type(self).__name__}({self.dct!r})"
-
-        def __len__(self):
-            return len(self.dct)
-
-        def __eq__(self, other):
-            return type(self) is type(other) and self.dct == other.dct
-
-        __hash__ = None
-
-        def __iter__(self):
-            return iter(self.dct)
-
-        def __copy__(self):
-            new = type(self).__new__(type(self))
-            new.__dict__.update(self.__dict__)
-            new.dct = copy.copy(self.dct)
-            return new
-
-        def __deepcopy__(self, memo):
-            new = type(self).__new__(type(self))
-            memo[id(self)] = new
-            for attr, value in self.__dict__.items():
-                setattr(new, attr, copy.deepcopy(value, memo))
-            return new
 
     return TypedDictBase
 
@@ -110,7 +124,9 @@ def TypedDict(key_type_func, value_type_func):  # noqa: N802 (Polygraphy's name)
 def TypedList(elem_type_func):  # noqa: N802 (Polygraphy's name)
     """Returns a base class (not an instance) of lists whose elements are of type ``elem_type_func()``."""
 
-    class TypedListBase:
+    class TypedListBase(_TypedContainer):
+        _STORAGE = "lst"
+
         def __init__(self, lst=None):
             self.lst = []
             for elem in lst or []:
@@ -137,11 +153,6 @@ def TypedList(elem_type_func):  # noqa: N802 (Polygraphy's name)
         def __delitem__(self, index):
             del self.lst[index]
 
-        def __str__(self):
-            return str(self.lst)
-
-        def __repr__(self):
-            return f"{type(self).__name__}({self.lst!r})"
 
         def append(self, elem):
             self._check_type(elem)
@@ -157,28 +168,5 @@ def TypedList(elem_type_func):  # noqa: N802 (Polygraphy's name)
             self.extend(elems)
             return self
 
-        def __len__(self):
-            return len(self.lst)
-
-        def __eq__(self, other):
-            return type(self) is type(other) and self.lst == other.lst
-
-        __hash__ = None
-
-        def __iter__(self):
-            return iter(self.lst)
-
-        def __copy__(self):
-            new = type(self).__new__(type(self))
-            new.__dict__.update(self.__dict__)
-            new.lst = copy.copy(self.lst)
-            return new
-
-        def __deepcopy__(self, memo):
-            new = type(self).__new__(type(self))
-            memo[id(self)] = new
-            for attr, value in self.__dict__.items():
-                setattr(new, attr, copy.deepcopy(value, memo))
-            return new
 
     return TypedListBase
