@@ -52,6 +52,16 @@ def _check_names(wanted, available, what):
         G_LOGGER.critical(f"{what}: no tensor(s) {unknown} in the network; it has: {sorted(available)}")
 
 
+def _per_io_tensor(network, wanted, what):
+    """``(name -> I/O tensor, name -> wanted value)``: one value for every I/O tensor when
+    ``wanted`` is not a dict; names not in the network are an error naming them."""
+    tensors = io_tensors(network)
+    if not isinstance(wanted, dict):
+        wanted = dict.fromkeys(tensors, wanted)
+    _check_names(wanted, tensors, what)
+    return tensors, wanted
+
+
 class PostprocessNetwork(BaseLoader):
     """Functor that calls ``func(network=network)`` on a TensorRT network, which it may modify."""
 
@@ -93,11 +103,7 @@ class SetTensorDatatypes(PostprocessNetwork):
         super().__init__(network, self._apply, "SetTensorDatatypes")
 
     def _apply(self, network):
-        tensors = io_tensors(network)
-        wanted = self.tensor_datatypes
-        if not isinstance(wanted, dict):
-            wanted = dict.fromkeys(tensors, wanted)
-        _check_names(wanted, tensors, "SetTensorDatatypes")
+        tensors, wanted = _per_io_tensor(network, self.tensor_datatypes, "SetTensorDatatypes")
         for name, dtype in wanted.items():
             tensors[name].dtype = DataType.to_dtype(DataType.from_dtype(dtype), "tensorrt")
 
@@ -116,11 +122,7 @@ class SetTensorFormats(PostprocessNetwork):
         super().__init__(network, self._apply, "SetTensorFormats")
 
     def _apply(self, network):
-        tensors = io_tensors(network)
-        wanted = self.tensor_formats
-        if not isinstance(wanted, dict):
-            wanted = dict.fromkeys(tensors, wanted)
-        _check_names(wanted, tensors, "SetTensorFormats")
+        tensors, wanted = _per_io_tensor(network, self.tensor_formats, "SetTensorFormats")
         for name, formats in wanted.items():
             mask = 0
             for fmt in formats:
