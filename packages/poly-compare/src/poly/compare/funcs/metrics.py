@@ -31,6 +31,7 @@ from poly.compare.verdicts.thresholds import (
     QualityMetricsThreshold,
     SnrThreshold,
 )
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 
 def metric_stats(out0, out1) -> ErrorStats:
     """The native statistics the metrics are derived from (no order statistics needed)."""
-    out0, out1 = np.asarray(out0), np.asarray(out1)
+    out0, out1 = host_array(out0), host_array(out1)
     try:
         return error_stats(out0, out1, median=False)
     except ValueError as err:

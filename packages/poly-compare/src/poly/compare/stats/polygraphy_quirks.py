@@ -14,6 +14,7 @@ import numpy as np
 
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
 from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = ["simple_error_stats", "is_floating", "may_hold_zero"]
@@ -207,7 +208,7 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         2^53 or wrapping around (``_integer_absdiff_quantiles``). ``threads`` and ``median`` are
         passed to ``error_stats``.
     """
-    out0, out1 = np.asarray(out0), np.asarray(out1)
+    out0, out1 = host_array(out0), host_array(out1)
     native_atol, native_rtol = atol, rtol
     if _compares_in_float32(out0, out1):
         # The engine rounds tolerances to float32 for these pairs; Polygraphy compares the float32
