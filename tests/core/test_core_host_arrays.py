@@ -275,3 +275,18 @@ def test_json_tensor_without_torch_is_one_clear_error():
     with pytest.raises(PolyException, match="(?i)torch") as info:
         poly_json.from_json('{"t": {"tensor": "AAAA", "polygraphy_class": "Tensor"}}')
     assert "Tensor" in str(info.value) and "\n" not in str(info.value).strip()
+
+
+@pytest.mark.parametrize("wrap", [_FakeTensor, _FakeCupyArray])
+def test_comparator_compares_and_validates_device_outputs(wrap):
+    from poly.compare import Comparator, RunResults
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for b, expected in ((a + 1e-6, True), (a + 1.0, False)):
+        results = RunResults([("r0", [IterationResult({"x": wrap(a)}, runner_name="r0")]),
+                              ("r1", [IterationResult({"x": wrap(b)}, runner_name="r1")])])
+        assert bool(Comparator.compare_accuracy(results, compare_func=CompareFunc.simple())) is expected
+    nan = a.copy()
+    nan[0, 1] = np.nan
+    assert Comparator.validate(RunResults([("r0", [IterationResult({"x": wrap(a)}, runner_name="r0")])]))
+    assert not Comparator.validate(RunResults([("r0", [IterationResult({"x": wrap(nan)}, runner_name="r0")])]))
