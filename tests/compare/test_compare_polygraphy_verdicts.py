@@ -191,3 +191,37 @@ def test_near_bound_flags_figures_within_float32_rounding_only():
     assert near_bound(1e-40, 0.0, 4, [np.float64])  # float32 flushes it to zero
     assert not near_bound(0.0, 0.0, 4, [np.float32])
     assert near_bound(1.0 + 2e-3, 1.0, 4, ["bfloat16"])
+
+
+PAIRS = [("float32", "float64"), ("float16", "float32"), ("int32", "float32"), ("int8", "int8"), ("int64", "int32"),
+         ("int32", "int32"), ("float64", "float64")]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pair=st.sampled_from(PAIRS), stat=st.sampled_from(STATS), n=st.integers(1, 200),
+       seed=st.integers(0, 2**32 - 1), side=st.sampled_from(["abs", "rel"]))
+def test_random_mixed_and_integer_pairs_on_the_tolerance(pair, stat, n, seed, side):
+    rng = np.random.default_rng(seed)
+    out0 = (rng.uniform(1, 50, n)).astype(pair[0])
+    out1 = (rng.uniform(1, 50, n)).astype(pair[1])
+    pg, _ = _simple(out0, out1, check_error_stat=stat, atol=0.0, rtol=0.0, error_quantile=0.5)
+    figure = _pg_stat(pg, stat, "absdiff" if side == "abs" else "reldiff")
+    atol, rtol = (figure, 0.0) if side == "abs" else (0.0, figure)
+    pg, poly = _simple(out0, out1, check_error_stat=stat, atol=float(atol), rtol=float(rtol), error_quantile=0.5)
+    _assert_same(pg, poly, stat)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_output_mean_on_its_float32_figure(dtype):
+    """100k elements: NumPy's float32 sum (pairwise within 8192-element buffers for a float64
+    input) is farther from the float64 mean than for small outputs; verdicts still agree."""
+    rng = np.random.default_rng(11)
+    out0 = rng.uniform(0, 1, 100_003).astype(dtype)
+    out1 = (out0 + rng.uniform(0, 0.1, out0.size)).astype(dtype)
+    pg, _ = _simple(out0, out1, check_error_stat="mean", atol=0.0, rtol=0.0)
+    figure = pg.mean_absdiff
+    for atol in (figure, float(np.nextafter(np.float32(figure), np.float32(-1))),
+                 float(np.nextafter(np.float32(figure), np.float32(2)))):
+        pg, poly = _simple(out0, out1, check_error_stat="mean", atol=atol, rtol=0.0)
+        _assert_same(pg, poly, "mean")
+        assert poly.mean_absdiff == pg.mean_absdiff
