@@ -11,7 +11,7 @@ exactly as Polygraphy computes it (``near_bound`` tells when); the common case s
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import math
 
 import numpy as np
@@ -24,6 +24,7 @@ __all__ = [
     "polygraphy_stat",
     "float32_tolerance_at_most",
     "decide_at_polygraphy_precision",
+    "replaced",
     "polygraphy_metric",
 ]
 
@@ -43,10 +44,14 @@ def _cast_up(arr: np.ndarray) -> np.ndarray:
     return arr.astype(to) if to is not None else arr
 
 
-def _relative_margin(size: int, dtypes) -> float:
-    eps = _BFLOAT16_EPS if any(np.dtype(d).name == "bfloat16" for d in dtypes) else _FLOAT32_EPS
-    # float32 summation error: pairwise within a buffer, sequential across buffers
-    return 8 * eps * (64 + size / _NUMPY_BUFFER)
+def _relative_margin(size: int, element_eps: float) -> float:
+    # each difference rounded in its dtype, then NumPy's float32 sum: pairwise within a buffer,
+    # sequential across buffers
+    return 2 * element_eps + 8 * _FLOAT32_EPS * (64 + size / _NUMPY_BUFFER)
+
+
+def _has_bfloat16(dtypes) -> bool:
+    return any(np.dtype(d).kind == "V" and np.dtype(d).name == "bfloat16" for d in dtypes)
 
 
 def near_bound(value: float, bound: float, size: int, dtypes, absolute_margin: float = 0.0) -> bool:
@@ -59,8 +64,11 @@ def near_bound(value: float, bound: float, size: int, dtypes, absolute_margin: f
         return False
     if max(abs(value), abs(bound)) > _FLOAT32_MAX / 2 or min(abs(value), abs(bound)) < _FLOAT32_TINY:
         return not (math.isinf(value) and math.isinf(bound) and value == bound)
-    margin = _relative_margin(size, dtypes) * max(abs(value), abs(bound)) + absolute_margin
-    return abs(value - bound) <= margin
+    gap, scale = abs(value - bound) - absolute_margin, max(abs(value), abs(bound))
+    if gap > _relative_margin(size, _BFLOAT16_EPS) * scale:
+        return False  # the common case: far from the bound whatever the dtypes
+    eps = _BFLOAT16_EPS if _has_bfloat16(dtypes) else _FLOAT32_EPS
+    return gap <= _relative_margin(size, eps) * scale
 
 
 def float32_tolerance_at_most(tol: float) -> float:
@@ -106,16 +114,24 @@ def polygraphy_stat(diff: np.ndarray, stat: str, quantile: float | None = None) 
         return float(np.quantile(diff, quantile))
 
 
+def replaced(frozen, **changes):
+    """A copy of a frozen dataclass instance with ``changes`` (``dataclasses.replace`` runs
+    ``__init__`` again, which costs more than the comparison of a small output)."""
+    if not hasattr(frozen, "__dict__"):
+        new = copy.copy(frozen)
+        for name, value in changes.items():
+            object.__setattr__(new, name, value)
+        return new
+    new = object.__new__(type(frozen))
+    new.__dict__.update(frozen.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
 def _stat_of(diff: DiffStats, stat: str, quantile: float) -> float | None:
     if stat == "quantile":
         return diff.quantiles.get(quantile)
     return getattr(diff, stat)
-
-
-def _with_stat(diff: DiffStats, stat: str, quantile: float, value: float) -> DiffStats:
-    if stat == "quantile":
-        return dataclasses.replace(diff, quantiles={**diff.quantiles, quantile: value})
-    return dataclasses.replace(diff, **{stat: value})
 
 
 def decide_at_polygraphy_precision(out0, out1, absd: DiffStats, rel: DiffStats, options,
@@ -125,29 +141,30 @@ def decide_at_polygraphy_precision(out0, out1, absd: DiffStats, rel: DiffStats, 
     float32) and the statistic ``options.check_error_stat`` names replaced by Polygraphy's own
     figure where the native one lies next to its tolerance, so that the verdict is Polygraphy's.
     """
-    out0, out1 = np.asarray(out0), np.asarray(out1)
-    absd = dataclasses.replace(absd, mean=_as_float32(absd.mean))
-    rel = dataclasses.replace(rel, mean=_as_float32(rel.mean))
     stat = options.check_error_stat
-    if stat not in ("max", "mean", "median", "quantile"):
-        return absd, rel
+    deciding = stat in ("max", "mean", "median", "quantile")
     quantile = options.error_quantile
-    dtypes = (out0.dtype, out1.dtype)
     diffs = None
     fixed = []
     for diff, tol, index in ((absd, options.atol, 0), (rel, options.rtol, 1)):
-        value = _stat_of(diff, stat, quantile)
-        if value is not None and near_bound(value, tol, out0.size, dtypes):
+        changes = {"mean": _as_float32(diff.mean)}
+        value = _stat_of(diff, stat, quantile) if deciding else None
+        if value is not None and near_bound(value, tol, np.size(out0), (out0.dtype, out1.dtype)):
             if diffs is None:
-                diffs = polygraphy_diffs(out0, out1, infinities_compare_equal)
-            diff = _with_stat(diff, stat, quantile, polygraphy_stat(diffs[index], stat, quantile))
-        fixed.append(diff)
+                diffs = polygraphy_diffs(np.asarray(out0), np.asarray(out1), infinities_compare_equal)
+            exact = polygraphy_stat(diffs[index], stat, quantile)
+            if stat == "quantile":
+                changes["quantiles"] = {**diff.quantiles, quantile: exact}
+            else:
+                changes[stat] = exact
+        fixed.append(replaced(diff, **changes))
     return fixed[0], fixed[1]
 
 
 def _as_float32(value: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.float32(value))
+    if abs(value) > _FLOAT32_MAX:  # inf, or beyond float32's range (NaN passes through below)
+        return math.copysign(math.inf, value)
+    return float(np.float32(value))
 
 
 def _square(x: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
-from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most
+from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most, replaced
 from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
@@ -221,7 +221,7 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         )
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
-    stats = dataclasses.replace(stats, atol=float(atol), rtol=float(rtol))
+    stats = replaced(stats, atol=float(atol), rtol=float(rtol))
     absd = _with_infinite_top(stats.absdiff, stats.size, stats.absdiff.inf_count)
     absd = _integer_absdiff_quantiles(out0, out1, absd)
     if is_floating(out1):
