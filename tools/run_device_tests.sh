@@ -5,7 +5,8 @@
 # on real device memory (tests/trt/test_trt_runner_double.py, tests/trt/test_trt_tensor_binding.py),
 # and the calibrator's device feeding (tests/trt/test_trt_calibrator.py); Polygraphy's CUDA API
 # (tests/core/test_core_cuda_arrays.py) and TrtRunner's allocation strategies, weight streaming
-# and FileReader (tests/trt/test_trt_context_memory.py; these need onnx and TensorRT there). It builds poly-core
+# and FileReader (tests/trt/test_trt_context_memory.py; these need onnx and TensorRT there); torch
+# tensors (CPU and CUDA) and CuPy arrays in comparisons and JSON (tests/core/test_core_host_arrays.py). It builds poly-core
 # there with the machine's own pybind11/scikit-build-core/cmake (it has no network) and puts the
 # pure packages on PYTHONPATH. Output goes to $OUT/cuda_tests.log when $OUT is set (the device
 # tool's result folder).
@@ -20,5 +21,5 @@ log="${OUT:-/tmp}/cuda_tests.log"
   python3 -m pytest -q -p no:cacheprovider -rs \
     tests/core/test_core_cuda.py tests/core/test_core_memory_ownership.py tests/trt/test_trt_runner_double.py \
     tests/trt/test_trt_calibrator.py tests/trt/test_trt_tensor_binding.py tests/core/test_core_cuda_arrays.py \
-    tests/trt/test_trt_context_memory.py
+    tests/trt/test_trt_context_memory.py tests/core/test_core_host_arrays.py
 } 2>&1 | tee "$log"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from poly.compare.per_output import default, value_or_from_dict
+from poly.core.host_arrays import host_array
 
 __all__ = ["BasePostprocessFunc", "TopKPostprocessFunc", "PostprocessFunc", "topk"]
 
@@ -17,7 +18,7 @@ def topk(arr, k: int, axis: int = -1):
     Returns:
         Tuple[numpy.ndarray, numpy.ndarray]: The values and their indices.
     """
-    arr = np.asarray(arr)
+    arr = host_array(arr)
     # Sorting the negation with a stable sort keeps equal values in index order.
     # (Unsigned and bool data cannot be negated, so they are reflected instead.)
     if arr.dtype == np.bool_:

@@ -19,6 +19,7 @@ import io
 import json
 import os
 import re
+import sys
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -128,6 +129,8 @@ class Encoder(json.JSONEncoder):
             return func(o)
         if isinstance(o, np.generic):
             return o.item()
+        if _is_torch_tensor(o):
+            return _encode_torch_tensor(o)
         return super().default(o)
 
 
@@ -347,6 +350,39 @@ def _decode_ndarray(dct):
     if hint is not None:
         array = _apply_dtype_hint(array, hint)
     return array
+
+
+# -- PyTorch tensors ---------------------------------------------------------------------------
+# Written as Polygraphy writes them: torch.save's bytes in base64 under "tensor", type "Tensor".
+# Read back with torch.load(weights_only=True), which rebuilds tensors without running code.
+
+torch = lazy_import("torch", purpose="Reading PyTorch tensors saved in JSON")
+
+
+def _is_torch_tensor(obj):
+    return any(cls.__module__.startswith("torch") and cls.__name__ == "Tensor" for cls in type(obj).__mro__)
+
+
+def _encode_torch_tensor(tensor):
+    buffer = io.BytesIO()
+    sys.modules[type(tensor).__module__.split(".")[0]].save(tensor, buffer)  # the tensor's own torch
+    return {"tensor": base64.b64encode(buffer.getvalue()).decode(), constants.TYPE_MARKER: "Tensor"}
+
+
+class _TorchTensorType:
+    """Stands for ``torch.Tensor`` in the decoder table, so that registering needs no PyTorch."""
+
+
+@Decoder.register(_TorchTensorType, name="Tensor")
+def _decode_torch_tensor(dct):
+    payload = dct.get("tensor")
+    if not isinstance(payload, str):
+        raise _format_error("a Tensor entry has no string 'tensor' payload")
+    try:
+        data = base64.b64decode(payload.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise _format_error("a tensor payload is not valid base64 (truncated or corrupt file?)") from None
+    return torch.load().load(io.BytesIO(data), weights_only=True)  # LazyModule.load() gives the module
 
 
 # -- public functions --------------------------------------------------------------------------

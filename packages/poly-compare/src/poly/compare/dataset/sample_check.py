@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from poly.compare.shape_matching import try_match_shape
+from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
 from poly.compare.stats.polygraphy_quirks import simple_error_stats
 from poly.compare.verdicts.simple_comparison import SimpleOptions, simple_verdict
 from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
@@ -102,6 +103,7 @@ class SampleChecker:
                                                   median=options.needs_median())
         except Exception as err:  # noqa: BLE001 - a bad pair fails this sample, not the run
             return OutputCheck(passed=False, size=int(out0.size), error=str(err).splitlines()[0], **base)
+        absd, rel = decide_at_polygraphy_precision(out0, out1, absd, rel, options, self.infinities_compare_equal)
         result = simple_verdict(stats, absd, rel, options)
         stat_abs, stat_rel = result.checked_values()
         return OutputCheck(passed=bool(result), max_absdiff=float(absd.max), max_reldiff=float(rel.max),

@@ -13,6 +13,7 @@ import numpy as np
 from poly.compare.per_output import default, find_str_in_iterable, warn_unknown_keys
 from poly.compare.shape_matching import try_match_shape
 from poly.core.datatype import DataType
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER, LogMode
 
 __all__ = [
@@ -73,6 +74,8 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
     output_status = OrderedDict()
 
     for index, (out0_name, output0) in enumerate(iter_result0.items()):
+        # torch tensors (CPU or CUDA), CuPy arrays and device views are compared as host copies
+        output0 = host_array(output0)
         out1_names = default(find_output_func(out0_name, index, iter_result1), [])
         if len(out1_names) > 1:
             G_LOGGER.info(
@@ -86,7 +89,7 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
                     f"'{out1_name}' [{iter_result1.runner_name}], since the output was not found"
                 )
                 continue
-            output1 = iter_result1[out1_name]
+            output1 = host_array(iter_result1[out1_name])
             G_LOGGER.start(
                 f"{label}Comparing Output: '{out0_name}' ({describe_array(output0)}) "
                 f"with '{out1_name}' ({describe_array(output1)})"

@@ -8,6 +8,7 @@ import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, default_find_output_func, run_comparison
 from poly.compare.per_output import default, value_or_from_dict
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = ["IndicesCompareFunc"]
@@ -66,7 +67,7 @@ class IndicesCompareFunc(BaseCompareFunc):
 
         def match(out0_name, output0, out1_name, output1):
             tolerance = value_or_from_dict(self.index_tolerance, out0_name, 0)
-            output0, output1 = np.asarray(output0), np.asarray(output1)
+            output0, output1 = host_array(output0), host_array(output1)
             if output0.shape != output1.shape:
                 G_LOGGER.error("Cannot compare outputs of different shapes.")
                 return False

@@ -14,6 +14,7 @@ import numpy as np
 from poly.compare.funcs.base import BaseCompareFunc
 from poly.compare.per_output import default, value_or_from_dict
 from poly.compare.stats.native import ErrorStats, error_stats
+from poly.compare.stats.polygraphy_precision import near_bound, polygraphy_metric
 from poly.compare.verdicts.output_results import (
     CosineSimilarityResult,
     DistanceMetricsResult,
@@ -30,6 +31,7 @@ from poly.compare.verdicts.thresholds import (
     QualityMetricsThreshold,
     SnrThreshold,
 )
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "l2_norm",
     "cosine_similarity",
     "psnr",
+    "at_polygraphy_precision",
     "snr",
     "L2CompareFunc",
     "CosineSimilarityCompareFunc",
@@ -50,11 +53,25 @@ __all__ = [
 
 def metric_stats(out0, out1) -> ErrorStats:
     """The native statistics the metrics are derived from (no order statistics needed)."""
-    out0, out1 = np.asarray(out0), np.asarray(out1)
+    out0, out1 = host_array(out0), host_array(out1)
     try:
         return error_stats(out0, out1, median=False)
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
+
+
+_DECIBELS_MARGIN = 1e-3  # PSNR and SNR: log10 of a float32 mean, off by far less than this
+
+
+def at_polygraphy_precision(field: str, value: float, bound: float, out0, out1) -> float:
+    """``value`` (metric ``field`` of two outputs, from the native float64 figures), or Polygraphy's
+    own figure (``polygraphy_metric``) when ``value`` lies so close to ``bound`` that the two
+    could give different verdicts."""
+    out0, out1 = np.asarray(out0), np.asarray(out1)
+    margin = _DECIBELS_MARGIN if field in ("psnr", "snr") else 0.0
+    if near_bound(value, bound, out0.size, (out0.dtype, out1.dtype), absolute_margin=margin):
+        return polygraphy_metric(field, out0, out1)
+    return value
 
 
 def l2_norm(stats: ErrorStats) -> float:
@@ -132,6 +149,7 @@ class SingleMetricCompareFunc(BaseCompareFunc):
 
     def _check_outputs_match(self, out0, out1, threshold):
         value = float(self._compute_metric(out0, out1))
+        value = at_polygraphy_precision(threshold._METRIC_FIELD, value, threshold.threshold, out0, out1)
         result = self._RESULT_CLASS(value, thresholds=threshold)
         msg, passed = result.describe()
         (G_LOGGER.finish if passed else G_LOGGER.error)(msg)
@@ -295,6 +313,9 @@ class _CombinedMetricsCompareFunc(BaseCompareFunc):
             if aligned is None:
                 return False
             values = self._metrics(metric_stats(*aligned))
+            for part in parts:
+                field = part._METRIC_FIELD
+                values[field] = at_polygraphy_precision(field, values[field], part.threshold, *aligned)
             result = self._RESULT_CLASS(**values, thresholds=threshold)
             failed = []
             for part in parts:

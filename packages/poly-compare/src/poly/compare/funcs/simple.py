@@ -10,6 +10,7 @@ import numpy as np
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
 from poly.compare.per_output import default
 from poly.compare.stats import plots
+from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
 from poly.compare.stats.polygraphy_quirks import is_floating, may_hold_zero, simple_error_stats
 from poly.compare.stats.report_lines import (
     LOGGED_QUANTILES,
@@ -141,6 +142,7 @@ class SimpleCompareFunc(BaseCompareFunc):
                     mode=LogMode.ONCE,
                 )
 
+        absd, rel = decide_at_polygraphy_precision(out0, out1, absd, rel, options, self.infinities_compare_equal)
         result = simple_verdict(stats, absd, rel, options)
         if err_stat == "elemwise":
             G_LOGGER.super_verbose(lambda: f"Number of mismatched elements: {stats.mismatches}")

@@ -7,6 +7,7 @@ import contextlib
 import numpy as np
 
 from poly.compare.stats.report_lines import array_stats, log_output_stats
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER, LogMode
 
 __all__ = ["validate_run_results", "validate_stream"]
@@ -17,7 +18,7 @@ def _validate_output(runner_name, output_name, output, check_inf, check_nan, ite
         f"{runner_name:35} | {iter_prefix}Validating output: {output_name} (check_inf={check_inf}, check_nan={check_nan})"
     )
     with G_LOGGER.indent():
-        output = np.asarray(output)
+        output = host_array(output)
         stats = array_stats(output)
         log_output_stats(stats, output, output.size)
         valid = True

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from poly import _native
+from poly.core.host_arrays import host_array
 
 __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code"]
 
@@ -139,7 +140,7 @@ class ErrorStats:
 
 
 def _as_array(x: Any, name: str) -> np.ndarray:
-    arr = np.asarray(x)
+    arr = host_array(x)
     if arr.dtype not in _CODE_CACHE and arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
         raise ValueError(f"error statistics: {name} has unsupported dtype {arr.dtype}")
     if not arr.dtype.isnative:

@@ -13,6 +13,8 @@ import math
 import numpy as np
 
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
+from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most, replaced
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = ["simple_error_stats", "is_floating", "may_hold_zero"]
@@ -186,6 +188,12 @@ def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats,
     return _with_infinite_top(infinite, n, infinite.inf_count)
 
 
+def _compares_in_float32(out0: np.ndarray, out1: np.ndarray) -> bool:
+    narrow = ("float16", "bfloat16", "float32", "bool")
+    both_bool = out0.dtype == np.bool_ and out1.dtype == np.bool_
+    return not both_bool and out0.dtype.name in narrow and out1.dtype.name in narrow
+
+
 def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinities_compare_equal=False, threads=0,
                        median=True):
     """
@@ -200,14 +208,20 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         2^53 or wrapping around (``_integer_absdiff_quantiles``). ``threads`` and ``median`` are
         passed to ``error_stats``.
     """
-    out0, out1 = np.asarray(out0), np.asarray(out1)
+    out0, out1 = host_array(out0), host_array(out1)
+    native_atol, native_rtol = atol, rtol
+    if _compares_in_float32(out0, out1):
+        # The engine rounds tolerances to float32 for these pairs; Polygraphy compares the float32
+        # differences with the float64 tolerances, which the largest float32 at most each matches.
+        native_atol, native_rtol = float32_tolerance_at_most(atol), float32_tolerance_at_most(rtol)
     try:
         stats = error_stats(
-            out0, out1, atol=atol, rtol=rtol, quantiles=quantiles, infinities_compare_equal=infinities_compare_equal,
+            out0, out1, atol=native_atol, rtol=native_rtol, quantiles=quantiles, infinities_compare_equal=infinities_compare_equal,
             threads=threads, median=median,
         )
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
+    stats = replaced(stats, atol=float(atol), rtol=float(rtol))
     absd = _with_infinite_top(stats.absdiff, stats.size, stats.absdiff.inf_count)
     absd = _integer_absdiff_quantiles(out0, out1, absd)
     if is_floating(out1):

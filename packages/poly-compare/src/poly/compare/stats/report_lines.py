@@ -21,6 +21,7 @@ from poly import _native
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.core import constants
 from poly.core.func import invoke_if_callable
+from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
 
 __all__ = [
@@ -284,8 +285,8 @@ def log_compared_output_stats(iter_result0, iter_result1, match_dicts, runner0_n
         out1_name = getattr(result, "output1_name", None) or out0_name
         if out0_name not in iter_result0 or out1_name not in iter_result1:
             continue
-        out0 = np.asarray(iter_result0[out0_name])
-        out1 = np.asarray(iter_result1[out1_name])
+        out0 = host_array(iter_result0[out0_name])
+        out1 = host_array(iter_result1[out1_name])
         failed = any(not bool(md.get(out0_name, True)) for md in match_dicts)
         stats0, stats1 = pair_stats(out0, out1)
         hist_range = _hist_range(stats0, stats1)
