@@ -17,8 +17,9 @@ A conftest put above the copy:
 - lets ``import tensorrt`` (and ``import tensorrt_rtx``) find TensorRT-RTX when full TensorRT is
   not installed (its builder, network and parser work without a GPU), and sets
   ``POLYGRAPHY_USE_TENSORRT_RTX=1`` so that the tests take their TensorRT-RTX paths;
-- when torch is not installed, puts a placeholder ``torch`` in ``sys.modules`` whose every use
-  skips the test (or the module, when used at import) with the reason "torch is not installed";
+- when torch (or every TensorRT flavour) is not installed, puts a placeholder ``torch`` (or
+  ``tensorrt``) in ``sys.modules`` whose every use skips the test (or the module, when used at
+  import) with the reason "torch is not installed" ("tensorrt is not installed");
 - reports as skipped, naming the reason, a test that failed only because no GPU is present
   (poly's ``NoCudaDeviceError`` / ``CudaUnavailableError``: TensorRT engines and CUDA memory
   need one);
@@ -113,21 +114,31 @@ except ImportError:
         TENSORRT = _name
         break
 
+
+class _Missing(types.ModuleType):
+    """Stands in for a module that is not installed: every use skips the test using it."""
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise pytest.skip.Exception(f"{self.__name__} is not installed", allow_module_level=True)
+
+
+def _stand_in(module_name):
+    stub = _Missing(module_name)
+    stub.__spec__ = importlib.machinery.ModuleSpec(module_name, None)
+    sys.modules[module_name] = stub
+
+
+if TENSORRT is None:
+    _stand_in("tensorrt")
+
 try:
     import torch  # noqa: F401
     TORCH = True
 except ImportError:
     TORCH = False
-
-    class _TorchMissing(types.ModuleType):
-        def __getattr__(self, name):
-            if name.startswith("__") and name.endswith("__"):
-                raise AttributeError(name)
-            raise pytest.skip.Exception("torch is not installed", allow_module_level=True)
-
-    _stub = _TorchMissing("torch")
-    _stub.__spec__ = importlib.machinery.ModuleSpec("torch", None)
-    sys.modules["torch"] = _stub
+    _stand_in("torch")
 
 NO_GPU_ERRORS = {"NoCudaDeviceError", "CudaUnavailableError"}
 RECORD = {"modules": {}, "tests": {}, "tensorrt": TENSORRT, "torch": TORCH}

@@ -90,3 +90,26 @@ def test_a_run_counts_imports_outcomes_and_causes(harness, tmp_path, capsys):
     assert "files import 1/2   passed 2  failed 1  errors 0  skipped 1" in out
     assert "tests/demo/test_broken.py: error: ModuleNotFoundError: No module named 'poly.nowhere'" in out
     assert "1 x assert N == N" in out and "test_fails" in out
+
+
+def test_a_missing_module_skips_the_tests_that_use_it(harness, tmp_path, capsys):
+    """torch is the module missing here; a missing TensorRT gets the same stand-in."""
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("torch is installed here: the stand-in for a missing module is not used")
+    tests = tmp_path / "tests"
+    (tests / "demo").mkdir(parents=True)
+    (tests / "__init__.py").write_text("")
+    (tests / "demo" / "__init__.py").write_text("")
+    (tests / "conftest.py").write_text("")
+    (tests / "demo" / "test_uses_torch.py").write_text(textwrap.dedent("""\
+        import torch
+
+        def test_needs_torch():
+            assert torch.zeros(1) is not None
+
+        def test_does_not():
+            assert True
+    """))
+    assert harness.main([str(tests), "--dirs", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "files import 1/1   passed 1  failed 0  errors 0  skipped 1" in out
