@@ -367,3 +367,27 @@ def test_model_too_large_to_serialize_goes_through_a_file(monkeypatch):
     with OnnxrtRunner(SessionFromOnnx(model)) as runner:
         np.testing.assert_array_equal(runner.infer({"x": x})["probs"], through_file)
     assert model.SerializeToString() == before  # the caller's tensors were not moved out
+
+
+@pytest.mark.parametrize("source", ["bytes", "path"])
+def test_a_session_loader_is_not_changed_by_being_called(source, tmp_path, monkeypatch):
+    """With the internal correctness checks on, calling the loader must leave it as it was; the
+    model's name for errors travels on the session instead."""
+    from poly.core import config
+    from poly.onnx.session import session_model_label
+
+    monkeypatch.setattr(config, "INTERNAL_CORRECTNESS_CHECKS", True)
+    model = onnx_models.identity()
+    if source == "path":
+        model_arg = str(tmp_path / "identity.onnx")
+        onnx.save(model, model_arg)
+    else:
+        model_arg = model.SerializeToString()
+    loader = SessionFromOnnx(model_arg)
+    before = dict(vars(loader))
+    sess = loader()
+    assert vars(loader) == before
+    label = session_model_label(sess)
+    assert label and ("identity.onnx" in label if source == "path" else "serialized" in label)
+    with OnnxrtRunner(sess) as runner:
+        assert runner.infer({"x": X})["y"].shape == X.shape

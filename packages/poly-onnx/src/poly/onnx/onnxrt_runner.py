@@ -11,7 +11,7 @@ from poly.core.logger import G_LOGGER
 from poly.core.metadata import TensorMetadata
 from poly.core.optional_import import lazy_import
 from poly.core.runner import BaseRunner
-from poly.onnx.session import ort_error_message
+from poly.onnx.session import ort_error_message, session_model_label
 
 onnxrt = lazy_import("onnxruntime")
 torch = lazy_import("torch")
@@ -84,7 +84,7 @@ class OnnxrtRunner(BaseRunner):
                 f"one), got: {type(sess).__name__}"
             )
         self.sess = sess
-        self._model_label = getattr(self._sess, "source_label", None)
+        self._model_label = session_model_label(sess)
         self._output_names = [out.name for out in sess.get_outputs()]
         self._raw_outputs = [_RAW_TYPES.get(out.type) for out in sess.get_outputs()]
         self._use_ort_values = any(self._raw_outputs) or any(

@@ -14,7 +14,7 @@ from poly.onnx.ir_version import required_ir_version
 
 onnxrt = lazy_import("onnxruntime")
 
-__all__ = ["SessionFromOnnx", "session_from_onnx", "PROVIDER_ALIASES", "usable_cpus"]
+__all__ = ["SessionFromOnnx", "session_from_onnx", "session_model_label", "PROVIDER_ALIASES", "usable_cpus"]
 
 PROVIDER_ALIASES = {
     "cpu": "CPUExecutionProvider",
@@ -84,8 +84,6 @@ class SessionFromOnnx(BaseLoader):
         self.providers = ["cpu"] if providers is None else providers
         self.graph_optimization_level = graph_optimization_level
         self.session_options = session_options
-        self.source_label = None
-        """How errors name the model (a quoted path or a description), once the session was created."""
 
     def call_impl(self):
         """
@@ -96,7 +94,6 @@ class SessionFromOnnx(BaseLoader):
         providers = resolve_providers(self.providers)
         options = self._make_options()
 
-        self.source_label = source.label
         G_LOGGER.start(f"Creating ONNX-Runtime Inference Session with providers: {providers}")
         try:
             with source.ort_input() as model:
@@ -240,7 +237,18 @@ def _ort_version():
 def _with_outputs(source, session):
     if not session.get_outputs():
         G_LOGGER.critical(f"ONNX-Runtime could not create a session for {source.label}: the model has no outputs")
+    # on the session, not the loader: a loader is not changed by being called
+    setattr(session, _LABEL_ATTR, source.label)
     return session
+
+
+_LABEL_ATTR = "poly_model_label"
+
+
+def session_model_label(session):
+    """How errors name the model of a session ``SessionFromOnnx`` created (a quoted path or a
+    description); None for a session made elsewhere."""
+    return getattr(session, _LABEL_ATTR, None)
 
 
 def _fail(source, err, note=""):
