@@ -116,10 +116,11 @@ except ImportError:
 
 
 class _Missing(types.ModuleType):
-    """Stands in for a module that is not installed: every use skips the test using it."""
+    """Stands in for a module that is not installed: every use (its version included) skips the
+    test using it; the other dunders stay missing for the import machinery."""
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name != "__version__":
             raise AttributeError(name)
         raise pytest.skip.Exception(f"{self.__name__} is not installed", allow_module_level=True)
 
