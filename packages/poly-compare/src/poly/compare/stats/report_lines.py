@@ -19,6 +19,7 @@ import numpy as np
 
 from poly import _native
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
+from poly.compare.stats.polygraphy_precision import polygraphy_diffs
 from poly.core import constants
 from poly.core.func import invoke_if_callable
 from poly.core.host_arrays import host_array
@@ -294,33 +295,12 @@ def log_compared_output_stats(iter_result0, iter_result1, match_dicts, runner0_n
         log_output_stats(stats1, out1, out1.size, failed, f"{runner1_name}: {out1_name}", hist_range)
 
 
-def _cast_up(arr: np.ndarray) -> np.ndarray:
-    if arr.dtype == np.float16:
-        return arr.astype(np.float32)
-    if arr.dtype in (np.int8, np.uint8, np.int16, np.uint16):
-        return arr.astype(np.int32)
-    if arr.dtype == np.uint32:
-        return arr.astype(np.int64)
-    if arr.dtype.name == "bfloat16":
-        return arr.astype(np.float32)
-    return arr
-
-
 def display_diffs(out0: np.ndarray, out1: np.ndarray, infinities_compare_equal: bool) -> tuple[np.ndarray, np.ndarray]:
     """
     The absolute and relative difference arrays, only for display (the values block of small
     outputs, histograms and plots): every statistic comes from the native engine instead.
+    They are Polygraphy's difference arrays, bfloat16 outputs being shown through float32.
     """
-    out0, out1 = np.asarray(out0), np.asarray(out1)
-    with np.errstate(all="ignore"):
-        if out0.dtype == np.bool_ and out1.dtype == np.bool_:
-            absdiff = np.logical_xor(out0, out1)
-        else:
-            absdiff = np.abs(np.subtract(_cast_up(out0), _cast_up(out1)))
-            if infinities_compare_equal:
-                absdiff = np.where(np.isinf(out0) & (out0 == out1), 0, absdiff)
-        divisor = _cast_up(out1)
-        if divisor.dtype.kind == "f":
-            divisor = np.where(divisor == 0, divisor.dtype.type(2.220446049250313e-16), divisor)
-        reldiff = np.divide(absdiff, np.abs(divisor))
-    return absdiff, reldiff
+    out0, out1 = (np.asarray(out) for out in (out0, out1))
+    out0, out1 = (out.astype(np.float32) if out.dtype.name == "bfloat16" else out for out in (out0, out1))
+    return polygraphy_diffs(out0, out1, infinities_compare_equal)
