@@ -219,14 +219,17 @@ std::size_t nbytes_of(const std::vector<py::ssize_t>& shape, const py::dtype& dt
     return n;
 }
 
-// Copies `nbytes` at device address `src` into a host array (asynchronously on `stream`).
-void device_to_host(std::uintptr_t src, std::size_t nbytes, py::array& host, const py::object& stream) {
+// Copies `nbytes` at device address `src` into a host array (asynchronously on `stream`), after
+// the work of the stream that last wrote them.
+void device_to_host(std::uintptr_t src, std::size_t nbytes, const Producer& producer, py::array& host,
+                    const py::object& stream) {
     if (!(host.flags() & py::array::c_style) || !host.writeable())
         throw py::value_error("copy_to needs a writable C-contiguous host array");
     if (static_cast<std::size_t>(host.nbytes()) < nbytes)
         throw py::value_error("copy_to: the host array holds " + std::to_string(host.nbytes()) +
                               " bytes, the device buffer " + std::to_string(nbytes));
     if (nbytes == 0) return;
+    producer.wait(stream);
     const Driver& d = driver();
     if (stream.is_none()) {
         void* dst = host.mutable_data();
@@ -236,6 +239,15 @@ void device_to_host(std::uintptr_t src, std::size_t nbytes, py::array& host, con
         d.check(d.cuMemcpyDtoHAsync(host.mutable_data(), static_cast<CUdeviceptr>(src), nbytes, stream_of(stream)),
                 "cuMemcpyDtoHAsync");
     }
+}
+
+// The device array at `src` as a new host array of `shape` and `typestr`, complete on return.
+py::array device_to_new_host(std::uintptr_t src, std::size_t nbytes, const std::vector<py::ssize_t>& shape,
+                             const std::string& typestr, const Producer& producer, const py::object& stream) {
+    py::array out(py::dtype(typestr), shape);
+    device_to_host(src, nbytes, producer, out, stream);
+    if (!stream.is_none()) stream.cast<const Stream&>().synchronize();
+    return out;
 }
 
 py::dict array_interface(std::uintptr_t ptr, const std::vector<py::ssize_t>& shape, const std::string& typestr,
@@ -266,14 +278,10 @@ public:
     py::dtype dtype() const { return py::dtype(typestr_); }
     py::dict interface() const { return array_interface(ptr(), shape_, typestr_, producer_); }
     void copy_to(py::array& host, const py::object& stream) const {
-        producer_.wait(stream);
-        device_to_host(ptr(), nbytes_, host, stream);
+        device_to_host(ptr(), nbytes_, producer_, host, stream);
     }
     py::array numpy(const py::object& stream) const {
-        py::array out(py::dtype(typestr_), shape_);
-        copy_to(out, stream);
-        if (!stream.is_none()) stream.cast<const Stream&>().synchronize();
-        return out;
+        return device_to_new_host(ptr(), nbytes_, shape_, typestr_, producer_, stream);
     }
     py::object memory() const { return block_ ? py::cast(block_) : py::none(); }
 
@@ -348,15 +356,11 @@ public:
     }
 
     void copy_to(py::array& host, const py::object& stream) const {
-        producer_.wait(stream);
-        device_to_host(ptr(), nbytes_, host, stream);
+        device_to_host(ptr(), nbytes_, producer_, host, stream);
     }
 
     py::array numpy(const py::object& stream) const {
-        py::array out(py::dtype(typestr_), shape_);
-        copy_to(out, stream);
-        if (!stream.is_none()) stream.cast<const Stream&>().synchronize();
-        return out;
+        return device_to_new_host(ptr(), nbytes_, shape_, typestr_, producer_, stream);
     }
 
     void set_layout(const py::array& a) {
