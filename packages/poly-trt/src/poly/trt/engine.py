@@ -185,24 +185,6 @@ class EngineFromNetwork(BaseLoader):
         return _deserialize(self._build(), self.runtime, "the engine just built")
 
 
-class BytesFromEngine(BaseLoader):
-    """Functor that serializes an engine."""
-
-    def __init__(self, engine):
-        """
-        Args:
-            engine (Union[trt.ICudaEngine, Callable() -> trt.ICudaEngine]): The engine.
-        """
-        self._engine = engine
-
-    def call_impl(self):
-        """
-        Returns:
-            bytes
-        """
-        return bytes(invoke_if_callable(self._engine).serialize())
-
-
 class BufferFromEngine(BaseLoader):
     """Functor that serializes an engine into TensorRT's own buffer (no copy into ``bytes``)."""
 
@@ -219,6 +201,17 @@ class BufferFromEngine(BaseLoader):
             trt.IHostMemory: The serialized engine (supports the buffer protocol).
         """
         return invoke_if_callable(self._engine).serialize()
+
+
+class BytesFromEngine(BufferFromEngine):
+    """Functor that serializes an engine into ``bytes``."""
+
+    def call_impl(self):
+        """
+        Returns:
+            bytes
+        """
+        return bytes(super().call_impl())
 
 
 class LoadRuntime(BaseLoader):
