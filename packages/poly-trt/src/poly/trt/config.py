@@ -112,7 +112,8 @@ class CreateConfig(BaseLoader):
             max_aux_streams (int): Auxiliary streams TensorRT may use.
             compute_capabilities (List[Union[trt.ComputeCapability, str]]): TensorRT-RTX build targets
                     (e.g. "SM86"); by default the builder's own choice.
-            preview_features (List[trt.PreviewFeature or str]): Preview features to enable.
+            preview_features (List[trt.PreviewFeature or str]): Preview features to enable, every
+                    other one disabled (an empty list disables them all); None keeps TensorRT's defaults.
             algorithm_selector (trt.IAlgorithmSelector): Tactic selection hook, e.g.
                     ``TacticRecorder`` or ``TacticReplayer`` (full TensorRT 10 and older).
             use_dla (bool): Make DLA the default device type (DLA core 0); layers fall back
@@ -256,8 +257,11 @@ class CreateConfig(BaseLoader):
             for source in self.tactic_sources:
                 mask |= 1 << int(enum_member(trt.TacticSource, source, "tactic source"))
             config.set_tactic_sources(mask)
-        for feature in self.preview_features or []:
-            config.set_preview_feature(enum_member(trt.PreviewFeature, feature, "preview feature"), True)
+        if self.preview_features is not None:  # the features given on, every other one off
+            wanted = {enum_member(trt.PreviewFeature, f, "preview feature") for f in self.preview_features}
+            for name in (n for n in dir(trt.PreviewFeature) if n.isupper()):
+                feature = getattr(trt.PreviewFeature, name)
+                config.set_preview_feature(feature, feature in wanted)
         if self.compute_capabilities:
             if not hasattr(config, "set_compute_capability"):
                 G_LOGGER.critical(
