@@ -129,6 +129,16 @@ def test_features_the_flavour_lacks_fail_in_one_line(trt_mod, models, tmp_path, 
     assert not (tmp_path / "x.engine").exists()
 
 
+def test_debug_build_builds_with_the_new_flags(trt_mod, models, tmp_path):
+    import sys
+
+    check = "import os, sys; sys.exit(0 if os.path.getsize('polygraphy_debug.engine') > 1000 else 1)"
+    proc = run_cli(POLY, "debug", "build", models["multi"], "--until", "1", "--tactic-sources", "jit_convolutions",
+                   "--refittable", "--mark-debug", "r", "--check", sys.executable, "-c", check, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Passed: 1/1" in proc.stdout + proc.stderr
+
+
 # ---- network -------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """
 ``CreateConfig``: the builder configuration (precisions, optimization profiles, calibrator,
-timing cache, memory pools, optimization level, precision constraints, profiling verbosity and
-the other builder options), checked against what the installed TensorRT flavour offers.
+timing cache, memory pools, optimization level, precision constraints, profiling verbosity, DLA,
+quantization flags and the other builder options), checked against what the installed TensorRT
+flavour offers.
 """
 
 from poly.core.func import funcify

@@ -1,6 +1,7 @@
 """The TensorRT config group: the builder flags (optimization profiles, precisions, INT8
 calibration, timing caches, memory pools, optimization level, profiling verbosity, tactic
-replays) and where the built engine is saved (--save-engine)."""
+replays, and the other builder flags of ``TrtBuilderFlags``) and where the built engine is saved
+(--save-engine)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The TensorRT network group: --trt-outputs / --trt-exclude-outputs (the network's outputs) and
---strongly-typed (how the network is created), applied when the ONNX model is parsed into a
-TensorRT network."""
+"""The TensorRT network group: --trt-outputs / --trt-exclude-outputs (the network's outputs),
+--strongly-typed (how the network is created) and the plugin, parser, layer and tensor settings
+of ``TrtNetworkEdits``, applied when the ONNX model is parsed into a TensorRT network."""
 
 from __future__ import annotations
 
