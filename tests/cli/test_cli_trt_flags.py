@@ -215,6 +215,9 @@ def test_plugins_are_loaded_before_the_network_is_parsed(trt_mod, models, tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert marker.read_text() == "loaded" and engine.exists()
     assert f"Loading plugin library: {library}" in proc.stdout + proc.stderr
+    marker.unlink()  # an engine MODEL: the libraries load before the engine file is read
+    proc = run_cli(POLY, "run", engine, "--trt", "--plugins", library)
+    assert marker.read_text() == "loaded", proc.stdout + proc.stderr
 
 
 # ---- runtime -------------------------------------------------------------------------------------
