@@ -23,6 +23,28 @@ def _split_name(flag: str, arg: str) -> tuple[str, str]:
     return name, rest + ("" if bracket < 0 else arg[bracket:])
 
 
+def split_name_value(flag: str, arg: str) -> tuple[str, str]:
+    """`name:value` (or `name:[a,b]`) -> ("name", "value"); a missing name or value is an error."""
+    name, value = _split_name(flag, arg)
+    if not name or not value:
+        _fail(flag, arg, "expected NAME:VALUE")
+    return name, value
+
+
+_SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_num_bytes(flag: str, arg: str, text: str) -> int:
+    """`16M` -> 16777216, `1e9` -> 1000000000, `-1` -> -1: a number of bytes, with an optional
+    K, M, G or T suffix (KiB, MiB...)."""
+    upper = text.strip().upper().removesuffix("B")
+    scale = _SIZE_SUFFIXES.get(upper[-1:], 1)
+    try:
+        return int(float(upper[:-1] if upper[-1:] in _SIZE_SUFFIXES else upper) * scale)
+    except ValueError:
+        _fail(flag, arg, f"{text!r} is not a size")
+
+
 def parse_dims(flag: str, arg: str, text: str) -> list:
     """`[1,3,'N',224]` -> [1, 3, 'N', 224]; names stand for dynamic dimensions."""
     text = text.strip()

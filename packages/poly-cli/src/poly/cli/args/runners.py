@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from poly.cli.args.onnxrt import OnnxrtArgs
     from poly.cli.args.trt_config import TrtConfigArgs
     from poly.cli.args.trt_network import TrtNetworkArgs
+    from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
 _META_KEY = "poly.runners"
 ONNXRT_HELP = "Run inference using ONNX-Runtime."
@@ -76,22 +77,23 @@ class RunnerArgs:
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
-                       session_options=None) -> list:
+                       session_options=None, trt_runtime: TrtRuntimeArgs | None = None) -> list:
         """
         The runners, in command-line order: OnnxrtRunner, OnnxRefRunner (sharing one ONNX
         loader) and TrtRunner. With --int8, the TensorRT calibrator is fed by ``data``'s data
         loader (nothing when None). ``trt_config`` may be None when --trt is not chosen;
-        ``session_options`` go to the ONNX-Runtime session.
+        ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
+        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine.
         """
         onnx_model = None if model.is_engine else onnx.load_onnx(model.path)
         runners = []
         for name in self.names:
             if name == "trt":
-                from poly.trt import EngineFromBytes, TrtRunner
+                from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
                 calibration_data = data.create_data_loader() if data is not None and trt_config.int8 else None
                 engine = trt_config.load_engine_bytes(model, trt_network, data_loader=calibration_data)
-                runners.append(TrtRunner(EngineFromBytes(engine)))
+                runners.append((trt_runtime or TrtRuntimeArgs()).create_runner(engine))
             elif name == "onnxrt":
                 from poly.onnx import OnnxrtRunner
 

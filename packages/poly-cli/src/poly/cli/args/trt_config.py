@@ -1,6 +1,7 @@
 """The TensorRT config group: the builder flags (optimization profiles, precisions, INT8
 calibration, timing caches, memory pools, optimization level, profiling verbosity, tactic
-replays) and where the built engine is saved (--save-engine)."""
+replays, and the other builder flags of ``TrtBuilderFlags``) and where the built engine is saved
+(--save-engine)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from poly.cli.args.trt_builder_flags import TrtBuilderFlags
 from poly.cli.args.trt_network import strongly_typed_option
 from poly.cli.multi_option import multi_option, occurrences, stack_options
-from poly.cli.value_parsing import parse_shapes
+from poly.cli.value_parsing import parse_num_bytes, parse_shapes
 
 if TYPE_CHECKING:
     from poly.cli.args.model import ModelArgs
@@ -24,8 +26,6 @@ PRECISION_CONSTRAINTS = ("obey", "prefer", "none")
 CALIBRATOR_ALIASES = {"IInt8EntropyCalibrator2": "entropy", "IInt8EntropyCalibrator": "entropy1",
                       "IInt8MinMaxCalibrator": "minmax", "IInt8LegacyCalibrator": "legacy"}
 """--calibration-base-class names of TensorRT's calibrator classes -> poly.trt.Calibrator's ``algo``."""
-
-_SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def parse_profiles(kwargs: Mapping) -> list:
@@ -70,12 +70,7 @@ def parse_pool_limits(values) -> dict[str, int]:
         name, sep, size = arg.rpartition(":")
         if not sep or not name:
             raise click.BadParameter(f"{arg!r}: expected POOL:SIZE, e.g. workspace:1G", param_hint="'--pool-limit'")
-        text = size.strip().upper().removesuffix("B")
-        scale = _SIZE_SUFFIXES.get(text[-1:], 1)
-        try:
-            limits[name] = int(float(text[:-1] if text[-1:] in _SIZE_SUFFIXES else text) * scale)
-        except ValueError:
-            raise click.BadParameter(f"{arg!r}: {size!r} is not a size", param_hint="'--pool-limit'") from None
+        limits[name] = parse_num_bytes("--pool-limit", arg, size)
     return limits
 
 
@@ -110,10 +105,12 @@ class TrtConfigArgs:
     save_engine: str | None = None
     save_tactics: str | None = None
     load_tactics: str | None = None
+    builder_flags: TrtBuilderFlags = field(default_factory=TrtBuilderFlags)
+    """The other builder flags (--sparse-weights, --tactic-sources, --version-compatible...)."""
 
     @classmethod
-    def options(cls):
-        """The builder flags, and --save-engine."""
+    def options(cls, tensor_formats: bool = False):
+        """The builder flags, and --save-engine; ``tensor_formats`` adds --direct-io."""
         return stack_options([
             multi_option("--trt-min-shapes", per_occurrence=True,
                          help="Minimum shapes of an optimization profile, e.g. `x:[1,3,224,224]`. Repeat the "
@@ -150,6 +147,7 @@ class TrtConfigArgs:
             click.option("--load-tactics", "--load-tactic-replay", "load_tactics", type=click.Path(exists=True),
                          help="Make TensorRT pick the tactics of this replay file (full TensorRT with algorithm "
                          "selectors only)."),
+            TrtBuilderFlags.options(tensor_formats=tensor_formats),
         ])
 
     @classmethod
@@ -175,6 +173,7 @@ class TrtConfigArgs:
             save_engine=kwargs["save_engine"],
             save_tactics=kwargs["save_tactics"],
             load_tactics=kwargs["load_tactics"],
+            builder_flags=TrtBuilderFlags.from_kwargs(kwargs),
         )
 
     def with_precision_constraints(self, default: str) -> TrtConfigArgs:
@@ -205,6 +204,7 @@ class TrtConfigArgs:
             builder_optimization_level=self.builder_optimization_level,
             profiling_verbosity=self.profiling_verbosity,
             algorithm_selector=self._algorithm_selector(),
+            **self.builder_flags.create_config_kwargs(),
         )
 
     def _algorithm_selector(self):
@@ -234,7 +234,7 @@ class TrtConfigArgs:
         from poly.trt import BytesFromPath, SaveEngine
 
         if model.is_engine:
-            return BytesFromPath(model.path, what="engine")
+            return network.edits.load_plugins(BytesFromPath(model.path, what="engine"))
         loader = self.build_engine_bytes(network.load_network(model.path), data_loader)
         if self.save_engine:
             loader = SaveEngine(loader, self.save_engine)

@@ -23,8 +23,8 @@ from poly.cli.errors import EXIT_PASS, handle_errors
               help="Target format (default: onnx for a .onnx output, else a TensorRT engine).")
 @click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16.")
 @OnnxLoadArgs.options()
-@TrtNetworkArgs.options()
-@TrtConfigArgs.options()
+@TrtNetworkArgs.options(tensor_formats=True)
+@TrtConfigArgs.options(tensor_formats=True)
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors

@@ -17,6 +17,7 @@ from poly.cli.args.onnxrt import OnnxrtArgs
 from poly.cli.args.runners import RunnerArgs
 from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.args.trt_runtime import TrtRuntimeArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 
 
@@ -26,6 +27,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @TrtConfigArgs.options()
 @RunnerArgs.trt_options()
 @TrtNetworkArgs.options()
+@TrtRuntimeArgs.options()
 @OnnxLoadArgs.options(shape_inference=True)
 @OnnxrtArgs.options()
 @DataLoaderArgs.options()
@@ -50,6 +52,7 @@ def run(**kwargs):
     comparison = ComparisonArgs.from_kwargs(kwargs)
     trt_config = TrtConfigArgs.from_kwargs(kwargs)
     trt_network = TrtNetworkArgs.from_kwargs(kwargs)
+    trt_runtime = TrtRuntimeArgs.from_kwargs(kwargs)
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
     G_LOGGER.start(f"RUNNING | Command: {command}")
@@ -57,7 +60,8 @@ def run(**kwargs):
     built = []
     if model.path is not None:
         runners.check_engine_model(model)
-        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data)
+        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data,
+                                       trt_runtime=trt_runtime)
     passed = _run(built, data, comparison)
     status = "PASSED" if passed else "FAILED"
     message = f"{status} | Runtime: {time.time() - start:.3f}s | Command: {command}"
