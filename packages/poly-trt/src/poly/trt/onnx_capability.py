@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from poly.core.fileio import load_file
 from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx import ExtractSubgraph, OnnxFromPath, SaveOnnx
+from poly.onnx import ExtractSubgraph, InferShapes, OnnxFromPath, SaveOnnx
+from poly.onnx.graph import export_graph
 from poly.trt.network import CreateNetwork
 from poly.trt.tensorrt_module import flavour, trt
 from poly.trt.trt_logger import errors_as_verbose, get_trt_logger
@@ -239,7 +240,8 @@ def _boundary(graph, start, end):
 
 def _save_range(model, graph, start, end, path):
     inputs, outputs = _boundary(graph, start, end)
-    SaveOnnx(ExtractSubgraph(model, input_metadata=inputs, output_metadata=outputs, check_meta=False), path)()
+    subgraph = ExtractSubgraph(graph, input_metadata=inputs, output_metadata=outputs, check_meta=False)()
+    SaveOnnx(export_graph(subgraph, source_model=model), path)()
     return path
 
 
@@ -255,7 +257,8 @@ def partition_capability(path, output_dir) -> CapabilityPartitions:
         result.fully_supported = True
         return result
 
-    model = OnnxFromPath(path)()
+    # the types and shapes ONNX can infer, once: the parser needs them at each range's inputs
+    model = InferShapes(OnnxFromPath(path), allow_onnxruntime=False)()
     graph = gs.import_onnx(model)
     count = len(graph.nodes)
 
