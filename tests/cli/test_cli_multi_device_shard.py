@@ -66,7 +66,7 @@ def _as_identity(model):
 def _run(model):
     feed = {"input": np.random.default_rng(1).standard_normal((4, 2, 8)).astype(np.float32)}
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(["output"], feed)[0]
+    return session.run([model.graph.output[0].name], feed)[0]
 
 
 def _write(path, hints):
@@ -136,7 +136,7 @@ def test_hints_round_trip_in_polygraphy_053_layout(tmp_path):
     assert [layer.q for layer in theirs.attention_layers] == ["q"]
 
 
-def _error_lines(proc):
+def _error_lines(proc):  # noqa: D103
     assert "Traceback" not in proc.stdout + proc.stderr
     return [line for line in proc.stderr.splitlines() if line.strip()]
 
@@ -165,3 +165,98 @@ def test_missing_hints_file_and_flag(tmp_path):
     assert proc.returncode == 2 and "none.json" in proc.stderr and "--hint" in proc.stderr
     proc = run_cli(POLY, "multi-device", "shard", model_path, "-o", tmp_path / "o.onnx")
     assert proc.returncode == 2 and "--hint" in proc.stderr
+
+
+def _collectives(model):
+    return sorted(sorted((k, v if not isinstance(v, bytes) else v.decode()) for k, v in _attrs(n).items())
+                  for n in model.graph.node if n.op_type == "DistCollective")
+
+
+@pytest.fixture
+def attention_path(tmp_path):
+    path = tmp_path / "attention.onnx"
+    onnx.save(_attention_model(), str(path))
+    return path
+
+
+def test_template_shard_hints_suggests_layers_and_io(attention_path, tmp_path):
+    out = tmp_path / "hints.json"
+    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", out, "--gpus", "4", "--groups", "0", "1",
+                   "--reduce-op", "sum", "--k-idx", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["attention_layers"] == [{"q": "q", "gather_kv": True, "gather_q": False, "replace": None,
+                                         "polygraphy_class": "AttentionLayerHint"}]
+    assert [(t["name"], t["seq_len_idx"], t["rank"]) for t in data["inputs"]] == [("input", 0, 3)]
+    assert [(t["name"], t["seq_len_idx"], t["rank"]) for t in data["outputs"]] == [("output", 0, 3)]
+    assert data["dist_collectives"] == {"group_size": 4, "root": -1, "nb_rank": 1, "reduce_op": "sum",
+                                        "groups": [0, 1], "polygraphy_class": "DistCollective"}
+    assert data["k_seq_len_idx"] == 1 and data["parallelism"] == "CP"
+
+    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", out, "--no-suggest-io", "--cp-type", "fused",
+                   "--is-causal", "--q-shuffle", "0", "2", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["inputs"] == [] and data["outputs"] == []
+    layer = data["attention_layers"][0]
+    assert layer["gather_kv"] is False
+    assert layer["replace"] == {"is_causal": True, "q_shuffle": [0, 2, 1], "k_shuffle": None, "v_shuffle": None,
+                                "nb_rank": 1, "polygraphy_class": "FusedAttention"}
+    # poly does not apply a fused replacement: one line says so
+    proc = run_cli(POLY, "multi-device", "shard", attention_path, "-s", out, "-o", tmp_path / "md.onnx")
+    lines = _error_lines(proc)
+    assert proc.returncode == 1 and len(lines) == 1 and "fused-attention replacement" in lines[0]
+
+
+def test_template_bad_flags_are_usage_errors(attention_path, tmp_path):
+    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "hints.txt")
+    assert proc.returncode == 2 and ".json" in proc.stderr
+    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--groups", "a")
+    assert proc.returncode == 2 and "--groups" in proc.stderr
+    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--attention-pattern", "1")
+    assert proc.returncode == 2 and "--attention-pattern" in proc.stderr
+
+
+def test_one_shot_equals_template_then_shard(attention_path, tmp_path):
+    hints = tmp_path / "hints.json"
+    assert run_cli(POLY, "template", "shard-hints", attention_path, "-o", hints).returncode == 0
+    assert run_cli(POLY, "multi-device", "shard", attention_path, "-s", hints, "-o", tmp_path / "a.onnx").returncode == 0
+    proc = run_cli(POLY, "multi-device", "shard", attention_path, "--one-shot", "-o", tmp_path / "b.onnx")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    a, b = onnx.load(str(tmp_path / "a.onnx")), onnx.load(str(tmp_path / "b.onnx"))
+    assert a.graph == b.graph
+    proc = run_cli(POLY, "multi-device", "shard", attention_path, "--one-shot", "-s", hints, "-o", tmp_path / "c.onnx")
+    assert proc.returncode == 2 and "exactly one of -s/--hint and --one-shot" in proc.stderr
+
+
+def test_hints_and_sharded_model_agree_with_polygraphy(attention_path, tmp_path):
+    from fixtures.cli_helpers import POLYGRAPHY
+
+    theirs_hints = tmp_path / "theirs.json"
+    proc = run_cli(POLYGRAPHY, "template", "shard-hints", attention_path, "-o", theirs_hints)
+    if proc.returncode != 0:
+        pytest.skip(f"polygraphy template shard-hints did not run here: {proc.stderr.strip().splitlines()[-1:]}")
+    ours_hints = tmp_path / "ours.json"
+    assert run_cli(POLY, "template", "shard-hints", attention_path, "-o", ours_hints).returncode == 0
+    assert json.loads(ours_hints.read_text()) == json.loads(theirs_hints.read_text())
+
+    assert run_cli(POLYGRAPHY, "multi-device", "shard", attention_path, "-s", ours_hints,
+                   "-o", tmp_path / "theirs.onnx").returncode == 0
+    assert run_cli(POLY, "multi-device", "shard", attention_path, "-s", theirs_hints,
+                   "-o", tmp_path / "ours.onnx").returncode == 0
+    theirs, ours = onnx.load(str(tmp_path / "theirs.onnx")), onnx.load(str(tmp_path / "ours.onnx"))
+    assert _collectives(ours) == _collectives(theirs) and len(_collectives(ours)) == 4
+    assert sorted(n.op_type for n in ours.graph.node) == sorted(n.op_type for n in theirs.graph.node)
+    # Polygraphy renames the gathered graph output; poly keeps its name. The values agree.
+    assert [o.name for o in ours.graph.output] == ["output"]
+    np.testing.assert_allclose(_run(_as_identity(ours)), _run(_as_identity(theirs)), rtol=1e-6)
+
+
+def test_cli_choices_are_the_librarys():
+    from poly.cli.args import shard_hints
+    from poly.onnx import multi_device
+    from poly.onnx.multi_device import hints
+
+    assert shard_hints.CP_TYPES == multi_device.CP_TYPES
+    assert shard_hints.REDUCE_OPS == multi_device.REDUCE_OPS
+    assert shard_hints.PARALLELISMS == hints.PARALLELISMS

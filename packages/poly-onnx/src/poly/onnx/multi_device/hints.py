@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from poly.core.exception import DataFormatError
 from poly.core.json import Decoder, Encoder, add_json_methods
 
-__all__ = ["DistCollective", "ShardTensor", "AttentionLayerHint", "ShardHints", "REDUCE_OPS", "PARALLELISMS"]
+__all__ = ["DistCollective", "FusedAttention", "ShardTensor", "AttentionLayerHint", "ShardHints", "REDUCE_OPS", "PARALLELISMS", "SHARDABLE_PARALLELISMS"]
 
 REDUCE_OPS = ("sum", "prod", "min", "max", "avg")
 """Reductions a reduce-scatter may use."""
-PARALLELISMS = ("CP",)
-"""Kinds of parallelism the shard tool implements: context parallelism."""
+PARALLELISMS = ("CP", "TP")
+"""Kinds of parallelism a hints file may name: context and tensor parallelism."""
+SHARDABLE_PARALLELISMS = ("CP",)
+"""Kinds of parallelism `poly multi-device shard` implements: context parallelism."""
 
 
 def _entry(dct, key, kind, what):
@@ -89,6 +91,33 @@ def _decode_dist_collective(dct):
                           _int_or(dct, "nb_rank", 1, what), _groups(dct, what), reduce_op)
 
 
+@add_json_methods("fused attention replacement")
+@dataclass
+class FusedAttention:
+    """An attention layer's replacement by one fused Attention node (written by
+    `poly template shard-hints --cp-type fused`; `poly multi-device shard` does not apply it)."""
+
+    is_causal: bool = False
+    q_shuffle: list[int] | None = None
+    """Transpose permutation applied to Q before the fused node; None: none."""
+    k_shuffle: list[int] | None = None
+    v_shuffle: list[int] | None = None
+    nb_rank: int = 1
+
+
+@Encoder.register(FusedAttention)
+def _encode_fused_attention(fused):
+    return {"is_causal": fused.is_causal, "q_shuffle": fused.q_shuffle, "k_shuffle": fused.k_shuffle,
+            "v_shuffle": fused.v_shuffle, "nb_rank": fused.nb_rank}
+
+
+@Decoder.register(FusedAttention)
+def _decode_fused_attention(dct):
+    what = "a FusedAttention"
+    return FusedAttention(_entry(dct, "is_causal", bool, what), dct.get("q_shuffle"), dct.get("k_shuffle"),
+                          dct.get("v_shuffle"), _int_or(dct, "nb_rank", 1, what))
+
+
 @add_json_methods("shard tensor")
 @dataclass
 class ShardTensor:
@@ -123,9 +152,9 @@ class AttentionLayerHint:
     """All-gather the layer's K and V tensors."""
     gather_q: bool = False
     """All-gather Q too (the model then ends unsharded: no all-gather is put at its outputs)."""
-    replace: object = None
-    """Polygraphy's fused-attention replacement (a decoded ``FusedAttention``), which poly does not
-    implement; None: keep the layer and gather its tensors."""
+    replace: FusedAttention | None = None
+    """A fused-attention replacement, which `poly multi-device shard` does not implement; None:
+    keep the layer and gather its tensors."""
 
 
 @Encoder.register(AttentionLayerHint)
@@ -159,9 +188,9 @@ class ShardHints:
 
     def check(self, source="sharding hints"):
         """Raises ``DataFormatError`` naming ``source`` and the entry that poly cannot shard with."""
-        if self.parallelism not in PARALLELISMS:
+        if self.parallelism not in SHARDABLE_PARALLELISMS:
             raise DataFormatError(f"{source}: parallelism {self.parallelism!r} is not supported by poly "
-                                  f"(supported: {', '.join(PARALLELISMS)})")
+                                  f"(supported: {', '.join(SHARDABLE_PARALLELISMS)})")
         op = self.dist_collectives.reduce_scatter_reduce_op
         if op not in REDUCE_OPS:
             raise DataFormatError(f"{source}: reduce op {op!r} is not one of {', '.join(REDUCE_OPS)}")
