@@ -132,3 +132,18 @@ def test_cli_bad_model_is_one_line(tmp_path):
     assert proc.returncode == 1 and len(lines) == 1 and "junk.onnx" in lines[0], proc.stderr
     proc = run_cli(POLY, "inspect", "sparsity", tmp_path / "none.onnx")
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT16, TensorProto.BFLOAT16])
+def test_half_precision_weights_are_checked(dtype):
+    sparse = _sparse_along((8, 4), 0, 5)
+    dense = np.full((8, 4), 0.5, np.float32)
+    weights = [helper.make_tensor(name, dtype, [8, 4], [float(v) for v in a.flatten()])
+               for name, a in (("W_sparse", sparse), ("W_dense", dense))]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W_sparse"], ["a"]), helper.make_node("MatMul", ["x", "W_dense"], ["b"])],
+        "half", [helper.make_tensor_value_info("x", dtype, [1, 8])],
+        [helper.make_tensor_value_info("a", dtype, [1, 4]), helper.make_tensor_value_info("b", dtype, [1, 4])],
+        initializer=weights)
+    verdicts = {c.name: c.sparse for c in check_sparsity(helper.make_model(graph))}
+    assert verdicts == {"W_sparse": True, "W_dense": False}
