@@ -5,8 +5,8 @@ Two ways, as in Polygraphy:
 
 - ``static_capability``: parses the model once and lists every error the parser reports, with
   the operator, the node and the stack of local functions (``FunctionProto``) it sits in;
-- ``partition_capability``: asks the parser which node ranges it supports (``supports_model``,
-  or ``supports_model_v2`` where only that exists), splits each unsupported range again until
+- ``partition_capability``: asks the parser which node ranges it supports (``supports_model_v2``,
+  or ``supports_model`` where only that exists), splits each unsupported range again until
   the parser answers no more, and saves each supported and unsupported range as its own ONNX
   model (``supported_subgraph-nodes-A-B.onnx``, ``unsupported_subgraph-nodes-A-B.onnx``, node
   indices inclusive) with the parser's errors for each unsupported range.
@@ -119,15 +119,17 @@ def supports_model(path):
     """
     parser = _new_parser()
     data = load_file(path, description="ONNX model")
-    method = _parser_method(parser, "supports_model", "supports_model_v2")
+    # supports_model_v2 (TensorRT 10 and later, TensorRT-RTX) answers per subgraph; supports_model
+    # (deprecated in TensorRT 10, removed since) returns the (node indices, supported) pairs at once
+    method = _parser_method(parser, "supports_model_v2", "supports_model")
     with errors_as_verbose():
-        if method == "supports_model":
-            supported, nodelists = parser.supports_model(data, os.path.abspath(path))
-            nodelists = [(list(nodes), bool(ok)) for nodes, ok in nodelists]
-        else:
+        if method == "supports_model_v2":
             supported = parser.supports_model_v2(data, os.path.abspath(path))
             nodelists = [(list(parser.get_subgraph_nodes(i)), bool(parser.is_subgraph_supported(i)))
                          for i in range(parser.num_subgraphs)]
+        else:
+            supported, nodelists = parser.supports_model(data, os.path.abspath(path))
+            nodelists = [(list(nodes), bool(ok)) for nodes, ok in nodelists]
     return bool(supported), nodelists, parser
 
 
