@@ -31,6 +31,8 @@ SUBCOMMANDS = {
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "multi-device": ("poly.cli.commands.multi_device.group:multi_device", "Multi-device operations on ONNX models (shard)."),
+    "template": ("poly.cli.commands.template.group:template", "Write template files (shard-hints)."),
 }
 
 

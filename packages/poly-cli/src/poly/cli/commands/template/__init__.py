@@ -1,0 +1,1 @@
+"""`poly template`: the group and its subcommand (shard-hints)."""
