@@ -31,6 +31,7 @@ SUBCOMMANDS = {
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "plugin": ("poly.cli.commands.plugin.group:plugin", "Plugin substitution in ONNX models: list, match, replace."),
 }
 
 
