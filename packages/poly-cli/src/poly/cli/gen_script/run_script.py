@@ -95,6 +95,8 @@ class RunScript:
         self.model, self.runners, self.onnx, self.onnxrt = model, runners, onnx, onnxrt
         self.trt_network, self.trt_config, self.data, self.comparison = trt_network, trt_config, data, comparison
         self.logging = logging
+        program, _, rest = command.partition(" ")
+        command = f"poly {rest}" if os.path.basename(program) == "poly" else command
         names = {"onnxrt": "ONNX-Runtime", "onnx_ref": "the ONNX reference evaluator", "trt": "TensorRT"}
         what = " and ".join(names[name] for name in runners.names) or "no backend"
         self.source = ScriptSource([
