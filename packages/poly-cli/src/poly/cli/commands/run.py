@@ -19,6 +19,7 @@ from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
 from poly.cli.args.trt_runtime import TrtRuntimeArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+from poly.cli.gen_script.run_script import gen_script_option, write_run_script
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +33,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @OnnxrtArgs.options()
 @DataLoaderArgs.options()
 @ComparisonArgs.options()
+@gen_script_option()
 @LoggingArgs.options()
 @handle_errors
 def run(**kwargs):
@@ -55,6 +57,9 @@ def run(**kwargs):
     trt_runtime = TrtRuntimeArgs.from_kwargs(kwargs)
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    if kwargs["gen_script"]:
+        return write_run_script(kwargs["gen_script"], command, model, runners, onnx, onnxrt, trt_network, trt_config,
+                                data, comparison)
     G_LOGGER.start(f"RUNNING | Command: {command}")
 
     built = []
