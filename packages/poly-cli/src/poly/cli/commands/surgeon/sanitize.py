@@ -36,9 +36,10 @@ def parse_upper_bounds(values) -> dict | None:
     return bounds
 
 
-def override_input_shapes(graph, shapes):
-    """Sets the shapes of the graph inputs named in ``shapes`` and forgets intermediate shapes
-    (stale under the new input shapes); a name that is no input is a usage error."""
+def set_input_shapes(graph, shapes):
+    """Sets the shapes of the graph inputs named in ``shapes`` and forgets the shapes of all
+    other tensors, outputs included (stale under the new input shapes; shape inference runs
+    again); a name that is no input is a usage error."""
     for name, shape in shapes.items():
         match = [t for t in graph.inputs if t.name == name]
         if not match:
@@ -47,7 +48,7 @@ def override_input_shapes(graph, shapes):
                                      param_hint="'--override-input-shapes'")
         match[0].shape = shape
     for tensor in graph.tensors().values():
-        if tensor not in graph.inputs and tensor not in graph.outputs and not hasattr(tensor, "values"):
+        if tensor not in graph.inputs and not hasattr(tensor, "values"):
             tensor.shape = None
 
 
@@ -116,7 +117,7 @@ def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_
     if shapes or infer.force_fallback or cleanup or toposort:
         graph = gs_from_onnx(model)
         if shapes:
-            override_input_shapes(graph, shapes)
+            set_input_shapes(graph, shapes)
         if infer.force_fallback:
             metadata = infer.fallback_metadata(onnx_from_gs(graph), data_loader)
             for name, tensor in graph.tensors().items():
