@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from fixtures import onnx_models, weight_models
+from fixtures import weight_models
 from fixtures.cli_helpers import POLYGRAPHY, run_cli
 from onnx import TensorProto, helper, numpy_helper
 

@@ -2,7 +2,6 @@
 pruner), weight stripping's choice and markers, and reconstruction of stripped weights."""
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from fixtures import onnx_models, weight_models

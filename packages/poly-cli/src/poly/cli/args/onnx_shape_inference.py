@@ -76,7 +76,7 @@ class OnnxInferShapesArgs:
         ``outputs``) marked as an output. Returns {name: (poly.core.DataType, shape)}, inputs included.
         """
         from poly.compare import DataLoaderCache
-        from poly.core import MARK_ALL, DataType, G_LOGGER
+        from poly.core import G_LOGGER, MARK_ALL, DataType
         from poly.onnx import ModifyOutputs, OnnxrtRunner, SessionFromOnnx
 
         marked = ModifyOutputs(model, outputs=outputs if outputs is not None else MARK_ALL)()

@@ -90,7 +90,14 @@ def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_
     """Clean up, optimize, and/or change input shapes in an ONNX model."""
     from poly.core import G_LOGGER
     from poly.core.func import invoke_if_callable
-    from poly.onnx import FoldConstants, ModifyOutputs, OnnxFromPath, SetUpperBound, gs_from_onnx, onnx_from_gs
+    from poly.onnx import (
+        FoldConstants,
+        ModifyOutputs,
+        OnnxFromPath,
+        SetUpperBound,
+        gs_from_onnx,
+        onnx_from_gs,
+    )
 
     shapes = parse_shapes("--override-input-shapes", override_input_shapes)
     size_threshold = parse_num_bytes("--fold-size-threshold", fold_size_threshold)
