@@ -325,9 +325,13 @@ def test_sanitize_fallback_shape_inference_uses_the_data_loader(poly, models, tm
                   "--load-inputs", inputs, "-o", out)
     assert result.exit_code == 0, result.output
     assert _dims(onnx.load(str(out)).graph.output[0]) == [3, 1, 4, 4]
+    saved = tmp_path / "fallback_inputs.json"
     result = poly("surgeon", "sanitize", models["dynamic"], "--force-fallback-shape-inference",
-                  "--override-input-shapes", "X:[2,1,5,5]", "-o", out)
+                  "--override-input-shapes", "X:[2,1,5,5]", "--save-inputs", saved, "-o", out)
     assert result.exit_code == 0, result.output
+    from poly.compare import load_inputs
+
+    assert [feed["X"].shape for feed in load_inputs([str(saved)])] == [(2, 1, 5, 5)]
     model = onnx.load(str(out))
     assert _dims(model.graph.input[0]) == [2, 1, 5, 5] and _dims(model.graph.output[0]) == [2, 1, 5, 5]
 

@@ -73,9 +73,10 @@ class OnnxInferShapesArgs:
         """
         Runs ``model`` (an onnx.ModelProto) in ONNX-Runtime on the first input of the data loader
         that ``data_loader_args`` (a DataLoaderArgs) describes, with every tensor (or
-        ``outputs``) marked as an output. Returns {name: (poly.core.DataType, shape)}, inputs included.
+        ``outputs``) marked as an output (the input is saved where --save-inputs says). Returns
+        {name: (poly.core.DataType, shape)}, inputs included.
         """
-        from poly.compare import DataLoaderCache
+        from poly.compare import DataLoaderCache, save_inputs
         from poly.core import G_LOGGER, MARK_ALL, DataType
         from poly.onnx import ModifyOutputs, OnnxrtRunner, SessionFromOnnx
 
@@ -84,6 +85,8 @@ class OnnxInferShapesArgs:
             cache = DataLoaderCache(data_loader_args.create_data_loader())
             cache.set_input_metadata(runner.get_input_metadata())
             feed_dict = cache[0]
+            if data_loader_args.save_inputs:
+                save_inputs([feed_dict], data_loader_args.save_inputs)
             G_LOGGER.info("Running fallback shape inference with input shapes: "
                           f"{ {name: tuple(value.shape) for name, value in feed_dict.items()} }")
             results = dict(runner.infer(feed_dict))
