@@ -351,3 +351,46 @@ def test_extract_fallback_shapes_from_model_input_shapes(poly, models, tmp_path)
     assert poly(*args, "--shape-inference", "--no-onnxruntime-shape-inference").exit_code == 0
     bad = poly(*args, "--model-input-shapes", "X:2,1")
     assert bad.exit_code == 2 and "--model-input-shapes" in bad.output
+
+
+# ---- value parsing and the shape-inference group ------------------------------------------------------
+
+
+def test_attrs_and_byte_counts_parse_as_polygraphy_parses_them():
+    import click
+
+    from poly.cli.value_parsing import parse_attrs, parse_num_bytes
+
+    assert parse_attrs("--attrs", ["axis=1", "alpha=1.0", "name='53'", "mode=constant", "axes=[0,1]",
+                                   "scales=[0.5,2.0]", "names=[a,b]", "eps=1e-5"]) == {
+        "axis": 1, "alpha": 1.0, "name": "53", "mode": "constant", "axes": [0, 1], "scales": [0.5, 2.0],
+        "names": ["a", "b"], "eps": 1e-5}
+    assert isinstance(parse_attrs("--attrs", ["alpha=1.0"])["alpha"], float)
+    assert parse_num_bytes("--x", "16M") == 16 << 20 and parse_num_bytes("--x", "2k") == 2048
+    assert parse_num_bytes("--x", "1e3") == 1000 and parse_num_bytes("--x", None) is None
+    for bad in ("M", "-1", "lots"):
+        with pytest.raises(click.BadParameter, match="number of bytes") as caught:
+            parse_num_bytes("--fold-size-threshold", bad)
+        assert caught.value.param_hint == "'--fold-size-threshold'"
+
+
+def test_shape_inference_group_defaults_and_conflicts():
+    import click
+
+    from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
+
+    def parse(*args, default=True):
+        @click.command()
+        @OnnxInferShapesArgs.options(default=default)
+        def command(**kwargs):
+            return OnnxInferShapesArgs.from_kwargs(kwargs, default=default)
+
+        return command.main(list(args), standalone_mode=False)
+
+    assert parse() == OnnxInferShapesArgs(shape_inference=True, force_fallback=False, allow_onnxruntime=True)
+    assert parse("--no-shape-inference").shape_inference is False
+    assert parse(default=False).shape_inference is False and parse("--shape-inference", default=False).shape_inference
+    forced = parse("--force-fallback-shape-inference", "--no-onnxruntime-shape-inference")
+    assert forced == OnnxInferShapesArgs(shape_inference=False, force_fallback=True, allow_onnxruntime=False)
+    with pytest.raises(click.UsageError, match="--shape-inference and --force-fallback"):
+        parse("--shape-inference", "--force-fallback-shape-inference", default=False)
