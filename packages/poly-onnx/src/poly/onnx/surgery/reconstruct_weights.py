@@ -13,78 +13,35 @@ from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy
 from poly.onnx.surgery.sparsity import SparsityPruner
 from poly.onnx.surgery.strip_weights import SPARSE_MARKER, WEIGHTLESS_MARKER, is_weightless
+from poly.onnx.surgery.tensor_data import copy_data, type_name, write_values
 
 onnx = lazy_import("onnx")
-numpy_helper = lazy_import("onnx.numpy_helper")
 
 __all__ = ["ReconstructWeights", "reconstruct_weights", "random_tensor"]
-
-_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
-
-
-def _type_name(data_type):
-    return onnx.TensorProto.DataType.Name(data_type)
-
-
-_NUMPY_TYPES = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "INT8": "int8", "INT16": "int16",
-                "INT32": "int32", "INT64": "int64", "UINT8": "uint8", "UINT16": "uint16", "UINT32": "uint32",
-                "UINT64": "uint64", "BOOL": "bool"}
-"""ONNX data types whose raw data is the little-endian bytes of a NumPy array of this type."""
-
-
-def _copy_data(src, dst):
-    """Replaces the data of ``dst`` with that of ``src`` (two ``TensorProto`` of one type and shape)."""
-    for field in _DATA_FIELDS:
-        dst.ClearField(field)
-    dst.raw_data = src.raw_data
-    for field in _DATA_FIELDS[1:]:
-        getattr(dst, field).extend(getattr(src, field))
-
-
-def _fill(tensor, values):
-    """Stores ``values`` (numbers of the tensor's shape) into ``tensor`` as its data type."""
-    type_name = _type_name(tensor.data_type)
-    if type_name == "BFLOAT16":
-        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
-        for field in _DATA_FIELDS:
-            tensor.ClearField(field)
-        tensor.raw_data = rounded.astype("<u2").tobytes()
-    elif type_name in _NUMPY_TYPES:
-        for field in _DATA_FIELDS:
-            tensor.ClearField(field)
-        tensor.raw_data = np.ascontiguousarray(values).astype(np.dtype(_NUMPY_TYPES[type_name]).newbyteorder("<")).tobytes()
-    else:  # float8, 4-bit and other types NumPy lacks: ONNX's own conversion
-        try:
-            made = onnx.helper.make_tensor(tensor.name, tensor.data_type, list(tensor.dims),
-                                           np.asarray(values, dtype=np.float32).ravel().tolist())
-        except Exception as err:
-            G_LOGGER.critical(f"Cannot create values of data type {type_name} for initializer {tensor.name}: {err}")
-        _copy_data(made, tensor)
 
 
 def random_tensor(tensor, rng):
     """Fills ``tensor`` (an ``onnx.TensorProto``) in place with standard-normal values of its type."""
-    _fill(tensor, rng.standard_normal(tuple(tensor.dims)))
+    write_values(tensor, rng.standard_normal(tuple(tensor.dims)))
 
 
 def _given(tensor, value):
     """Fills ``tensor`` with a given NumPy array or ``TensorProto`` of the same shape (and type)."""
     if isinstance(value, onnx.TensorProto):
         if value.data_type != tensor.data_type or list(value.dims) != list(tensor.dims):
-            G_LOGGER.critical(f"The given value of initializer {tensor.name} is {_type_name(value.data_type)} "
-                              f"{list(value.dims)}, but the model records {_type_name(tensor.data_type)} "
+            G_LOGGER.critical(f"The given value of initializer {tensor.name} is {type_name(value.data_type)} "
+                              f"{list(value.dims)}, but the model records {type_name(tensor.data_type)} "
                               f"{list(tensor.dims)}")
         if value.data_location == onnx.TensorProto.EXTERNAL:
             G_LOGGER.critical(f"The given value of initializer {tensor.name} is in an external file that was "
                               "not loaded")
-        _copy_data(value, tensor)
+        copy_data(value, tensor)
         return
     array = np.asarray(value)
     if list(array.shape) != list(tensor.dims):
         G_LOGGER.critical(f"The given value of initializer {tensor.name} has shape {list(array.shape)}, "
                           f"but the model records {list(tensor.dims)}")
-    _fill(tensor, array)
+    write_values(tensor, array)
 
 
 class ReconstructWeights(BaseLoadOnnxCopy):

@@ -14,9 +14,9 @@ from poly.core.func import funcify
 from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy
+from poly.onnx.surgery.tensor_data import read_values, type_name, write_values
 
 onnx = lazy_import("onnx")
-numpy_helper = lazy_import("onnx.numpy_helper")
 
 __all__ = ["PruneInfo", "SparsityPruner", "PruneSparsity", "prune_sparsity", "prune_2_4", "is_2_4_sparse"]
 
@@ -65,34 +65,6 @@ def is_2_4_sparse(values, axis):
     """Whether every group of four consecutive values along ``axis`` holds at least two zeros."""
     groups = _grouped(np.asarray(values), axis)
     return bool(np.all(np.count_nonzero(groups == 0, axis=-1) >= 2))
-
-
-def _bf16_to_float32(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
-
-
-def _read(tensor):
-    """The values of a float initializer as a NumPy array (bfloat16 as its float32 values)."""
-    if tensor.data_type == onnx.TensorProto.BFLOAT16:
-        if tensor.raw_data:
-            bits = np.frombuffer(tensor.raw_data, dtype="<u2")
-        else:
-            bits = np.array(tensor.int32_data, dtype=np.uint32).astype(np.uint16)
-        return _bf16_to_float32(bits).reshape(tuple(tensor.dims))
-    return numpy_helper.to_array(tensor)
-
-
-def _write(tensor, values):
-    """Stores ``values`` (from ``_read``, pruned) back into ``tensor`` as raw data, in place."""
-    if tensor.data_type == onnx.TensorProto.BFLOAT16:
-        raw = (np.ascontiguousarray(values, dtype=np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
-        del tensor.int32_data[:]
-        tensor.raw_data = raw
-        return
-    doc_string = tensor.doc_string
-    tensor.CopyFrom(numpy_helper.from_array(np.asarray(values), name=tensor.name))
-    if doc_string:
-        tensor.doc_string = doc_string
 
 
 class SparsityPruner:
@@ -165,8 +137,7 @@ class SparsityPruner:
             if info.name in weights_skip:
                 G_LOGGER.verbose(f"Skipping tensor {info.name}: it was marked to skip pruning")
             elif tensor.data_type not in float_types:
-                G_LOGGER.warning(f"Skipping tensor {info.name}: unsupported data type "
-                                 f"{onnx.TensorProto.DataType.Name(tensor.data_type)}")
+                G_LOGGER.warning(f"Skipping tensor {info.name}: unsupported data type {type_name(tensor.data_type)}")
             elif info.axis >= len(tensor.dims):
                 G_LOGGER.verbose(f"Skipping tensor {info.name}: it has no axis {info.axis} (dims {list(tensor.dims)})")
             elif tensor.dims[info.axis] % GROUP:
@@ -180,7 +151,7 @@ class SparsityPruner:
     def check(self):
         """Checks each eligible weight; the 2:4 sparse ones are added to ``sparse_tensors``."""
         for info in self.candidates():
-            if is_2_4_sparse(_read(self.initializers[info.name]), info.axis):
+            if is_2_4_sparse(read_values(self.initializers[info.name]), info.axis):
                 G_LOGGER.info(f"Found sparse tensor: {info.name}")
                 self.sparse_tensors.add(info.name)
             else:
@@ -200,7 +171,7 @@ class SparsityPruner:
         G_LOGGER.start(f"Pruning {len(infos)} tensors.")
         for info in infos:
             tensor = self.initializers[info.name]
-            _write(tensor, prune_2_4(_read(tensor), info.axis))
+            write_values(tensor, prune_2_4(read_values(tensor), info.axis))
         G_LOGGER.finish(f"Finished pruning {len(infos)} tensors.")
         return self.model
 

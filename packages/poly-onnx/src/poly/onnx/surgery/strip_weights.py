@@ -13,6 +13,7 @@ from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
 from poly.onnx.base import BaseLoadOnnxCopy
 from poly.onnx.surgery.sparsity import SparsityPruner
+from poly.onnx.surgery.tensor_data import clear_data
 
 onnx = lazy_import("onnx")
 
@@ -134,9 +135,6 @@ def strippable_initializers(model, exclude=()):
     return names, unmet
 
 
-_DATA_FIELDS = ("raw_data", "float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
-
-
 class StripWeights(BaseLoadOnnxCopy):
     """
     Functor that strips the refittable weights of an ONNX model (see ``strippable_initializers``)
@@ -173,8 +171,7 @@ class StripWeights(BaseLoadOnnxCopy):
                 G_LOGGER.critical(f"Initializer {tensor.name} has its data in an external file that was not "
                                   "loaded; load the model with its external data to strip it")
             G_LOGGER.verbose(f"Stripping initializer {tensor.name}")
-            for field in _DATA_FIELDS:
-                tensor.ClearField(field)
+            clear_data(tensor)
             tensor.doc_string = weightless_doc_string(tensor.name in checker.sparse_tensors)
             stripped += 1
         if unmet:
