@@ -60,6 +60,19 @@ def test_sparsity_pruner_finds_the_weights_and_axes_tensorrt_uses():
     assert {info.name: info.axis for info in infos} == PRUNED_AXES
 
 
+def test_polygraphys_import_path_gives_the_same_pruner():
+    from poly.tools.sparse import PruneInfo
+    from poly.tools.sparse import SparsityPruner as Compat
+
+    assert Compat is SparsityPruner
+    model = weight_models.weighted_net()
+    Compat(model).prune()
+    checker = Compat(model)
+    checker.check()
+    assert checker.sparse_tensors == set(PRUNED_AXES)
+    assert PruneInfo("Wc", 1) in Compat(model).candidates()
+
+
 def test_prune_sparsity_gives_each_eligible_weight_the_2_4_pattern():
     model = weight_models.weighted_net()
     pruned = prune_sparsity(model)
