@@ -199,6 +199,9 @@ def test_weight_reconstruct_with_the_original_weights_restores_outputs(poly, net
     np.savez(npz, Wo=np.zeros((2, 2), np.float32))
     result = poly("surgeon", "weight-reconstruct", stripped, "--weights", npz, "-o", rebuilt)
     assert result.exit_code == 1 and "initializer Wo has shape [2, 2]" in result.output
+    npz.write_text("not an archive")
+    result = poly("surgeon", "weight-reconstruct", stripped, "--weights", npz, "-o", rebuilt)
+    assert result.exit_code == 2 and "'--weights'" in result.output and "is not an .npz archive" in result.output
 
 
 def test_weight_strip_exclude_list(poly, net, tmp_path):

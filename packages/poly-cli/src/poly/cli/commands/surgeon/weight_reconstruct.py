@@ -14,8 +14,12 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 def load_weights(path):
     """{name: value} from --weights: the initializers of an ONNX model, or the arrays of an .npz file."""
     if str(path).lower().endswith(".npz"):
+        import zipfile
+
         import numpy as np
 
+        if not zipfile.is_zipfile(path):
+            raise click.BadParameter(f"{path!r} is not an .npz archive", param_hint="'--weights'")
         try:
             with np.load(path, allow_pickle=False) as archive:
                 return {name: archive[name] for name in archive.files}
