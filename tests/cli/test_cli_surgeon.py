@@ -229,6 +229,12 @@ def test_sanitize_outputs_and_exclude_outputs(poly, models, tmp_path):
     assert {o.name for o in onnx.load(str(out)).graph.output} == {"r", "s", "sum"}
 
 
+def test_sanitize_fp_to_fp16(poly, models, tmp_path):
+    out = tmp_path / "half.onnx"
+    assert poly("surgeon", "sanitize", models["mlp"], "--fp-to-fp16", "-o", out).exit_code == 0
+    assert {t.data_type for t in onnx.load(str(out)).graph.initializer} == {TensorProto.FLOAT16}
+
+
 def test_sanitize_shape_inference_is_on_unless_disabled(poly, models, tmp_path):
     on, off = tmp_path / "on.onnx", tmp_path / "off.onnx"
     assert poly("surgeon", "sanitize", models["mlp"], "-o", on).exit_code == 0

@@ -76,6 +76,7 @@ def set_input_shapes(graph, shapes):
 @multi_option("--exclude-outputs", help="Names of outputs to unmark (after --outputs).")
 @click.option("--external-data-dir", "--load-external-data", "--ext", "external_data_dir",
               help="Directory of the model's external data (default: the model's directory).")
+@click.option("--fp-to-fp16", is_flag=True, help="Convert the model's float32 tensors and ops to float16.")
 @multi_option("--set-unbounded-dds-upper-bound", "upper_bounds",
               help="Cap the values deciding unbounded data-dependent shapes: a bound for all, and/or per tensor, "
               "e.g. 1000 x:4000. Fold constants and infer shapes first.")
@@ -86,11 +87,12 @@ def set_input_shapes(graph, shapes):
 @handle_errors
 def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_pass_shape_inference,
              fold_size_threshold, cleanup, toposort, override_input_shapes, outputs, exclude_outputs,
-             external_data_dir, upper_bounds, **kwargs):
+             external_data_dir, fp_to_fp16, upper_bounds, **kwargs):
     """Clean up, optimize, and/or change input shapes in an ONNX model."""
     from poly.core import G_LOGGER
     from poly.core.func import invoke_if_callable
     from poly.onnx import (
+        ConvertToFp16,
         FoldConstants,
         ModifyOutputs,
         OnnxFromPath,
@@ -117,6 +119,8 @@ def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_
     loader = infer.infer_shapes(OnnxFromPath(path, external_data_dir=external_data_dir))
     if mark is not None or exclude_outputs:
         loader = ModifyOutputs(loader, outputs=mark, exclude_outputs=list(exclude_outputs) or None)
+    if fp_to_fp16:
+        loader = ConvertToFp16(loader)
     if bounds is not None:
         loader = SetUpperBound(loader, upper_bounds=bounds)
     model = loader()
