@@ -112,6 +112,7 @@ def strippable_initializers(model, exclude=()):
     """
     graph = model.graph
     initializers = {t.name: t for t in graph.initializer}
+    exclude = set(exclude)
     unmet = set(exclude)
     names = set()
     for node in _feeding_nodes(graph):
