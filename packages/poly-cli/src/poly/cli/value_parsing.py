@@ -102,6 +102,50 @@ def parse_ranges(flag: str, args) -> dict[str, tuple] | None:
     return ranges
 
 
+def cast_literal(text: str):
+    """A command-line value as an int, a float, a string or a list of those: `[0,1]` -> [0, 1],
+    `1.0` -> 1.0 (a decimal point makes a float), `'53'` -> "53" (quotes make a string)."""
+    text = text.strip()
+    if text.strip("[]") != text:
+        return [cast_literal(part) for part in text.strip("[]").split(",")]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip("\"'")
+
+
+def parse_attrs(flag: str, args) -> dict:
+    """`axis=1 perm=[0,2,1] mode='constant'` -> {"axis": 1, "perm": [0, 2, 1], "mode": "constant"}."""
+    attrs = {}
+    for arg in args or ():
+        name, sep, value = arg.rpartition("=")
+        if not sep or not name:
+            _fail(flag, arg, "expected NAME=VALUE")
+        attrs[name] = cast_literal(value)
+    return attrs
+
+
+_BYTE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_num_bytes(flag: str, text: str | None) -> int | None:
+    """`16M` -> 16777216, `1e6` -> 1000000 (K, M, G suffixes are KiB, MiB, GiB); None stays None."""
+    if text is None:
+        return None
+    number, scale = text.strip(), 1
+    if number[-1:].upper() in _BYTE_SUFFIXES:
+        number, scale = number[:-1], _BYTE_SUFFIXES[number[-1].upper()]
+    try:
+        value = int(float(number) * scale)
+    except (ValueError, OverflowError):
+        _fail(flag, text, "expected a number of bytes, e.g. 16000000, 16e6 or 16M")
+    if value < 0:
+        _fail(flag, text, "a number of bytes cannot be negative")
+    return value
+
+
 def parse_per_output(flag: str, args, convert=None):
     """`1e-3 y:1e-2` -> {"": 1e-3, "y": 1e-2}; a lone default value stays a plain value."""
     if not args:

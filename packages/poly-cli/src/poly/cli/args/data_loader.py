@@ -29,12 +29,13 @@ class DataLoaderArgs:
     save_inputs: str | None = None
 
     @classmethod
-    def options(cls):
-        """--input-shapes, --seed, --val-range, --iterations, --data-loader-script,
-        --data-loader-func-name, --load-inputs, --save-inputs."""
-        return stack_options([
-            multi_option("--input-shapes", "--inputs", "input_shapes",
-                         help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`."),
+    def options(cls, input_shapes: bool = True):
+        """--input-shapes (unless ``input_shapes`` is False: commands whose own flag gives the
+        shapes), --seed, --val-range, --iterations, --data-loader-script, --data-loader-func-name,
+        --load-inputs, --save-inputs."""
+        shapes = [multi_option("--input-shapes", "--inputs", "input_shapes",
+                               help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`.")]
+        return stack_options(shapes[:int(input_shapes)] + [
             click.option("--seed", type=int, help="Seed of the synthetic input data (default 1)."),
             multi_option("--val-range", help="Range of synthetic values [MIN,MAX], optionally per input: "
                          "`--val-range [0,1] x:[-1,1]`."),
@@ -56,7 +57,7 @@ class DataLoaderArgs:
         if script and kwargs["data_loader_func_name"] and ":" not in script:
             script = f"{script}:{kwargs['data_loader_func_name']}"
         return cls(
-            input_shapes=parse_shapes("--input-shapes", kwargs["input_shapes"]),
+            input_shapes=parse_shapes("--input-shapes", kwargs.get("input_shapes")),
             seed=kwargs["seed"],
             val_range=parse_ranges("--val-range", kwargs["val_range"]),
             iterations=kwargs["iterations"],

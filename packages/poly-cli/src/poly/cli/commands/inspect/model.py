@@ -84,9 +84,11 @@ def describe(model, show, source="") -> str:
               help="How to display an ONNX model: as ONNX (default) or as the TensorRT network it parses to.")
 @multi_option("--show", type=click.Choice(SHOW), help="What to show: layers attrs weights.")
 @click.option("--load-external-data", "--ext", "external_data_dir", help="Directory of the model's external data.")
+@click.option("--list-unbounded-dds", "show_unbounded_dds", is_flag=True,
+              help="List the tensors with unbounded data-dependent shapes (fold constants and infer shapes first).")
 @LoggingArgs.options()
 @handle_errors
-def inspect_model(display_as, show, external_data_dir, **kwargs):
+def inspect_model(display_as, show, external_data_dir, show_unbounded_dds, **kwargs):
     """Display information about an ONNX model, the TensorRT network it parses to, or an engine."""
     from poly.core import G_LOGGER
 
@@ -110,4 +112,9 @@ def inspect_model(display_as, show, external_data_dir, **kwargs):
     onnx_model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
     text = describe(onnx_model, set(show), f"'{path}'")
     G_LOGGER.info(f"==== ONNX Model ====\n{text}")
+    if show_unbounded_dds:
+        from poly.onnx import gs_from_onnx, unbounded_dds_tensors
+
+        names = [tensor.name for tensor in unbounded_dds_tensors(gs_from_onnx(onnx_model))]
+        G_LOGGER.info(f"Found tensors with unbounded DDS: {names}")
     return EXIT_PASS
