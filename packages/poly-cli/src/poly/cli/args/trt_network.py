@@ -5,12 +5,17 @@ TensorRT network."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import click
 
+from poly.cli.args.trt_scripts import TrtNetworkScriptArgs
 from poly.cli.multi_option import multi_option, stack_options
 from poly.cli.value_parsing import parse_outputs
+
+if TYPE_CHECKING:
+    from poly.cli.args.model import ModelArgs
 
 
 def strongly_typed_option():
@@ -28,6 +33,8 @@ class TrtNetworkArgs:
     """--trt-outputs: names to mark as outputs, ``poly.core.MARK_ALL`` for `mark all`, None: as parsed."""
     exclude_outputs: tuple[str, ...] | None = None
     strongly_typed: bool = False
+    scripts: TrtNetworkScriptArgs = field(default_factory=TrtNetworkScriptArgs)
+    """The network script options (--trt-network-func-name, --trt-network-postprocess-script)."""
 
     @classmethod
     def options(cls):
@@ -35,6 +42,7 @@ class TrtNetworkArgs:
         return stack_options([
             multi_option("--trt-outputs", help="Names of TensorRT network outputs to mark, or `mark all`."),
             multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark."),
+            TrtNetworkScriptArgs.options(),
         ])
 
     @classmethod
@@ -44,14 +52,22 @@ class TrtNetworkArgs:
             outputs=tuple(outputs) if isinstance(outputs, list) else outputs,
             exclude_outputs=tuple(kwargs["trt_exclude_outputs"] or ()) or None,
             strongly_typed=bool(kwargs["strongly_typed"]),
+            scripts=TrtNetworkScriptArgs.from_kwargs(kwargs),
         )
 
-    def load_network(self, model_path: str):
-        """NetworkFromOnnxPath for the ONNX model at ``model_path``, wrapped in
-        ModifyNetworkOutputs when outputs are marked or excluded."""
+    def load_network(self, model: str | ModelArgs):
+        """The network loader of MODEL (a path, or ``ModelArgs``): the network script's function
+        for a network-script MODEL, else NetworkFromOnnxPath; then the
+        --trt-network-postprocess-script steps, then ModifyNetworkOutputs when outputs are marked
+        or excluded."""
         from poly.trt import ModifyNetworkOutputs, NetworkFromOnnxPath
 
-        loader = NetworkFromOnnxPath(model_path, strongly_typed=self.strongly_typed or None)
+        if not isinstance(model, str) and model.is_network_script:
+            loader = self.scripts.load_script_network(model)
+        else:
+            path = model if isinstance(model, str) else model.path
+            loader = NetworkFromOnnxPath(path, strongly_typed=self.strongly_typed or None)
+        loader = self.scripts.postprocess_network(loader)
         if self.outputs is not None or self.exclude_outputs is not None:
             outputs = list(self.outputs) if isinstance(self.outputs, tuple) else self.outputs
             excluded = list(self.exclude_outputs) if self.exclude_outputs is not None else None
