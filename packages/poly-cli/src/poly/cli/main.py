@@ -31,6 +31,7 @@ SUBCOMMANDS = {
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "template": ("poly.cli.commands.template.group:template", "Write template scripts to edit (TensorRT networks and configs, ONNX-GraphSurgeon)."),
 }
 
 
