@@ -18,7 +18,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@ModelArgs.options()
+@ModelArgs.options(model_type=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the converted model.")
 @click.option("--convert-to", type=click.Choice(["onnx", "trt"]),
               help="Target format (default: onnx for a .onnx output, else a TensorRT engine).")
