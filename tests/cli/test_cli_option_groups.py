@@ -298,9 +298,10 @@ def test_lazy_subcommands_resolve():
     from poly.cli.commands.debug.group import SUBCOMMANDS as DEBUG
     from poly.cli.commands.inspect.group import SUBCOMMANDS as INSPECT
     from poly.cli.commands.surgeon.group import SUBCOMMANDS as SURGEON
+    from poly.cli.commands.template.group import SUBCOMMANDS as TEMPLATE
     from poly.cli.main import SUBCOMMANDS
 
-    for table in (SUBCOMMANDS, INSPECT, SURGEON, DEBUG):
+    for table in (SUBCOMMANDS, INSPECT, SURGEON, DEBUG, TEMPLATE):
         for target, _ in table.values():
             module, attribute = target.split(":")
             assert isinstance(getattr(importlib.import_module(module), attribute), click.Command), target

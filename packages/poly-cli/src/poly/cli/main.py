@@ -32,7 +32,8 @@ SUBCOMMANDS = {
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
     "multi-device": ("poly.cli.commands.multi_device.group:multi_device", "Multi-device operations on ONNX models (shard)."),
-    "template": ("poly.cli.commands.template.group:template", "Write template files (shard-hints)."),
+    "template": ("poly.cli.commands.template.group:template",
+                 "Write template files to edit (TensorRT networks and configs, ONNX-GraphSurgeon scripts, shard hints)."),
     "plugin": ("poly.cli.commands.plugin.group:plugin", "Plugin substitution in ONNX models: list, match, replace."),
 }
 

@@ -14,6 +14,7 @@ import click
 
 from poly.cli.args.trt_builder_flags import TrtBuilderFlags
 from poly.cli.args.trt_network import strongly_typed_option
+from poly.cli.args.trt_scripts import TrtConfigScriptArgs
 from poly.cli.multi_option import multi_option, occurrences, stack_options
 from poly.cli.value_parsing import parse_num_bytes, parse_shapes
 
@@ -28,13 +29,30 @@ CALIBRATOR_ALIASES = {"IInt8EntropyCalibrator2": "entropy", "IInt8EntropyCalibra
 """--calibration-base-class names of TensorRT's calibrator classes -> poly.trt.Calibrator's ``algo``."""
 
 
+def input_shape_defaults(kwargs: Mapping) -> dict[str, list]:
+    """--input-shapes (``input_shapes`` in ``kwargs``, from the data loader group) as the shapes a
+    profile uses for the inputs its --trt-*-shapes do not name; a dynamic dimension (a name or
+    a negative number) becomes 1."""
+    from poly.trt.profile import DEFAULT_SHAPE_VALUE
+
+    shapes = parse_shapes("--input-shapes", kwargs.get("input_shapes"))
+    return {name: [DEFAULT_SHAPE_VALUE if isinstance(d, str) or d < 0 else d for d in shape]
+            for name, shape in shapes.items()}
+
+
 def parse_profiles(kwargs: Mapping) -> list:
     """--trt-min/opt/max-shapes (``trt_min_shapes``... in ``kwargs``) -> a list of
-    poly.trt.Profile, one per min/opt/max triple; a bad triple is a usage error."""
+    poly.trt.Profile, one per min/opt/max triple; a bad triple is a usage error. --input-shapes
+    fills each profile's min, opt and max for the inputs those flags leave out; without any
+    --trt-*-shapes it makes the one profile (min = opt = max), as in Polygraphy."""
     groups = {key: occurrences(kwargs.get(f"trt_{key}_shapes")) for key in ("min", "opt", "max")}
     counts = {key: len(value) for key, value in groups.items()}
+    defaults = input_shape_defaults(kwargs)
     if not any(counts.values()):
-        return []
+        if not defaults:
+            return []
+        groups = {key: [[]] for key in groups}
+        counts = dict.fromkeys(groups, 1)
     if len(set(counts.values())) != 1:
         raise click.UsageError(
             "--trt-min-shapes, --trt-opt-shapes and --trt-max-shapes must be given the same number of times "
@@ -45,7 +63,7 @@ def parse_profiles(kwargs: Mapping) -> list:
 
     profiles = []
     for index in range(counts["min"]):
-        parsed = {key: parse_shapes(f"--trt-{key}-shapes", groups[key][index]) for key in groups}
+        parsed = {key: {**defaults, **parse_shapes(f"--trt-{key}-shapes", groups[key][index])} for key in groups}
         names = set(parsed["min"]) | set(parsed["opt"]) | set(parsed["max"])
         profile = Profile()
         for name in sorted(names):
@@ -107,6 +125,8 @@ class TrtConfigArgs:
     load_tactics: str | None = None
     builder_flags: TrtBuilderFlags = field(default_factory=TrtBuilderFlags)
     """The other builder flags (--sparse-weights, --tactic-sources, --version-compatible...)."""
+    scripts: TrtConfigScriptArgs = field(default_factory=TrtConfigScriptArgs)
+    """The config script options (--trt-config-script, --trt-config-postprocess-script)."""
 
     @classmethod
     def options(cls, tensor_formats: bool = False):
@@ -148,6 +168,7 @@ class TrtConfigArgs:
                          help="Make TensorRT pick the tactics of this replay file (full TensorRT with algorithm "
                          "selectors only)."),
             TrtBuilderFlags.options(tensor_formats=tensor_formats),
+            TrtConfigScriptArgs.options(),
         ])
 
     @classmethod
@@ -174,6 +195,7 @@ class TrtConfigArgs:
             save_tactics=kwargs["save_tactics"],
             load_tactics=kwargs["load_tactics"],
             builder_flags=TrtBuilderFlags.from_kwargs(kwargs),
+            scripts=TrtConfigScriptArgs.from_kwargs(kwargs),
         )
 
     def with_precision_constraints(self, default: str) -> TrtConfigArgs:
@@ -181,9 +203,13 @@ class TrtConfigArgs:
         return dataclasses.replace(self, precision_constraints=self.precision_constraints or default)
 
     def create_config(self, data_loader=None):
-        """The CreateConfig loader; with --int8, a calibrator fed by ``data_loader`` (nothing
-        when None: the calibration cache must then hold the scales). --save-tactics with
-        --load-tactics is a usage error."""
+        """The config loader: CreateConfig (with --int8, a calibrator fed by ``data_loader``;
+        nothing when None: the calibration cache must then hold the scales), or the
+        --trt-config-script function in its place; wrapped in PostprocessConfig for
+        --trt-config-postprocess-script. --save-tactics with --load-tactics is a usage error."""
+        return self.scripts.wrap_config(lambda: self._create_config(data_loader))
+
+    def _create_config(self, data_loader):
         from poly.trt import Calibrator, CreateConfig
 
         calibrator = None
@@ -235,7 +261,7 @@ class TrtConfigArgs:
 
         if model.is_engine:
             return network.edits.load_plugins(BytesFromPath(model.path, what="engine"))
-        loader = self.build_engine_bytes(network.load_network(model.path), data_loader)
+        loader = self.build_engine_bytes(network.load_network(model), data_loader)
         if self.save_engine:
             loader = SaveEngine(loader, self.save_engine)
         return loader

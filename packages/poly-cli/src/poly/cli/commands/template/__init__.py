@@ -1,1 +1,1 @@
-"""`poly template`: the group and its subcommand (shard-hints)."""
+"""`poly template`: the group and its subcommands (trt-network, trt-config, onnx-gs, shard-hints)."""
