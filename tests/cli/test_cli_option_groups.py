@@ -84,7 +84,7 @@ def test_trt_config_defaults_leave_create_config_defaults():
 
 
 @pytest.mark.parametrize("args, error, needle", [
-    (["--pool-limit", "workspace:huge"], click.BadParameter, "'huge' is not a size"),
+    (["--pool-limit", "workspace:huge"], click.BadParameter, "'huge' is not a number of bytes"),
     (["--pool-limit", "workspace"], click.BadParameter, "expected POOL:SIZE"),
     (["--trt-min-shapes", "x:[1]", "--trt-opt-shapes", "x:[1]"], click.UsageError, "--trt-max-shapes"),
     (["--trt-min-shapes", "x:[2]", "--trt-opt-shapes", "x:[1]", "--trt-max-shapes", "x:[3]"], click.UsageError,

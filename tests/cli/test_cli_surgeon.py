@@ -368,18 +368,18 @@ def test_extract_fallback_shapes_from_model_input_shapes(poly, models, tmp_path)
 def test_attrs_and_byte_counts_parse_as_polygraphy_parses_them():
     import click
 
-    from poly.cli.value_parsing import parse_attrs, parse_num_bytes
+    from poly.cli.value_parsing import parse_attrs, parse_byte_count
 
     assert parse_attrs("--attrs", ["axis=1", "alpha=1.0", "name='53'", "mode=constant", "axes=[0,1]",
                                    "scales=[0.5,2.0]", "names=[a,b]", "eps=1e-5"]) == {
         "axis": 1, "alpha": 1.0, "name": "53", "mode": "constant", "axes": [0, 1], "scales": [0.5, 2.0],
         "names": ["a", "b"], "eps": 1e-5}
     assert isinstance(parse_attrs("--attrs", ["alpha=1.0"])["alpha"], float)
-    assert parse_num_bytes("--x", "16M") == 16 << 20 and parse_num_bytes("--x", "2k") == 2048
-    assert parse_num_bytes("--x", "1e3") == 1000 and parse_num_bytes("--x", None) is None
+    assert parse_byte_count("--x", "16M") == 16 << 20 and parse_byte_count("--x", "2k") == 2048
+    assert parse_byte_count("--x", "1e3") == 1000 and parse_byte_count("--x", None) is None
     for bad in ("M", "-1", "lots"):
         with pytest.raises(click.BadParameter, match="number of bytes") as caught:
-            parse_num_bytes("--fold-size-threshold", bad)
+            parse_byte_count("--fold-size-threshold", bad)
         assert caught.value.param_hint == "'--fold-size-threshold'"
 
 

@@ -41,8 +41,8 @@ def parse_num_bytes(flag: str, arg: str, text: str) -> int:
     scale = _SIZE_SUFFIXES.get(upper[-1:], 1)
     try:
         return int(float(upper[:-1] if upper[-1:] in _SIZE_SUFFIXES else upper) * scale)
-    except ValueError:
-        _fail(flag, arg, f"{text!r} is not a size")
+    except (ValueError, OverflowError):
+        _fail(flag, arg, f"{text!r} is not a number of bytes (e.g. 16000000, 16e6 or 16M)")
 
 
 def parse_dims(flag: str, arg: str, text: str) -> list:
@@ -127,20 +127,11 @@ def parse_attrs(flag: str, args) -> dict:
     return attrs
 
 
-_BYTE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-
-
-def parse_num_bytes(flag: str, text: str | None) -> int | None:
-    """`16M` -> 16777216, `1e6` -> 1000000 (K, M, G suffixes are KiB, MiB, GiB); None stays None."""
+def parse_byte_count(flag: str, text: str | None) -> int | None:
+    """A non-negative ``parse_num_bytes`` value given as the whole flag value; None stays None."""
     if text is None:
         return None
-    number, scale = text.strip(), 1
-    if number[-1:].upper() in _BYTE_SUFFIXES:
-        number, scale = number[:-1], _BYTE_SUFFIXES[number[-1].upper()]
-    try:
-        value = int(float(number) * scale)
-    except (ValueError, OverflowError):
-        _fail(flag, text, "expected a number of bytes, e.g. 16000000, 16e6 or 16M")
+    value = parse_num_bytes(flag, text, text)
     if value < 0:
         _fail(flag, text, "a number of bytes cannot be negative")
     return value

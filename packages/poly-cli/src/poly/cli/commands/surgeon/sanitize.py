@@ -13,7 +13,7 @@ from poly.cli.args.onnx_save import OnnxSaveArgs
 from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
-from poly.cli.value_parsing import cast_literal, parse_num_bytes, parse_outputs, parse_shapes
+from poly.cli.value_parsing import cast_literal, parse_byte_count, parse_outputs, parse_shapes
 
 FOLD_ONLY_FLAGS = {"num_passes": "--num-passes", "partitioning": "--partitioning", "fold_shapes": "--no-fold-shapes",
                    "per_pass_shape_inference": "--no-per-pass-shape-inference",
@@ -102,7 +102,7 @@ def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_
     )
 
     shapes = parse_shapes("--override-input-shapes", override_input_shapes)
-    size_threshold = parse_num_bytes("--fold-size-threshold", fold_size_threshold)
+    size_threshold = parse_byte_count("--fold-size-threshold", fold_size_threshold)
     bounds = parse_upper_bounds(upper_bounds)
     mark = parse_outputs(outputs)
     infer = OnnxInferShapesArgs.from_kwargs(kwargs)
