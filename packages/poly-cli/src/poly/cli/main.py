@@ -31,6 +31,8 @@ SUBCOMMANDS = {
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: repeat, reduce."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "check": ("poly.cli.commands.check.group:check", "Check and validate models: lint."),
+    "data": ("poly.cli.commands.data.group:data", "Manipulate input and output data: to-input."),
 }
 
 

@@ -38,6 +38,7 @@ from poly.compare.io import (
     parse_script_and_func_name,
     save_inputs,
 )
+from poly.compare.merged_inputs import merge_inputs
 from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
 from poly.compare.results import IterationResult, LazyArray, RunResults
 from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats
@@ -121,6 +122,7 @@ __all__ = [
     "parse_script_and_func_name",
     "load_inputs",
     "save_inputs",
+    "merge_inputs",
     # post-processing
     "PostprocessFunc",
     "BasePostprocessFunc",

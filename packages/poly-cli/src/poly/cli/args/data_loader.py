@@ -29,10 +29,11 @@ class DataLoaderArgs:
     save_inputs: str | None = None
 
     @classmethod
-    def options(cls):
+    def options(cls, save_inputs: bool = True):
         """--input-shapes, --seed, --val-range, --iterations, --data-loader-script,
-        --data-loader-func-name, --load-inputs, --save-inputs."""
-        return stack_options([
+        --data-loader-func-name, --load-inputs, and --save-inputs for the commands that run
+        inference with the inputs (``save_inputs``)."""
+        options = [
             multi_option("--input-shapes", "--inputs", "input_shapes",
                          help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`."),
             click.option("--seed", type=int, help="Seed of the synthetic input data (default 1)."),
@@ -45,9 +46,11 @@ class DataLoaderArgs:
             click.option("--data-loader-func-name", help="[DEPRECATED] Function name in --data-loader-script."),
             multi_option("--load-inputs", "--load-input-data", "load_inputs",
                          type=click.Path(exists=True), help="Input data files (JSON or .npz) to use."),
-            click.option("--save-inputs", "--save-input-data", "save_inputs", type=click.Path(),
-                         help="Path to save the inference inputs (JSON, .npz, or a directory)."),
-        ])
+        ]
+        if save_inputs:
+            options.append(click.option("--save-inputs", "--save-input-data", "save_inputs", type=click.Path(),
+                                        help="Path to save the inference inputs (JSON, .npz, or a directory)."))
+        return stack_options(options)
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> DataLoaderArgs:
@@ -62,7 +65,7 @@ class DataLoaderArgs:
             iterations=kwargs["iterations"],
             script=script,
             load_inputs=tuple(kwargs["load_inputs"]),
-            save_inputs=kwargs["save_inputs"],
+            save_inputs=kwargs.get("save_inputs"),
         )
 
     def create_data_loader(self):
