@@ -38,7 +38,7 @@ from poly.compare.io import (
     parse_script_and_func_name,
     save_inputs,
 )
-from poly.compare.merged_inputs import merge_inputs
+from poly.compare.combined_data import concat_data, merge_inputs
 from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
 from poly.compare.results import IterationResult, LazyArray, RunResults
 from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats
@@ -123,6 +123,7 @@ __all__ = [
     "load_inputs",
     "save_inputs",
     "merge_inputs",
+    "concat_data",
     # post-processing
     "PostprocessFunc",
     "BasePostprocessFunc",

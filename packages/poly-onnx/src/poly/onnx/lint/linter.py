@@ -109,11 +109,13 @@ def _load(path, external_data_dir, report):
     if os.path.getsize(path) == 0:
         report.add(LintLevel.EXCEPTION, LintSource.ONNX_LOADER, "Empty ONNX model given")
         return None
+    G_LOGGER.info(f"Loading model: {path}")
     try:
-        model = OnnxFromPath(path, external_data_dir=external_data_dir)()
+        # The loader's own error line would repeat the lint entry.
+        with G_LOGGER.verbosity(G_LOGGER.CRITICAL + 10):
+            model = OnnxFromPath(path, external_data_dir=external_data_dir)()
     except ModelLoadError as err:
-        report.add(LintLevel.EXCEPTION, LintSource.ONNX_LOADER, str(err), log=False)
-        G_LOGGER.error(f"Invalid ONNX model given: {err}")
+        report.add(LintLevel.EXCEPTION, LintSource.ONNX_LOADER, f"Invalid ONNX model given: {err}")
         return None
     if model.ByteSize() == 0:
         report.add(LintLevel.EXCEPTION, LintSource.ONNX_LOADER, "Empty ONNX model given")
@@ -122,7 +124,8 @@ def _load(path, external_data_dir, report):
 
 
 def _override_input_shapes(model, shapes):
-    inputs = {vi.name: vi for vi in model.graph.input}
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = {vi.name: vi for vi in model.graph.input if vi.name not in initializers}
     for name, dims in shapes.items():
         if name not in inputs:
             G_LOGGER.critical(f"--input-shapes: {name!r} is not an input of the model (inputs: {list(inputs)})")
@@ -315,7 +318,11 @@ class _NodeLinter:
                 inputs.append(helper.make_tensor_value_info(name, elem, list(value.shape)))
         outputs = [helper.make_empty_tensor_value_info(name) for name in node.output if name]
         single = helper.make_graph([node], node.name, inputs, outputs, initializer=initializers)
-        model = helper.make_model(single, opset_imports=self.model.opset_import, ir_version=self.model.ir_version)
+        opsets = list(self.model.opset_import)
+        if node.domain not in {opset.domain for opset in opsets}:
+            # so that ONNX-Runtime reports an unknown custom operator as such
+            opsets.append(helper.make_opsetid(node.domain, 1))
+        model = helper.make_model(single, opset_imports=opsets, ir_version=self.model.ir_version)
         model.functions.extend(self.model.functions)
         return model
 

@@ -7,6 +7,10 @@ import click
 from poly.cli.lazy_group import LazyGroup
 
 SUBCOMMANDS = {
+    "concat": ("poly.cli.commands.data.concat:concat",
+               "Concatenate the iterations of several input files, or of several output files."),
+    "merge": ("poly.cli.commands.data.to_input:to_input",
+              "Merge saved inputs and outputs into one file usable with --load-inputs (same as to-input)."),
     "to-input": ("poly.cli.commands.data.to_input:to_input",
                  "Merge saved inputs and outputs into one file usable with --load-inputs."),
 }

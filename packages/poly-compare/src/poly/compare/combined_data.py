@@ -1,12 +1,14 @@
 """
-``merge_inputs``: saved inputs and saved outputs merged into feed dicts, one per iteration
-(what ``poly data to-input`` writes, and ``--load-inputs`` reads).
+Saved data files combined into one: ``merge_inputs`` merges inputs and outputs into feed dicts,
+one per iteration (``poly data to-input`` / ``data merge``, read back by ``--load-inputs``);
+``concat_data`` puts the iterations of several files of one kind one after the other
+(``poly data concat``).
 
 Each file holds either inputs (Polygraphy's ``--save-inputs`` JSON: a list of feed dicts or one
 feed dict; poly's input ``.npz``) or inference results (a ``RunResults`` in JSON or ``.npz``).
-Iteration ``i`` of the result is the union of iteration ``i`` of every file (every runner of a
-``RunResults``), in the order given: a tensor present in several places takes the value of the
-last one. Reading never runs code.
+In ``merge_inputs``, iteration ``i`` of the result is the union of iteration ``i`` of every file
+(every runner of a ``RunResults``), in the order given: a tensor present in several places
+takes the value of the last one. Reading never runs code.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from poly.core.exception import DataFormatError
 from poly.core.json import load_json
 from poly.core.logger import G_LOGGER
 
-__all__ = ["merge_inputs", "iterations_of_file"]
+__all__ = ["merge_inputs", "concat_data", "iterations_of_file", "load_data_file"]
 
 
 def iterations_of_file(path) -> list[OrderedDict]:
@@ -35,18 +37,33 @@ def iterations_of_file(path) -> list[OrderedDict]:
     Raises:
         DataFormatError: When the file holds neither inputs nor inference results.
     """
+    data = load_data_file(path)
+    if isinstance(data, RunResults):
+        return _iterations_of_results(data, os.fspath(path))
+    return data
+
+
+def load_data_file(path):
+    """
+    Loads a saved data file: a ``RunResults`` for inference results, else the list of its feed
+    dicts (one per iteration).
+
+    Raises:
+        DataFormatError: When the file holds neither inputs nor inference results.
+    """
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "No such file", path)
     if is_npz_file(path):
         meta, arrays = load_npz(path)
         if meta is not None and meta.get("format") == "poly.RunResults":
-            return _iterations_of_results(RunResults.from_npz_archive(meta, arrays, path), path)
+            return RunResults.from_npz_archive(meta, arrays, path)
         return load_feed_dicts_npz(path)
-    data = load_json(path, description="input or output data")
+    data = load_json(path)
     if isinstance(data, RunResults):
-        return _iterations_of_results(data, path)
-    return list(iterate_input_file(path))
+        G_LOGGER.info(f"Loaded inference results from {path}")
+        return data
+    return list(iterate_input_file(path))  # checks (and logs) them as inputs
 
 
 def _iterations_of_results(results, path) -> list[OrderedDict]:
@@ -106,5 +123,58 @@ def merge_inputs(paths) -> list[OrderedDict]:
                     conflicts[name] = path
                 feed_dict[name] = value
     for name, path in conflicts.items():
-        G_LOGGER.warning(f"Tensor {name!r} has different values in different files; the value from {path} is kept")
+        G_LOGGER.warning(
+            f"Tensor {name!r} has different values in different files; the value from {path} is kept. "
+            "To put iterations one after the other instead, use `poly data concat`."
+        )
     return merged
+
+
+def concat_data(paths):
+    """
+    Concatenates the iterations of several files, all inputs or all inference results.
+
+    Args:
+        paths (Sequence[Union[str, os.PathLike]]): Files of inputs, or files of inference results.
+
+    Returns:
+        Union[List[OrderedDict[str, numpy.ndarray]], RunResults]: The feed dicts of every input
+        file in order, or the results of every file (a runner's iterations joined by name).
+
+    Raises:
+        DataFormatError: When inputs and inference results are mixed.
+    """
+    paths = [os.fspath(path) for path in paths]
+    if not paths:
+        raise DataFormatError("No input or output files to concatenate")
+    loaded = [(path, load_data_file(path)) for path in paths]
+    kinds = {isinstance(data, RunResults) for _, data in loaded}
+    if len(kinds) > 1:
+        inputs = [path for path, data in loaded if not isinstance(data, RunResults)]
+        outputs = [path for path, data in loaded if isinstance(data, RunResults)]
+        raise DataFormatError(
+            f"Cannot concatenate inputs ({', '.join(inputs)}) with inference results ({', '.join(outputs)}): "
+            "give files of one kind"
+        )
+    names_seen: dict[str, list] = {}
+
+    def check_names(stream, names, path, index):
+        expected = names_seen.setdefault(stream, names)
+        if names != expected:
+            G_LOGGER.warning(
+                f"Iteration {index} of {path} holds other tensors than earlier iterations: {names} "
+                f"instead of {expected}"
+            )
+
+    if kinds == {True}:
+        for path, results in loaded:
+            for runner_name, iterations in results.items():
+                for index, result in enumerate(iterations):
+                    check_names(f"runner:{runner_name}", list(result.keys()), path, index)
+        return RunResults.concat([results for _, results in loaded])
+    feed_dicts = []
+    for path, iterations in loaded:
+        for index, feed_dict in enumerate(iterations):
+            check_names("inputs", list(feed_dict.keys()), path, index)
+            feed_dicts.append(feed_dict)
+    return feed_dicts
