@@ -10,6 +10,7 @@ lines, plots, the NaN/Inf check), ``io/`` (data loaders, saved inputs, ``.npz``)
 ``per_output`` (options given per output name) and ``shape_matching``.
 """
 
+from poly.compare.combined_data import concat_data, merge_inputs
 from poly.compare.comparator import Comparator
 from poly.compare.funcs import (
     BaseCompareFunc,
@@ -38,7 +39,6 @@ from poly.compare.io import (
     parse_script_and_func_name,
     save_inputs,
 )
-from poly.compare.combined_data import concat_data, merge_inputs
 from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
 from poly.compare.results import IterationResult, LazyArray, RunResults
 from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats

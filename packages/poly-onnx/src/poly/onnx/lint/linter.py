@@ -44,15 +44,15 @@ _ORT_WARNING = 2
 """ONNX-Runtime's log severity of warnings."""
 
 
-def lint_onnx(path, data_loader=None, providers=None, input_shapes=None, external_data_dir=None) -> LintReport:
+def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_data_dir=None) -> LintReport:
     """
     Lints the ONNX model at ``path``.
 
     Args:
         path (str): The model file.
         data_loader (Iterable[Mapping[str, numpy.ndarray]]): Where the model's inputs come from
-                (its first feed dict is used); a ``poly.compare.DataLoader`` without input
-                metadata is given the model's. Defaults to a ``DataLoader()``.
+                (its first feed dict is used), e.g. ``poly.compare.DataLoader()``: a data loader
+                whose ``input_metadata`` is None is given the model's.
         providers (Sequence[str]): ONNX-Runtime execution providers. Defaults to CPU.
         input_shapes (Dict[str, List]): Shapes to use for the model's inputs.
         external_data_dir (str): Directory of the model's external data.
@@ -262,10 +262,8 @@ class _NodeLinter:
         """The first feed dict of ``data_loader``, checked against the model's inputs."""
         import numpy as np
 
-        from poly.compare import DataLoader
-
         meta = self.input_metadata()
-        loader = DataLoader() if data_loader is None else data_loader
+        loader = data_loader
         if getattr(loader, "input_metadata", "absent") is None:
             loader.input_metadata = meta
         try:
