@@ -94,6 +94,14 @@ def test_graph_level_checker_error_then_nodes_linted(tmp_path):
     assert report["summary"] == {"passing": ["relu", "neg"], "failing": []}
 
 
+def test_node_whose_subgraphs_read_outer_tensors_is_fed_them(tmp_path):
+    # Run alone, the If gets r (read by its branches, not listed among its inputs) as an input.
+    proc, report = _lint(tmp_path, lint_models.if_reading_outer_tensor())
+    assert proc.returncode == 1  # the unnamed graph
+    assert [e["source"] for e in report["lint_entries"]] == ["onnx_checker"]
+    assert report["summary"] == {"passing": ["relu", "if"], "failing": []}
+
+
 def test_valid_model_passes_without_entries(tmp_path):
     proc, report = _lint(tmp_path, lint_models.valid_chain())
     assert proc.returncode == 0

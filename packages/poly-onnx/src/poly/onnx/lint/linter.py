@@ -216,17 +216,26 @@ def _report_unused(graph, report) -> set:
 
 
 def _reads(node):
-    """The tensors a node reads: its inputs and what the nodes of its subgraphs (If/Loop/Scan) read."""
-    from poly.onnx.base import iter_graphs
-
-    names = list(node.input)
+    """The tensors a node reads: its inputs, then what its subgraphs (If/Loop/Scan) read from
+    enclosing scopes, without repeats."""
+    names = [name for name in node.input if name]
     for attr in node.attribute:
         subgraphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
         for subgraph in subgraphs:
-            for graph in iter_graphs(subgraph):
-                names += [name for inner in graph.node for name in inner.input]
-                names += [o.name for o in graph.output]
-    return names
+            names += _outer_names(subgraph)
+    seen = set()
+    return [name for name in names if not (name in seen or seen.add(name))]
+
+
+def _outer_names(graph):
+    """The names a subgraph (and the subgraphs of its nodes) reads from enclosing scopes."""
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    outer = []
+    for node in graph.node:
+        outer += [name for name in _reads(node) if name not in defined]
+        defined.update(node.output)
+    outer += [vi.name for vi in graph.output if vi.name not in defined]
+    return outer
 
 
 # -- ONNX-Runtime checks -----------------------------------------------------------------------
@@ -301,11 +310,8 @@ class _NodeLinter:
     def _singleton(self, node, cache):
         """A model of ``node`` alone: its computed inputs as graph inputs, its weights as initializers."""
         helper = onnx.helper
-        inputs, initializers, seen = [], [], set()
-        for name in node.input:
-            if not name or name in seen:
-                continue
-            seen.add(name)
+        inputs, initializers = [], []
+        for name in _reads(node):
             if name in self.initializers:
                 initializers.append(self.initializers[name])
             else:
@@ -329,12 +335,12 @@ class _NodeLinter:
         cache = dict(feed_dict)
         pending = {}
         for node in self.model.graph.node:
-            for name in node.input:
-                if name and name not in self.initializers:
+            for name in _reads(node):
+                if name not in self.initializers:
                     pending[name] = pending.get(name, 0) + 1
         for node in self.model.graph.node:
             G_LOGGER.extra_verbose(f"Linting node {node.name}: {node.op_type}({list(node.input)}) -> {list(node.output)}")
-            computed = [name for name in node.input if name and name not in self.initializers]
+            computed = [name for name in _reads(node) if name not in self.initializers]
             outputs = None
             if all(name in cache for name in computed):
                 outputs = self._run_node(node, cache, report)
