@@ -88,7 +88,11 @@ def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_dat
             for line in warnings:
                 report.add(LintLevel.WARNING, LintSource.ONNXRUNTIME, line)
             used = _report_unused(model.graph, report)
-            report.passing = {node.name: None for index, node in enumerate(model.graph.node) if index in used}
+            report.passing = {
+                node.name: None
+                for index, node in enumerate(model.graph.node)
+                if index in used and node.name not in report.failing
+            }
             G_LOGGER.verbose("The model runs in ONNX-Runtime: it is valid")
             return report
         G_LOGGER.verbose(f"The model fails in ONNX-Runtime ({error}); linting it node by node")
