@@ -35,6 +35,8 @@ SUBCOMMANDS = {
     "template": ("poly.cli.commands.template.group:template",
                  "Write template files to edit (TensorRT networks and configs, ONNX-GraphSurgeon scripts, shard hints)."),
     "plugin": ("poly.cli.commands.plugin.group:plugin", "Plugin substitution in ONNX models: list, match, replace."),
+    "check": ("poly.cli.commands.check.group:check", "Check and validate models: lint."),
+    "data": ("poly.cli.commands.data.group:data", "Manipulate input and output data: to-input."),
 }
 
 
