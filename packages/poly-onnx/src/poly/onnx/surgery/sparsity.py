@@ -236,12 +236,14 @@ class SparsityPruner:
         """
         eligible = []
         for candidate in find_sparsity_candidates(self.model):
+            tensor = self.initializers[candidate.name]
             if candidate.name in weights_skip:
                 G_LOGGER.verbose(f"Skipping tensor {candidate.name}: it was marked to skip pruning")
-            elif candidate.skipped:
+            elif not _is_float(tensor):
                 # As Polygraphy: a weight of another data type is worth a warning, an odd shape is not.
-                log = G_LOGGER.verbose if _is_float(self.initializers[candidate.name]) else G_LOGGER.warning
-                log(f"Skipping tensor {candidate.name}: {candidate.skipped}")
+                G_LOGGER.warning(f"Skipping tensor {candidate.name}: unsupported data type {type_name(tensor.data_type)}")
+            elif candidate.skipped:
+                G_LOGGER.verbose(f"Skipping tensor {candidate.name}: {candidate.skipped}")
             else:
                 eligible.append(PruneInfo(candidate.name, candidate.axis))
         G_LOGGER.info(f"Found: {len(eligible)} weight tensor(s) eligible for pruning.")
