@@ -1,4 +1,4 @@
-"""`poly inspect sparsity` and poly.onnx.sparsity: which Conv/MatMul/Gemm weights follow the 2:4
+"""`poly inspect sparsity` and poly.onnx.surgery.sparsity: which Conv/MatMul/Gemm weights follow the 2:4
 structured sparsity pattern along the op's reduction axis, on a model built to have each case."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from fixtures.cli_helpers import POLY, POLYGRAPHY, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
-from poly.onnx.sparsity import check_sparsity, find_sparsity_candidates, is_2_4_sparse
+from poly.onnx.surgery.sparsity import check_sparsity, find_sparsity_candidates, is_2_4_sparse
 
 
 def _sparse_along(shape, axis, seed):

@@ -1,12 +1,20 @@
 """
-2:4 structured sparsity of an ONNX model's weights: ``SparsityPruner`` finds the initializers
-that feed the sparse-capable inputs of ``MatMul``, ``Gemm`` and ``Conv`` (through ``Cast``,
-quantize/dequantize and ``Transpose`` nodes) with the axis TensorRT reduces over, and either
-checks that every group of four values along that axis holds at least two zeros or zeroes the
-two values of smallest magnitude in each group. ``PruneSparsity`` is the loader form.
+2:4 structured sparsity of an ONNX model's weights, for `poly inspect sparsity` and `poly surgeon
+prune`. The weights considered are the initializers that feed the reduction axis of a ``Conv``
+(its weight's input-channel axis), ``MatMul`` or ``Gemm``, directly or through ``Cast``,
+quantize/dequantize (TensorRT's FP8 variants included) and ``Transpose`` (whose ``perm`` moves
+the axis): ``find_sparsity_candidates`` lists them, with the reason where one cannot be sparse
+(a data type other than float32, float16 or bfloat16, an axis length that is no multiple of 4).
+A weight follows the pattern when every group of four consecutive values along that axis holds
+at least two zeros (``is_2_4_sparse``, ``check_sparsity``); pruning zeroes the two values of
+smallest magnitude in each group (``prune_2_4``). ``SparsityPruner`` is Polygraphy's class and
+``PruneSparsity`` the loader form.
 """
 
+from __future__ import annotations
+
 from collections import namedtuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,7 +26,17 @@ from poly.onnx.surgery.tensor_data import read_values, type_name, write_values
 
 onnx = lazy_import("onnx")
 
-__all__ = ["PruneInfo", "SparsityPruner", "PruneSparsity", "prune_sparsity", "prune_2_4", "is_2_4_sparse"]
+__all__ = [
+    "PruneInfo",
+    "WeightSparsity",
+    "find_sparsity_candidates",
+    "check_sparsity",
+    "SparsityPruner",
+    "PruneSparsity",
+    "prune_sparsity",
+    "prune_2_4",
+    "is_2_4_sparse",
+]
 
 PruneInfo = namedtuple("PruneInfo", ["name", "axis"])
 """An initializer to prune and the axis along which its groups of four run."""
@@ -34,10 +52,27 @@ STOP_OPS = ("LayerNormalization", "Reshape", "Concat", "Slice", "Shape", "Unsque
 _FLOAT_TYPES = ("FLOAT", "FLOAT16", "BFLOAT16")
 
 
+@dataclass
+class WeightSparsity:
+    """One candidate weight of a Conv, MatMul or Gemm."""
+
+    name: str
+    """The initializer's name."""
+    axis: int
+    """The axis along which groups of 4 values run (the reduction axis of the consuming op)."""
+    sparse: bool | None = None
+    """Whether the weight follows the 2:4 pattern; None where it was not checked."""
+    skipped: str | None = None
+    """Why the weight cannot be sparse (data type, axis length), or None."""
+
+
 def _grouped(values, axis):
     """``values`` with ``axis`` moved last and split into groups of four: shape (..., n / 4, 4)."""
+    length = values.shape[axis]
+    if length % GROUP:
+        raise ValueError(f"axis {axis} has length {length}, which is not a multiple of 4")
     moved = np.moveaxis(values, axis, -1)
-    return moved.reshape(*moved.shape[:-1], moved.shape[-1] // GROUP, GROUP)
+    return moved.reshape(*moved.shape[:-1], length // GROUP, GROUP)
 
 
 def prune_2_4(values, axis):
@@ -62,9 +97,114 @@ def prune_2_4(values, axis):
 
 
 def is_2_4_sparse(values, axis):
-    """Whether every group of four consecutive values along ``axis`` holds at least two zeros."""
+    """Whether every group of four consecutive values along ``axis`` holds at least two zeros
+    (``values.shape[axis]`` must be a multiple of 4)."""
     groups = _grouped(np.asarray(values), axis)
     return bool(np.all(np.count_nonzero(groups == 0, axis=-1) >= 2))
+
+
+def _attribute(node, name, default):
+    for attr in node.attribute:
+        if attr.name == name:
+            return onnx.helper.get_attribute_value(attr)
+    return default
+
+
+def _is_float(tensor):
+    return tensor.data_type in {getattr(onnx.TensorProto, t) for t in _FLOAT_TYPES}
+
+
+def _skip_reason(tensor, axis):
+    """Why ``tensor`` cannot be 2:4 sparse along ``axis``, or None."""
+    dims = list(tensor.dims)
+    if not _is_float(tensor):
+        return f"unsupported data type {type_name(tensor.data_type).lower()} (float32, float16 or bfloat16 only)"
+    if axis >= len(dims):
+        return f"it has no axis {axis} (shape {dims})"
+    if dims[axis] % GROUP:
+        return f"the length of axis {axis} ({dims[axis]} in {dims}) is not a multiple of 4"
+    return None
+
+
+def find_sparsity_candidates(model) -> list[WeightSparsity]:
+    """
+    The initializers of ``model``'s main graph that feed the reduction axis of a Conv, MatMul or
+    Gemm, in the order the graph first uses them, each with its axis (the axis of its last use,
+    as Polygraphy records it) and ``skipped`` set where it cannot be sparse.
+
+    Args:
+        model (onnx.ModelProto): The model.
+
+    Returns:
+        List[WeightSparsity]
+    """
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    found: dict[str, WeightSparsity] = {}
+
+    def follow(name, axis):
+        seen = set()
+        while name not in initializers:
+            producer = producers.get(name)
+            if producer is None or id(producer) in seen:
+                return
+            seen.add(id(producer))
+            if producer.op_type in PASS_THROUGH_OPS:
+                name = producer.input[0]
+            elif producer.op_type == "Transpose":
+                perm = list(_attribute(producer, "perm", []))
+                if axis not in perm:
+                    G_LOGGER.warning(f"Transpose node '{producer.name}' has no usable perm attribute; "
+                                     f"not following tensor '{name}' further")
+                    return
+                name, axis = producer.input[0], perm.index(axis)
+            else:
+                if producer.op_type not in STOP_OPS:
+                    G_LOGGER.verbose(f"Tensor '{name}' is produced by {producer.op_type} node '{producer.name}', "
+                                     "which sparsity analysis does not look through")
+                return
+        found.setdefault(name, WeightSparsity(name, axis)).axis = axis
+
+    for node in graph.node:
+        if node.op_type == "Conv" and len(node.input) > 1:
+            follow(node.input[1], 1)
+        elif node.op_type == "MatMul" and len(node.input) > 1:
+            follow(node.input[0], 1)
+            follow(node.input[1], 0)
+        elif node.op_type == "Gemm" and len(node.input) > 1:
+            follow(node.input[0], 0 if _attribute(node, "transA", 0) else 1)
+            follow(node.input[1], 1 if _attribute(node, "transB", 0) else 0)
+
+    for candidate in found.values():
+        candidate.skipped = _skip_reason(initializers[candidate.name], candidate.axis)
+    return list(found.values())
+
+
+def check_sparsity(model) -> list[WeightSparsity]:
+    """
+    Checks which weights of ``model`` (an ``onnx.ModelProto`` with its weights loaded) follow the
+    2:4 structured sparsity pattern, logging each verdict as `poly inspect sparsity` shows it.
+
+    Returns:
+        List[WeightSparsity]: every candidate, ``sparse`` set for the ones checked.
+    """
+    candidates = find_sparsity_candidates(model)
+    for candidate in candidates:
+        if candidate.skipped:
+            G_LOGGER.warning(f"Skipping tensor: {candidate.name}: {candidate.skipped}")
+    eligible = [c for c in candidates if not c.skipped]
+    G_LOGGER.info(f"Found: {len(eligible)} weight tensor(s) eligible for pruning.")
+    initializers = {t.name: t for t in model.graph.initializer}
+    G_LOGGER.start(f"Checking the sparsity pattern of {len(eligible)} tensors.")
+    for candidate in eligible:
+        candidate.sparse = is_2_4_sparse(read_values(initializers[candidate.name]), candidate.axis)
+        if candidate.sparse:
+            G_LOGGER.info(f"Found sparse tensor: {candidate.name}")
+        else:
+            G_LOGGER.warning(f"Found non-sparse tensor: {candidate.name}")
+    G_LOGGER.finish(f"Finished checking {len(eligible)} tensors.")
+    return candidates
 
 
 class SparsityPruner:
@@ -80,46 +220,13 @@ class SparsityPruner:
         """
         self.model = model
         self.initializers = {t.name: t for t in model.graph.initializer}
-        self.producers = {name: node for node in model.graph.node for name in node.output}
         self.sparse_tensors = set()
         """Names of the checked weights found 2:4 sparse (filled by ``check``)."""
-        self._candidates = {}
-
-    def _track(self, name, axis):
-        if name in self.initializers:
-            self._candidates[name] = PruneInfo(name, axis)
-            return
-        producer = self.producers.get(name)
-        if producer is None:
-            return
-        if producer.op_type in PASS_THROUGH_OPS:
-            self._track(producer.input[0], axis)
-        elif producer.op_type == "Transpose":
-            perm = next((list(a.ints) for a in producer.attribute if a.name == "perm"), None)
-            if perm is None or axis >= len(perm):
-                G_LOGGER.warning(f"Transpose node {producer.name!r} has no usable 'perm'; not following it to a weight")
-                return
-            self._track(producer.input[0], perm.index(axis))
-        elif producer.op_type not in STOP_OPS:
-            G_LOGGER.verbose(f"({name}) is produced by {producer.name!r} of type {producer.op_type}, "
-                             "which sparsity analysis does not follow")
-
-    def _visit(self, node):
-        inputs = list(node.input)
-        if node.op_type == "Conv" and len(inputs) > 1:
-            self._track(inputs[1], 1)
-        elif node.op_type == "MatMul" and len(inputs) > 1:
-            self._track(inputs[0], 1)
-            self._track(inputs[1], 0)
-        elif node.op_type == "Gemm" and len(inputs) > 1:
-            attrs = {a.name: a.i for a in node.attribute}
-            self._track(inputs[0], 0 if attrs.get("transA", 0) else 1)
-            self._track(inputs[1], 1 if attrs.get("transB", 0) else 0)
 
     def candidates(self, weights_skip=()):
         """
-        The weights eligible for 2:4 sparsity: float, float16 or bfloat16 initializers whose
-        group axis has a length that is a multiple of 4, in the order the graph first uses them.
+        The weights eligible for 2:4 sparsity (``find_sparsity_candidates`` less the skipped
+        ones), in the order the graph first uses them.
 
         Args:
             weights_skip (Iterable[str]): Names of initializers to leave out.
@@ -127,24 +234,18 @@ class SparsityPruner:
         Returns:
             List[PruneInfo]
         """
-        self._candidates = {}
-        for node in self.model.graph.node:
-            self._visit(node)
-        float_types = {getattr(onnx.TensorProto, t) for t in _FLOAT_TYPES}
         eligible = []
-        for info in self._candidates.values():
-            tensor = self.initializers[info.name]
-            if info.name in weights_skip:
-                G_LOGGER.verbose(f"Skipping tensor {info.name}: it was marked to skip pruning")
-            elif tensor.data_type not in float_types:
-                G_LOGGER.warning(f"Skipping tensor {info.name}: unsupported data type {type_name(tensor.data_type)}")
-            elif info.axis >= len(tensor.dims):
-                G_LOGGER.verbose(f"Skipping tensor {info.name}: it has no axis {info.axis} (dims {list(tensor.dims)})")
-            elif tensor.dims[info.axis] % GROUP:
-                G_LOGGER.verbose(f"Skipping tensor {info.name}: the length of axis {info.axis} "
-                                 f"({tensor.dims[info.axis]} in {list(tensor.dims)}) is not a multiple of 4")
+        for candidate in find_sparsity_candidates(self.model):
+            tensor = self.initializers[candidate.name]
+            if candidate.name in weights_skip:
+                G_LOGGER.verbose(f"Skipping tensor {candidate.name}: it was marked to skip pruning")
+            elif not _is_float(tensor):
+                # As Polygraphy: a weight of another data type is worth a warning, an odd shape is not.
+                G_LOGGER.warning(f"Skipping tensor {candidate.name}: unsupported data type {type_name(tensor.data_type)}")
+            elif candidate.skipped:
+                G_LOGGER.verbose(f"Skipping tensor {candidate.name}: {candidate.skipped}")
             else:
-                eligible.append(info)
+                eligible.append(PruneInfo(candidate.name, candidate.axis))
         G_LOGGER.info(f"Found: {len(eligible)} weight tensor(s) eligible for pruning.")
         return eligible
 

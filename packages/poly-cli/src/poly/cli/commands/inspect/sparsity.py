@@ -1,5 +1,5 @@
 """`poly inspect sparsity MODEL`: which weights follow the 2:4 structured sparsity pattern (the
-logic is poly.onnx.sparsity)."""
+logic is poly.onnx.surgery.sparsity)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def inspect_sparsity(external_data_dir, **kwargs):
 
     from poly.core import G_LOGGER
     from poly.onnx import OnnxFromPath
-    from poly.onnx.sparsity import check_sparsity
+    from poly.onnx.surgery import check_sparsity
 
     start = time.time()
     path = ModelArgs.from_kwargs(kwargs).path
