@@ -27,11 +27,19 @@ def _one_error_line(proc):
     (["run", "{identity}", "--trt", "--trt-min-shapes", "x:[1,1,2,2]"], 2, "--trt-max-shapes"),
     (["convert", "{identity}", "--pool-limit", "workspace", "-o", "x.engine"], 2, "--pool-limit"),
     (["run", "{bad}", "--onnxrt"], 1, "bad.onnx"),
+    # Polygraphy's TensorFlow model types parse, then end with one line saying poly does not load them
+    (["inspect", "model", "{bad}", "--model-type", "frozen"], 1, "frozen TensorFlow graph"),
+    (["run", "{bad}", "--model-type", "keras", "--onnxrt"], 1, "convert it to ONNX"),
+    # a network script importing full TensorRT where it is not installed: one line naming the script and module
+    (["inspect", "model", "{script}", "--trt-network-func", "load_network"], 1, "imports full TensorRT"),
 ])
 def test_errors_are_one_line(models, tmp_path, args, code, needle):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
-    args = [a.format(identity=models["identity"], bad=bad) for a in args]
+    script = tmp_path / "net.py"
+    # as on a machine without full TensorRT (this one may have it): the import fails
+    script.write_text("import sys\nsys.modules['tensorrt'] = None\nimport tensorrt\n")
+    args = [a.format(identity=models["identity"], bad=bad, script=script) for a in args]
     proc = run_cli(POLY, *args, cwd=tmp_path)
     assert proc.returncode == code, proc.stdout + proc.stderr
     assert needle in _one_error_line(proc)

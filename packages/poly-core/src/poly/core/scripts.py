@@ -24,7 +24,7 @@ def import_from_script(path: str, name: str):
     """
     path = os.fspath(path)
     if not os.path.isfile(path):
-        G_LOGGER.critical(f"Could not import symbol: {name} from script: {path}\nNote: the file does not exist")
+        G_LOGGER.critical(f"Could not import symbol: {name} from script: {path}: the file does not exist")
     ext = os.path.splitext(path)[1]
     module_name = f"_poly_script_{os.path.splitext(os.path.basename(path))[0]}_{uuid.uuid4().hex[:8]}"
     script_dir = os.path.dirname(os.path.abspath(path))
@@ -43,10 +43,11 @@ def import_from_script(path: str, name: str):
     except PolyException:
         raise  # poly's own one-line error, raised by the script's code: already says what is wrong
     except Exception as err:
-        msg = f"Could not import symbol: {name} from script: {path}"
+        msg = f"Could not import symbol: {name} from script: {path}: {err}"
+        if isinstance(err, ModuleNotFoundError) and err.name == "tensorrt":
+            msg += " (the script imports full TensorRT, which is not installed here)"
         if ext != ".py":
-            msg += f"\nThis could be because the extension of the file is not '.py'. Note: The extension is: {ext}"
-        msg += f"\nNote: Error was: {err}"
+            msg += f" (the file's extension is {ext!r}, not '.py')"
         G_LOGGER.critical(msg)
     finally:
         try:

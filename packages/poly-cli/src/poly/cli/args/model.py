@@ -17,7 +17,13 @@ ENGINE_SUFFIXES = (".engine", ".plan", ".trt")
 """Extensions that make MODEL a serialized TensorRT engine when --model-type does not say."""
 EXAMPLE_MODEL = "example_cnn.onnx"
 MODEL_TYPES = ("onnx", "engine", "trt-network-script")
-"""--model-type choices."""
+"""--model-type choices poly runs."""
+UNSUPPORTED_MODEL_TYPES = {"frozen": "a frozen TensorFlow graph", "keras": "a Keras model",
+                           "ckpt": "a TensorFlow checkpoint", "tf": "a TensorFlow model",
+                           "uff": "a UFF model (TensorRT no longer parses UFF)",
+                           "caffe": "a Caffe model (TensorRT no longer parses Caffe)"}
+"""Polygraphy's other --model-type choices: they parse, and the command ends with one line saying
+that poly does not load such models and how to get an ONNX model instead."""
 NETWORK_SCRIPT_SUFFIX = ".py"
 """The extension that makes MODEL a TensorRT network script when --model-type does not say."""
 DEFAULT_NETWORK_FUNC = "load_network"
@@ -62,10 +68,11 @@ class ModelArgs:
             options.append(click.option("--example", is_flag=True, help="Use the bundled example CNN as MODEL."))
         if model_type:
             options.append(click.option(
-                "--model-type", type=click.Choice(MODEL_TYPES),
+                "--model-type", type=click.Choice(MODEL_TYPES + tuple(UNSUPPORTED_MODEL_TYPES)),
                 help="Type of MODEL: onnx, engine (a serialized TensorRT engine), or trt-network-script (a Python "
                 "script whose function `load_network`, or the one named as `script.py:func`, returns a TensorRT "
-                "builder, network and optionally parser). Default: from the extension (.py is a network script)."))
+                "builder, network and optionally parser). Default: from the extension (.py is a network script). "
+                "TensorFlow (frozen, keras, ckpt), UFF and Caffe models are not supported: convert them to ONNX."))
         return stack_options(options)
 
     @classmethod
@@ -86,6 +93,12 @@ class ModelArgs:
             if func_name is not None:
                 model_file = script
         model = cls(resolve_model_path(model_file, example), model_type, func_name)
+        if model_type in UNSUPPORTED_MODEL_TYPES:
+            from poly.core import G_LOGGER
+
+            G_LOGGER.critical(f"{model.path!r} is {UNSUPPORTED_MODEL_TYPES[model_type]} (--model-type {model_type}), "
+                              "which poly does not load: convert it to ONNX (e.g. with tf2onnx for TensorFlow) and "
+                              "pass the .onnx file")
         if model.is_network_script and not model.path.endswith(NETWORK_SCRIPT_SUFFIX):
             raise click.BadParameter(f"{model.path!r} is not a Python script: a TensorRT network script must be a "
                                      f"'{NETWORK_SCRIPT_SUFFIX}' file", param_hint="'MODEL'")
