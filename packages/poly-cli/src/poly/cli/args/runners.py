@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from poly.cli.args.data_loader import DataLoaderArgs
     from poly.cli.args.model import ModelArgs
     from poly.cli.args.onnx_load import OnnxLoadArgs
+    from poly.cli.args.onnx_save import OnnxSaveArgs
     from poly.cli.args.onnxrt import OnnxrtArgs
     from poly.cli.args.trt_config import TrtConfigArgs
     from poly.cli.args.trt_network import TrtNetworkArgs
@@ -76,14 +77,17 @@ class RunnerArgs:
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
-                       session_options=None) -> list:
+                       session_options=None, onnx_save: OnnxSaveArgs | None = None) -> list:
         """
         The runners, in command-line order: OnnxrtRunner, OnnxRefRunner (sharing one ONNX
         loader) and TrtRunner. With --int8, the TensorRT calibrator is fed by ``data``'s data
         loader (nothing when None). ``trt_config`` may be None when --trt is not chosen;
-        ``session_options`` go to the ONNX-Runtime session.
+        ``session_options`` go to the ONNX-Runtime session; ``onnx_save`` saves the ONNX model
+        (--save-onnx) before it is run.
         """
         onnx_model = None if model.is_engine else onnx.load_onnx(model.path)
+        if onnx_save is not None and onnx_model is not None:
+            onnx_model = onnx_save.save_if_asked(onnx_model)
         runners = []
         for name in self.names:
             if name == "trt":
