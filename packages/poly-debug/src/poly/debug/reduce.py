@@ -283,6 +283,15 @@ class Reduce:
             if not marker.failed:
                 G_LOGGER.critical("The model passes the check: there is no failure to reduce")
 
+        if self.debugger.check_always_failed_alike():
+            code = self.debugger.check_outcomes[0][0]
+            hint = " (exit status 2 is usually a usage error of the command)" if code == 2 else ""
+            G_LOGGER.warning(
+                f"The check failed the same way in all {len(self.debugger.check_outcomes)} iterations (exit status "
+                f"{code}{hint}, identical output), whatever the model's size: the --check command itself is likely "
+                f"broken, and the reduced model says nothing about the failure. Run the check command by hand on "
+                f"the original model first."
+            )
         model = self.builder.build(nodes)
         good_nodes = self._min_good(len(nodes))
         good = self.builder.build(good_nodes) if good_nodes else None
