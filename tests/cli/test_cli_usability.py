@@ -62,7 +62,7 @@ def test_reduce_warns_when_the_check_always_fails_the_same_way(tmp_path):
     proc = run_cli(POLY, "debug", "reduce", model, "-o", "r.onnx", "--check", *broken, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "the --check command itself is likely broken" in proc.stdout + proc.stderr
-    assert "exit status 2 is usually a usage error" in proc.stdout + proc.stderr
+    assert "exit status 2, usually a usage error" in proc.stdout + proc.stderr
     # A real failure that depends on the model does not warn.
     argv = debug_models.node_check(tmp_path / "check.py", ["n3"])
     real = run_cli(POLY, "debug", "reduce", model, "-o", "r2.onnx", "--check", *argv, "polygraphy_debug.onnx",
@@ -119,9 +119,12 @@ def test_input_data_lines_are_logged_once(models, tmp_path):
     saved = run_cli(POLY, "run", models["identity"], "--onnxrt", "--save-inputs", inputs)
     assert saved.returncode == 0
     assert saved.stdout.count("Saving inference input data") == 1, saved.stdout
-    loaded = run_cli(POLY, "run", models["identity"], "--onnxrt", "--load-inputs", inputs)
+    outputs = tmp_path / "out.json"
+    assert run_cli(POLY, "run", models["identity"], "--onnxrt", "--save-outputs", outputs).returncode == 0
+    loaded = run_cli(POLY, "run", models["identity"], "--onnxrt", "--load-inputs", inputs, "--load-outputs", outputs)
     assert loaded.returncode == 0
     assert loaded.stdout.count("Loading input data from") == 1, loaded.stdout
+    assert loaded.stdout.count("Loading inference results from") == 1, loaded.stdout
 
 
 # -- poly --help -----------------------------------------------------------------------------------

@@ -120,11 +120,12 @@ class IterativeDebugger:
         """(exit status, digest of stdout+stderr) of each run of a check command in this session."""
 
     def check_always_failed_alike(self) -> bool:
-        """Whether a check command ran at least twice in this session and failed every time with
-        the same exit status and the same output: then the check itself is likely broken (a
-        usage error, a missing file), whatever the artifact."""
+        """Whether a check command ran in this session and failed every time with the same exit
+        status and the same output (and no iteration passed): then, when it ran more than once
+        or gave a usage error's status, the check itself is likely broken (a usage error, a
+        missing file), whatever the artifact."""
         outcomes = self.check_outcomes
-        return len(outcomes) >= 2 and self.checks_run == len(outcomes) and len(set(outcomes)) == 1 and not any(
+        return len(outcomes) >= 1 and self.checks_run == len(outcomes) and len(set(outcomes)) == 1 and not any(
             context.success for context in self.replay.values())
 
     def _save_replay(self, path, description=None):

@@ -210,10 +210,8 @@ class ComparisonArgs:
     def add_loaded_outputs(self, run_results) -> None:
         """Extends ``run_results`` (poly.compare.RunResults) with the --load-outputs files."""
         from poly.compare import RunResults
-        from poly.core import G_LOGGER
 
-        for path in self.load_outputs:
-            G_LOGGER.info(f"Loading inference results from {path}")
+        for path in self.load_outputs:  # RunResults.load logs each file it loads
             run_results.extend(RunResults.load(path))
 
     def check_results(self, run_results) -> bool:
