@@ -4,6 +4,8 @@ driven as a user would on small models the tests build."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -240,6 +242,8 @@ def test_inspect_data_histogram_num_items_line_width(poly, tmp_path):
     assert " 1597" in three.output and " 1596" not in three.output
     every = poly("inspect", "data", path, "-s", "--num-items", "-1")
     assert "..." not in every.output and " 850 " in every.output
+    rows = [line for line in every.output.splitlines() if line.startswith(" ") and line.lstrip().startswith("[")]
+    assert len(rows) >= 80 and len({re.match(r"[ \[]*\[", row).end() for row in rows}) == 1  # aligned
     narrow = poly("inspect", "data", path, "-s", "-n", "-1", "--line-width", "20")
     wide = poly("inspect", "data", path, "-s", "-n", "-1", "--line-width", "-1")
     assert max(map(len, narrow.output.splitlines()[2:])) < max(map(len, wide.output.splitlines()[2:]))

@@ -24,7 +24,7 @@ def _summary(name, array, show_values, histogram=False) -> str:
         if text:
             line += "\n    " + text.replace("\n", "\n    ")
     if show_values:
-        line += f"\n    {array}"
+        line += "\n    " + str(array).replace("\n", "\n    ")
     return line
 
 
