@@ -31,7 +31,7 @@ class DebugCommand(click.Command):
                 check = ([value] if sep else []) + list(args[index + 1 :])
                 if not check:
                     raise click.UsageError(f"{flag} needs a command after it.", ctx=ctx)
-                from poly.debug.check import quoted_command_problem
+                from poly.debug import quoted_command_problem
 
                 problem = quoted_command_problem(check)
                 if problem:
