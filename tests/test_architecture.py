@@ -320,7 +320,7 @@ COMPAT_PATHS = [
     "poly.backend.trt.file_reader", "poly.backend.trt.algorithm_selector", "poly.backend.tensorrt_rtx",
     "poly.backend.tensorrt_rtx.config", "poly.tools", "poly.tools.base", "poly.tools.args",
     "poly.tools.args.iterative_debug_args", "poly.tools.debug", "poly.tools.debug.subtool",
-    "poly.tools.debug.subtool.iterative_debug_args",
+    "poly.tools.debug.subtool.iterative_debug_args", "poly.tools.sparse",
 ]
 
 

@@ -84,7 +84,7 @@ def test_trt_config_defaults_leave_create_config_defaults():
 
 
 @pytest.mark.parametrize("args, error, needle", [
-    (["--pool-limit", "workspace:huge"], click.BadParameter, "'huge' is not a size"),
+    (["--pool-limit", "workspace:huge"], click.BadParameter, "'huge' is not a number of bytes"),
     (["--pool-limit", "workspace"], click.BadParameter, "expected POOL:SIZE"),
     (["--trt-min-shapes", "x:[1]", "--trt-opt-shapes", "x:[1]"], click.UsageError, "--trt-max-shapes"),
     (["--trt-min-shapes", "x:[2]", "--trt-opt-shapes", "x:[1]", "--trt-max-shapes", "x:[3]"], click.UsageError,
@@ -295,12 +295,24 @@ def test_logging_args():
 
 
 def test_lazy_subcommands_resolve():
+    from poly.cli.commands.check.group import SUBCOMMANDS as CHECK
+    from poly.cli.commands.data.group import SUBCOMMANDS as DATA
     from poly.cli.commands.debug.group import SUBCOMMANDS as DEBUG
     from poly.cli.commands.inspect.group import SUBCOMMANDS as INSPECT
     from poly.cli.commands.surgeon.group import SUBCOMMANDS as SURGEON
+    from poly.cli.commands.template.group import SUBCOMMANDS as TEMPLATE
     from poly.cli.main import SUBCOMMANDS
 
-    for table in (SUBCOMMANDS, INSPECT, SURGEON, DEBUG):
+    for table in (SUBCOMMANDS, INSPECT, SURGEON, DEBUG, TEMPLATE, CHECK, DATA):
         for target, _ in table.values():
             module, attribute = target.split(":")
             assert isinstance(getattr(importlib.import_module(module), attribute), click.Command), target
+
+
+def test_data_loader_group_without_save_inputs():
+    # `check lint` and `debug reduce` read inputs but save none: no --save-inputs flag there.
+    data = parse(DataLoaderArgs, "--load-inputs", __file__, "--seed", "3",
+                 options=DataLoaderArgs.options(save_inputs=False))
+    assert data.load_inputs == (__file__,) and data.seed == 3 and data.save_inputs is None
+    with pytest.raises(click.NoSuchOption):
+        parse(DataLoaderArgs, "--save-inputs", "x.json", options=DataLoaderArgs.options(save_inputs=False))

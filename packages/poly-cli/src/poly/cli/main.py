@@ -31,6 +31,12 @@ SUBCOMMANDS = {
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
     "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: build, precision, reduce, repeat."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
+    "multi-device": ("poly.cli.commands.multi_device.group:multi_device", "Multi-device operations on ONNX models (shard)."),
+    "template": ("poly.cli.commands.template.group:template",
+                 "Write template files to edit (TensorRT networks and configs, ONNX-GraphSurgeon scripts, shard hints)."),
+    "plugin": ("poly.cli.commands.plugin.group:plugin", "Plugin substitution in ONNX models: list, match, replace."),
+    "check": ("poly.cli.commands.check.group:check", "Check and validate models: lint."),
+    "data": ("poly.cli.commands.data.group:data", "Manipulate input and output data: to-input."),
 }
 
 

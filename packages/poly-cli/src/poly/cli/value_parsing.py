@@ -23,6 +23,28 @@ def _split_name(flag: str, arg: str) -> tuple[str, str]:
     return name, rest + ("" if bracket < 0 else arg[bracket:])
 
 
+def split_name_value(flag: str, arg: str) -> tuple[str, str]:
+    """`name:value` (or `name:[a,b]`) -> ("name", "value"); a missing name or value is an error."""
+    name, value = _split_name(flag, arg)
+    if not name or not value:
+        _fail(flag, arg, "expected NAME:VALUE")
+    return name, value
+
+
+_SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_num_bytes(flag: str, arg: str, text: str) -> int:
+    """`16M` -> 16777216, `1e9` -> 1000000000, `-1` -> -1: a number of bytes, with an optional
+    K, M, G or T suffix (KiB, MiB...)."""
+    upper = text.strip().upper().removesuffix("B")
+    scale = _SIZE_SUFFIXES.get(upper[-1:], 1)
+    try:
+        return int(float(upper[:-1] if upper[-1:] in _SIZE_SUFFIXES else upper) * scale)
+    except (ValueError, OverflowError):
+        _fail(flag, arg, f"{text!r} is not a number of bytes (e.g. 16000000, 16e6 or 16M)")
+
+
 def parse_dims(flag: str, arg: str, text: str) -> list:
     """`[1,3,'N',224]` -> [1, 3, 'N', 224]; names stand for dynamic dimensions."""
     text = text.strip()
@@ -78,6 +100,41 @@ def parse_ranges(flag: str, args) -> dict[str, tuple] | None:
             _fail(flag, arg, "MIN is larger than MAX")
         ranges[name] = (low, high)
     return ranges
+
+
+def cast_literal(text: str):
+    """A command-line value as an int, a float, a string or a list of those: `[0,1]` -> [0, 1],
+    `1.0` -> 1.0 (a decimal point makes a float), `'53'` -> "53" (quotes make a string)."""
+    text = text.strip()
+    if text.strip("[]") != text:
+        return [cast_literal(part) for part in text.strip("[]").split(",")]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip("\"'")
+
+
+def parse_attrs(flag: str, args) -> dict:
+    """`axis=1 perm=[0,2,1] mode='constant'` -> {"axis": 1, "perm": [0, 2, 1], "mode": "constant"}."""
+    attrs = {}
+    for arg in args or ():
+        name, sep, value = arg.rpartition("=")
+        if not sep or not name:
+            _fail(flag, arg, "expected NAME=VALUE")
+        attrs[name] = cast_literal(value)
+    return attrs
+
+
+def parse_byte_count(flag: str, text: str | None) -> int | None:
+    """A non-negative ``parse_num_bytes`` value given as the whole flag value; None stays None."""
+    if text is None:
+        return None
+    value = parse_num_bytes(flag, text, text)
+    if value < 0:
+        _fail(flag, text, "a number of bytes cannot be negative")
+    return value
 
 
 def parse_per_output(flag: str, args, convert=None):

@@ -10,6 +10,7 @@ lines, plots, the NaN/Inf check), ``io/`` (data loaders, saved inputs, ``.npz``)
 ``per_output`` (options given per output name) and ``shape_matching``.
 """
 
+from poly.compare.combined_data import concat_data, merge_inputs
 from poly.compare.comparator import Comparator
 from poly.compare.funcs import (
     BaseCompareFunc,
@@ -121,6 +122,8 @@ __all__ = [
     "parse_script_and_func_name",
     "load_inputs",
     "save_inputs",
+    "merge_inputs",
+    "concat_data",
     # post-processing
     "PostprocessFunc",
     "BasePostprocessFunc",

@@ -9,6 +9,7 @@ import os
 import sys
 import uuid
 
+from poly.core.exception import PolyException
 from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
@@ -39,6 +40,8 @@ def import_from_script(path: str, name: str):
             return getattr(module, name)
         finally:
             sys.modules.pop(module_name, None)
+    except PolyException:
+        raise  # poly's own one-line error, raised by the script's code: already says what is wrong
     except Exception as err:
         msg = f"Could not import symbol: {name} from script: {path}"
         if ext != ".py":

@@ -85,6 +85,7 @@ class Reduce:
         allow_onnxruntime_shape_inference=True,
         force_fallback_shape_inference=False,
         save_model=None,
+        data_loader=None,
     ):
         """
         Args:
@@ -99,6 +100,9 @@ class Reduce:
             allow_onnxruntime_shape_inference (bool): Whether shape inference may ask ONNX-Runtime.
             force_fallback_shape_inference (bool): Take shapes from a run in ONNX-Runtime.
             save_model (Callable[[onnx.ModelProto, str], None]): Writes a model; defaults to ``SaveOnnx``.
+            data_loader (Iterable[Mapping[str, numpy.ndarray]]): Inputs of the ONNX-Runtime run that
+                    fallback shape inference makes (the data the --check command uses, for
+                    example); defaults to synthetic data.
         """
         if mode not in ("bisect", "linear"):
             G_LOGGER.critical(f"--mode must be 'bisect' or 'linear', not {mode!r}")
@@ -116,6 +120,7 @@ class Reduce:
         self.allow_onnxruntime_shape_inference = allow_onnxruntime_shape_inference
         self.force_fallback_shape_inference = force_fallback_shape_inference
         self.save_model = save_model or _save
+        self.data_loader = data_loader
         self.builder = None
         self._passed = []  # (node count, indices) of passing candidates
         self._failed = []
@@ -145,6 +150,7 @@ class Reduce:
             shape_inference=self.shape_inference,
             allow_onnxruntime=self.allow_onnxruntime_shape_inference,
             force_fallback=self.force_fallback_shape_inference,
+            data_loader=self.data_loader,
         )
         self.builder = SubgraphBuilder(model, info)
         if not len(self.builder):

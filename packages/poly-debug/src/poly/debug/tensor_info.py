@@ -51,7 +51,13 @@ class TensorInfo:
     """
 
     def __init__(
-        self, model, shape_inference=True, allow_onnxruntime=True, force_fallback=False, freeze_constants=True
+        self,
+        model,
+        shape_inference=True,
+        allow_onnxruntime=True,
+        force_fallback=False,
+        freeze_constants=True,
+        data_loader=None,
     ):
         """
         Args:
@@ -62,8 +68,13 @@ class TensorInfo:
             force_fallback (bool): Take every tensor's type and shape from a run of the model in
                     ONNX-Runtime (``--force-fallback-shape-inference``); shapes become static.
             freeze_constants (bool): Fold input-independent tensors so cuts can freeze them.
+            data_loader (Iterable[Mapping[str, numpy.ndarray]]): The inputs of the fallback run
+                    (its first feed dict; tensors that are not model inputs are ignored). A
+                    ``poly.compare.DataLoader`` without input metadata is given the model's.
+                    Defaults to a ``DataLoader()``.
         """
         self._model = model
+        self._data_loader = data_loader
         self._allow_onnxruntime = allow_onnxruntime
         self._fallback_done = False
         self.value_infos = {}
@@ -205,9 +216,12 @@ class TensorInfo:
             with G_LOGGER.indent(), _quiet():
                 marked = ModifyOutputs(self._model, outputs=MARK_ALL)()
                 with OnnxrtRunner(SessionFromOnnx(marked.SerializeToString())) as runner:
-                    loader = DataLoader()
-                    loader.input_metadata = runner.get_input_metadata()
-                    outputs = runner.infer(next(iter(loader)))
+                    metadata = runner.get_input_metadata()
+                    loader = DataLoader() if self._data_loader is None else self._data_loader
+                    if getattr(loader, "input_metadata", "absent") is None:
+                        loader.input_metadata = metadata
+                    feed_dict = next(iter(loader))
+                    outputs = runner.infer({name: feed_dict[name] for name in metadata.keys() if name in feed_dict})
         except Exception as err:
             G_LOGGER.warning(
                 f"Fallback shape inference with ONNX-Runtime failed; continuing with what shape "

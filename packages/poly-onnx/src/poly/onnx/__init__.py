@@ -45,6 +45,17 @@ from poly.onnx.pluginref_runner import PluginRefRunner
 from poly.onnx.ref_runner import OnnxRefRunner
 from poly.onnx.session import SessionFromOnnx, session_from_onnx
 from poly.onnx.shapes import InferShapes, infer_shapes
+from poly.onnx.surgery import (
+    InsertNode,
+    PruneSparsity,
+    ReconstructWeights,
+    SparsityPruner,
+    StripWeights,
+    insert_node,
+    prune_sparsity,
+    reconstruct_weights,
+    strip_weights,
+)
 from poly.onnx.upper_bounds import SetUpperBound, set_upper_bound, unbounded_dds_tensors
 
 __all__ = [
@@ -72,6 +83,15 @@ __all__ = [
     "SetUpperBound",
     "set_upper_bound",
     "unbounded_dds_tensors",
+    "InsertNode",
+    "insert_node",
+    "SparsityPruner",
+    "PruneSparsity",
+    "prune_sparsity",
+    "StripWeights",
+    "strip_weights",
+    "ReconstructWeights",
+    "reconstruct_weights",
     "OnnxFromTfGraph",
     "onnx_from_tf_graph",
     "PluginRefRunner",

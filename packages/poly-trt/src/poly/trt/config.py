@@ -1,7 +1,8 @@
 """
 ``CreateConfig``: the builder configuration (precisions, optimization profiles, calibrator,
-timing cache, memory pools, optimization level, precision constraints, profiling verbosity and
-the other builder options), checked against what the installed TensorRT flavour offers.
+timing cache, memory pools, optimization level, precision constraints, profiling verbosity, DLA,
+quantization flags and the other builder options), checked against what the installed TensorRT
+flavour offers.
 """
 
 from poly.core.func import funcify
@@ -89,6 +90,8 @@ class CreateConfig(BaseLoader):
         engine_capability=None,
         preview_features=None,
         algorithm_selector=None,
+        use_dla=None,
+        quantization_flags=None,
         **flags,
     ):
         """
@@ -110,9 +113,15 @@ class CreateConfig(BaseLoader):
             max_aux_streams (int): Auxiliary streams TensorRT may use.
             compute_capabilities (List[Union[trt.ComputeCapability, str]]): TensorRT-RTX build targets
                     (e.g. "SM86"); by default the builder's own choice.
-            preview_features (List[trt.PreviewFeature or str]): Preview features to enable.
+            preview_features (List[trt.PreviewFeature or str]): Preview features to enable, every
+                    other one disabled (an empty list disables them all); None keeps TensorRT's defaults.
             algorithm_selector (trt.IAlgorithmSelector): Tactic selection hook, e.g.
                     ``TacticRecorder`` or ``TacticReplayer`` (full TensorRT 10 and older).
+            use_dla (bool): Make DLA the default device type (DLA core 0); layers fall back
+                    to the GPU only with ``allow_gpu_fallback``. Full TensorRT only.
+            quantization_flags (List[trt.QuantizationFlag or str]): The quantization flags to
+                    enable, every other one cleared (an empty list clears them all); None keeps
+                    TensorRT's defaults. Full TensorRT only.
             **flags: Boolean builder flags by keyword (see ``BOOLEAN_FLAGS``: sparse_weights,
                     refittable, strip_plan, direct_io, version_compatible, exclude_lean_runtime,
                     error_on_timing_cache_miss, disable_compilation_cache, weight_streaming,
@@ -147,12 +156,32 @@ class CreateConfig(BaseLoader):
         self.engine_capability = engine_capability
         self.preview_features = preview_features
         self.algorithm_selector = algorithm_selector
+        self.use_dla = bool(use_dla)
+        self.quantization_flags = None if quantization_flags is None else list(quantization_flags)
 
     def _set_flag(self, config, name, option):
         flag = getattr(trt.BuilderFlag, name, None)
         if flag is None:
             G_LOGGER.critical(f"{option} is not available in {flavour()}{_RTX_HINT if is_rtx() else ''}")
         config.set_flag(flag)
+
+    def _set_dla_and_quantization(self, config):
+        if self.use_dla:
+            if is_rtx() or not hasattr(trt, "DeviceType"):
+                G_LOGGER.critical(f"use_dla (DLA) is not available in {flavour()}; it needs full TensorRT")
+            config.default_device_type = trt.DeviceType.DLA
+            config.DLA_core = 0
+        if self.quantization_flags is not None:
+            enum = getattr(trt, "QuantizationFlag", None)
+            if enum is None:
+                G_LOGGER.critical(f"quantization_flags are not available in {flavour()}; they need full TensorRT")
+            wanted = {enum_member(enum, flag, "quantization flag") for flag in self.quantization_flags}
+            for name in (n for n in dir(enum) if n.isupper()):
+                member = getattr(enum, name)
+                if member in wanted:
+                    config.set_quantization_flag(member)
+                else:
+                    config.clear_quantization_flag(member)
 
     def _set_enum(self, config, attribute, value, enum_name):
         if value is None:
@@ -229,8 +258,11 @@ class CreateConfig(BaseLoader):
             for source in self.tactic_sources:
                 mask |= 1 << int(enum_member(trt.TacticSource, source, "tactic source"))
             config.set_tactic_sources(mask)
-        for feature in self.preview_features or []:
-            config.set_preview_feature(enum_member(trt.PreviewFeature, feature, "preview feature"), True)
+        if self.preview_features is not None:  # the features given on, every other one off
+            wanted = {enum_member(trt.PreviewFeature, f, "preview feature") for f in self.preview_features}
+            for name in (n for n in dir(trt.PreviewFeature) if n.isupper()):
+                feature = getattr(trt.PreviewFeature, name)
+                config.set_preview_feature(feature, feature in wanted)
         if self.compute_capabilities:
             if not hasattr(config, "set_compute_capability"):
                 G_LOGGER.critical(
@@ -241,6 +273,7 @@ class CreateConfig(BaseLoader):
                 config.set_compute_capability(
                     enum_member(trt.ComputeCapability, cc, "compute capability"), index
                 )
+        self._set_dla_and_quantization(config)
         if self.algorithm_selector is not None:
             if not hasattr(config, "algorithm_selector"):
                 G_LOGGER.critical(f"Algorithm selectors are not available in {flavour()}")

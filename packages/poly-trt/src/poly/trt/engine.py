@@ -98,6 +98,7 @@ class EngineBytesFromNetwork(BaseLoader):
 
 
 def _runtime(runtime):
+    runtime = invoke_if_callable(runtime)  # a runtime, or a loader of one such as LoadRuntime
     return runtime if runtime is not None else trt.Runtime(get_trt_logger())
 
 
@@ -128,7 +129,8 @@ class EngineFromBytes(BaseLoader):
         """
         Args:
             serialized_engine (Union[bytes, trt.IHostMemory, Callable() -> either]): The engine.
-            runtime (trt.Runtime): The runtime to use; a new one by default.
+            runtime (Union[trt.Runtime, Callable() -> trt.Runtime]): The runtime to use, or a
+                    loader of it such as ``LoadRuntime``; a new one by default.
         """
         self._serialized_engine = serialized_engine
         self.runtime = runtime

@@ -10,6 +10,7 @@ from poly.core.exception import PolyException
 from poly.core.func import funcify, invoke_if_callable
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
+from poly.trt.config import enum_member
 from poly.trt.tensorrt_module import trt
 from poly.trt.trt_logger import errors_as_verbose, get_trt_logger
 
@@ -56,32 +57,40 @@ def _creation_flags(strongly_typed):
     return flags
 
 
-def _new_network(strongly_typed):
+def _new_network(strongly_typed, mark_unfused_tensors_as_debug_tensors=False):
     builder = trt.Builder(get_trt_logger())
     network = builder.create_network(_creation_flags(strongly_typed))
     if network is None:
         G_LOGGER.critical("TensorRT could not create a network (see its errors above)")
+    if mark_unfused_tensors_as_debug_tensors:
+        if not hasattr(network, "mark_unfused_tensors_as_debug_tensors"):
+            G_LOGGER.critical(f"Marking unfused tensors as debug tensors is not available in {trt.__name__}")
+        if not network.mark_unfused_tensors_as_debug_tensors():
+            G_LOGGER.critical("TensorRT refused to mark the unfused tensors as debug tensors")
     return builder, network
 
 
 class CreateNetwork(BaseLoader):
     """Functor that creates an empty TensorRT network, to be filled by the network API."""
 
-    def __init__(self, explicit_batch=None, strongly_typed=None):
+    def __init__(self, explicit_batch=None, strongly_typed=None, mark_unfused_tensors_as_debug_tensors=None):
         """
         Args:
             explicit_batch (bool): Accepted for compatibility; every network is explicit-batch.
             strongly_typed (bool): Create a strongly typed network (types come from the model,
                     builder precision flags do not apply). TensorRT-RTX networks always are.
+            mark_unfused_tensors_as_debug_tensors (bool): Make every tensor the builder does not
+                    fuse away a debug tensor (``INetworkDefinition.mark_unfused_tensors_as_debug_tensors``).
         """
         self.strongly_typed = bool(strongly_typed)
+        self.mark_unfused_tensors_as_debug_tensors = bool(mark_unfused_tensors_as_debug_tensors)
 
     def call_impl(self):
         """
         Returns:
             (trt.Builder, trt.INetworkDefinition): The builder and the empty network.
         """
-        return _new_network(self.strongly_typed)
+        return _new_network(self.strongly_typed, self.mark_unfused_tensors_as_debug_tensors)
 
 
 def format_parser_errors(parser, source):
@@ -113,16 +122,18 @@ def _call(obj, name):
 
 
 class _BaseNetworkFromOnnx(BaseLoader):
-    def __init__(self, flags=None, plugin_instancenorm=None, strongly_typed=None):
+    def __init__(self, flags=None, plugin_instancenorm=None, strongly_typed=None,
+                 mark_unfused_tensors_as_debug_tensors=None):
         self.flags = list(flags or [])
         self.plugin_instancenorm = plugin_instancenorm
         self.strongly_typed = bool(strongly_typed)
+        self.mark_unfused_tensors_as_debug_tensors = bool(mark_unfused_tensors_as_debug_tensors)
 
     def _parse(self, parse, source):
-        builder, network = _new_network(self.strongly_typed)
+        builder, network = _new_network(self.strongly_typed, self.mark_unfused_tensors_as_debug_tensors)
         parser = trt.OnnxParser(network, get_trt_logger())
         for flag in self.flags:
-            parser.set_flag(getattr(trt.OnnxParserFlag, flag) if isinstance(flag, str) else flag)
+            parser.set_flag(enum_member(trt.OnnxParserFlag, flag, "ONNX parser flag"))
         native = getattr(trt.OnnxParserFlag, "NATIVE_INSTANCENORM", None)
         if native is not None and self.plugin_instancenorm is True:
             parser.clear_flag(native)
@@ -144,7 +155,8 @@ class _BaseNetworkFromOnnx(BaseLoader):
 class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
     """Functor that parses an ONNX file (external data next to it) into a TensorRT network."""
 
-    def __init__(self, path, flags=None, plugin_instancenorm=None, strongly_typed=None):
+    def __init__(self, path, flags=None, plugin_instancenorm=None, strongly_typed=None,
+                 mark_unfused_tensors_as_debug_tensors=None):
         """
         Args:
             path (Union[str, os.PathLike, Callable() -> str]): The ONNX model's path.
@@ -152,8 +164,10 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
             plugin_instancenorm (bool): True uses the InstanceNormalization plugin (clears
                     ``NATIVE_INSTANCENORM``), False the native layer; None keeps the parser's default.
             strongly_typed (bool): Create a strongly typed network.
+            mark_unfused_tensors_as_debug_tensors (bool): Mark every tensor the builder does not
+                    fuse away as a debug tensor.
         """
-        super().__init__(flags, plugin_instancenorm, strongly_typed)
+        super().__init__(flags, plugin_instancenorm, strongly_typed, mark_unfused_tensors_as_debug_tensors)
         self.path = path
 
     def call_impl(self):
@@ -172,13 +186,15 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
 class NetworkFromOnnxBytes(_BaseNetworkFromOnnx):
     """Functor that parses a serialized ONNX model (or a ``ModelProto``) into a TensorRT network."""
 
-    def __init__(self, model_bytes, flags=None, plugin_instancenorm=None, strongly_typed=None):
+    def __init__(self, model_bytes, flags=None, plugin_instancenorm=None, strongly_typed=None,
+                 mark_unfused_tensors_as_debug_tensors=None):
         """
         Args:
             model_bytes (Union[bytes, onnx.ModelProto, Callable() -> either]): The model.
-            flags, plugin_instancenorm, strongly_typed: As for ``NetworkFromOnnxPath``.
+            flags, plugin_instancenorm, strongly_typed, mark_unfused_tensors_as_debug_tensors:
+                    As for ``NetworkFromOnnxPath``.
         """
-        super().__init__(flags, plugin_instancenorm, strongly_typed)
+        super().__init__(flags, plugin_instancenorm, strongly_typed, mark_unfused_tensors_as_debug_tensors)
         self._model_bytes = model_bytes
 
     def call_impl(self):

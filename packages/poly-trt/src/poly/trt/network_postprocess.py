@@ -10,7 +10,7 @@ from poly.core.func import funcify
 from poly.core.loader import BaseLoader
 from poly.core.logger import G_LOGGER
 from poly.trt.network import unpack_network
-from poly.trt.tensorrt_module import trt
+from poly.trt.tensorrt_module import flavour, trt
 
 __all__ = [
     "all_tensors",
@@ -105,7 +105,12 @@ class SetTensorDatatypes(PostprocessNetwork):
     def _apply(self, network):
         tensors, wanted = _per_io_tensor(network, self.tensor_datatypes, "SetTensorDatatypes")
         for name, dtype in wanted.items():
-            tensors[name].dtype = DataType.to_dtype(DataType.from_dtype(dtype), "tensorrt")
+            try:
+                tensors[name].dtype = DataType.to_dtype(DataType.from_dtype(dtype), "tensorrt")
+            except AttributeError:  # a read-only ``dtype``: TensorRT-RTX's strongly typed networks
+                G_LOGGER.critical(f"SetTensorDatatypes: {flavour()} cannot change the data type of tensor {name} "
+                                  "(its networks are strongly typed: types come from the model); "
+                                  "this needs full TensorRT")
 
 
 class SetTensorFormats(PostprocessNetwork):

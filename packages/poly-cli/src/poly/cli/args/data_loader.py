@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -29,12 +30,16 @@ class DataLoaderArgs:
     save_inputs: str | None = None
 
     @classmethod
-    def options(cls):
-        """--input-shapes, --seed, --val-range, --iterations, --data-loader-script,
-        --data-loader-func-name, --load-inputs, --save-inputs."""
-        return stack_options([
-            multi_option("--input-shapes", "--inputs", "input_shapes",
-                         help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`."),
+    def options(cls, input_shapes: bool = True, save_inputs: bool = True):
+        """--input-shapes (unless ``input_shapes`` is False: commands whose own flag gives the
+        shapes), --seed, --val-range, --iterations, --data-loader-script,
+        --data-loader-func-name, --load-inputs, and --save-inputs where the command runs
+        inference (``save_inputs``)."""
+        shapes = [multi_option("--input-shapes", "--inputs", "input_shapes",
+                               help="Input shapes for dynamic inputs: `--input-shapes x:[1,3,224,224] y:[1,10]`. "
+                               "Without --trt-min/opt/max-shapes they are also the TensorRT optimization profile "
+                               "(min = opt = max).")]
+        return stack_options(shapes[:int(input_shapes)] + [
             click.option("--seed", type=int, help="Seed of the synthetic input data (default 1)."),
             multi_option("--val-range", help="Range of synthetic values [MIN,MAX], optionally per input: "
                          "`--val-range [0,1] x:[-1,1]`."),
@@ -45,9 +50,10 @@ class DataLoaderArgs:
             click.option("--data-loader-func-name", help="[DEPRECATED] Function name in --data-loader-script."),
             multi_option("--load-inputs", "--load-input-data", "load_inputs",
                          type=click.Path(exists=True), help="Input data files (JSON or .npz) to use."),
+        ] + ([
             click.option("--save-inputs", "--save-input-data", "save_inputs", type=click.Path(),
                          help="Path to save the inference inputs (JSON, .npz, or a directory)."),
-        ])
+        ] if save_inputs else []))
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> DataLoaderArgs:
@@ -55,14 +61,20 @@ class DataLoaderArgs:
         script = kwargs["data_loader_script"]
         if script and kwargs["data_loader_func_name"] and ":" not in script:
             script = f"{script}:{kwargs['data_loader_func_name']}"
+        if script:
+            from poly.compare.io.data_loader_script import parse_script_and_func_name
+
+            path, _ = parse_script_and_func_name(script)
+            if not os.path.isfile(path):
+                raise click.BadParameter(f"script {path!r} does not exist", param_hint="'--data-loader-script'")
         return cls(
-            input_shapes=parse_shapes("--input-shapes", kwargs["input_shapes"]),
+            input_shapes=parse_shapes("--input-shapes", kwargs.get("input_shapes")),
             seed=kwargs["seed"],
             val_range=parse_ranges("--val-range", kwargs["val_range"]),
             iterations=kwargs["iterations"],
             script=script,
             load_inputs=tuple(kwargs["load_inputs"]),
-            save_inputs=kwargs["save_inputs"],
+            save_inputs=kwargs.get("save_inputs"),
         )
 
     def create_data_loader(self):
@@ -83,3 +95,8 @@ class DataLoaderArgs:
                 metadata.add(name, dtype=None, shape=shape)
         return DataLoader(seed=self.seed, iterations=self.iterations, input_metadata=metadata,
                           val_range=self.val_range)
+
+    def calibration_data(self, int8: bool):
+        """The data loader that feeds TensorRT's INT8 calibrator: ``create_data_loader()`` with
+        --int8 (``int8``), else None."""
+        return self.create_data_loader() if int8 else None

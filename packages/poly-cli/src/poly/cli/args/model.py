@@ -1,5 +1,6 @@
 """The model group: MODEL (the positional argument), --example and --model-type: which model a
-command works on, and whether it is an ONNX model or a serialized TensorRT engine."""
+command works on, and whether it is an ONNX model, a serialized TensorRT engine or a TensorRT
+network script (a Python file whose function, `load_network` by default, creates the network)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ from poly.cli.multi_option import stack_options
 ENGINE_SUFFIXES = (".engine", ".plan", ".trt")
 """Extensions that make MODEL a serialized TensorRT engine when --model-type does not say."""
 EXAMPLE_MODEL = "example_cnn.onnx"
+MODEL_TYPES = ("onnx", "engine", "trt-network-script")
+"""--model-type choices."""
+NETWORK_SCRIPT_SUFFIX = ".py"
+"""The extension that makes MODEL a TensorRT network script when --model-type does not say."""
+DEFAULT_NETWORK_FUNC = "load_network"
+"""The function a TensorRT network script defines when neither MODEL (`script.py:func`) nor
+--trt-network-func-name names one."""
 
 
 def example_model_path() -> str:
@@ -41,7 +49,9 @@ class ModelArgs:
     path: str | None
     """The model file (the bundled example's for --example); None where MODEL may be left out and was."""
     model_type: str | None = None
-    """--model-type: "onnx" or "engine"; None: decided by the file's extension."""
+    """--model-type: "onnx", "engine" or "trt-network-script"; None: decided by the file's extension."""
+    func_name: str | None = None
+    """The function named after MODEL (`define_network.py:my_func`), for network scripts."""
 
     @classmethod
     def options(cls, required: bool = True, example: bool = False, model_type: bool = False):
@@ -52,8 +62,10 @@ class ModelArgs:
             options.append(click.option("--example", is_flag=True, help="Use the bundled example CNN as MODEL."))
         if model_type:
             options.append(click.option(
-                "--model-type", type=click.Choice(["onnx", "engine"]),
-                help="Type of MODEL: onnx, or a serialized TensorRT engine (default: from the extension)."))
+                "--model-type", type=click.Choice(MODEL_TYPES),
+                help="Type of MODEL: onnx, engine (a serialized TensorRT engine), or trt-network-script (a Python "
+                "script whose function `load_network`, or the one named as `script.py:func`, returns a TensorRT "
+                "builder, network and optionally parser). Default: from the extension (.py is a network script)."))
         return stack_options(options)
 
     @classmethod
@@ -66,7 +78,18 @@ class ModelArgs:
         model_type = kwargs.get("model_type")
         if not required and not (model_file or example):
             return cls(None, model_type)
-        return cls(resolve_model_path(model_file, example), model_type)
+        func_name = None
+        if model_file and not example and not os.path.exists(model_file):
+            from poly.compare.io.data_loader_script import parse_script_and_func_name
+
+            script, func_name = parse_script_and_func_name(model_file)
+            if func_name is not None:
+                model_file = script
+        model = cls(resolve_model_path(model_file, example), model_type, func_name)
+        if model.is_network_script and not model.path.endswith(NETWORK_SCRIPT_SUFFIX):
+            raise click.BadParameter(f"{model.path!r} is not a Python script: a TensorRT network script must be a "
+                                     f"'{NETWORK_SCRIPT_SUFFIX}' file", param_hint="'MODEL'")
+        return model
 
     @property
     def is_engine(self) -> bool:
@@ -74,3 +97,15 @@ class ModelArgs:
         if self.model_type:
             return self.model_type == "engine"
         return str(self.path).lower().endswith(ENGINE_SUFFIXES)
+
+    @property
+    def is_network_script(self) -> bool:
+        """Whether MODEL is a TensorRT network script (by --model-type, else by its `.py` extension)."""
+        if self.model_type:
+            return self.model_type == "trt-network-script"
+        return str(self.path).lower().endswith(NETWORK_SCRIPT_SUFFIX)
+
+    @property
+    def is_onnx(self) -> bool:
+        """Whether MODEL is an ONNX model (neither an engine nor a network script)."""
+        return self.path is not None and not (self.is_engine or self.is_network_script)

@@ -1,7 +1,6 @@
 """The ONNX loading group: --onnx-outputs / --onnx-exclude-outputs (which outputs the model
 has) and --shape-inference, applied when the ONNX model is loaded; for `poly run` also where its
-external data is (--external-data-dir, --ignore-external-data), --no-onnxruntime-shape-inference
-and --fp-to-fp16."""
+external data is (--external-data-dir, --ignore-external-data) and --fp-to-fp16."""
 
 from __future__ import annotations
 
@@ -31,8 +30,9 @@ class OnnxLoadArgs:
     @classmethod
     def options(cls, shape_inference: bool = False, run_flags: bool = False):
         """--onnx-outputs, --onnx-exclude-outputs, and --shape-inference for the commands that offer
-        it; with ``run_flags``, `poly run`'s --no-onnxruntime-shape-inference, --external-data-dir,
-        --ignore-external-data and --fp-to-fp16 too."""
+        it; with ``run_flags``, `poly run`'s --external-data-dir, --ignore-external-data and
+        --fp-to-fp16 too. (`poly run` takes --shape-inference and --no-onnxruntime-shape-inference
+        from ``OnnxInferShapesArgs``; ``from_kwargs`` reads both.)"""
         options = [
             multi_option("--onnx-outputs", help="Names of ONNX outputs to mark, or `mark all`."),
             multi_option("--onnx-exclude-outputs", help="Names of ONNX outputs to unmark."),
@@ -42,10 +42,6 @@ class OnnxLoadArgs:
                                         help="Run ONNX shape inference when loading the model."))
         if run_flags:
             options += [
-                click.option("--no-onnxruntime-shape-inference", "allow_onnxruntime_shape_inference",
-                             flag_value=False, default=True,
-                             help="With --shape-inference, use ONNX's shape inference only, without asking "
-                             "ONNX-Runtime about the tensors it leaves untyped."),
                 click.option("--external-data-dir", "--load-external-data", "--ext", "external_data_dir",
                              type=click.Path(exists=True, file_okay=False),
                              help="Directory of the model's external data (default: the model's directory)."),
@@ -64,7 +60,7 @@ class OnnxLoadArgs:
             outputs=tuple(outputs) if isinstance(outputs, list) else outputs,
             exclude_outputs=tuple(kwargs["onnx_exclude_outputs"] or ()) or None,
             shape_inference=bool(kwargs.get("shape_inference", False)),
-            allow_onnxruntime_shape_inference=kwargs.get("allow_onnxruntime_shape_inference", True) is not False,
+            allow_onnxruntime_shape_inference=kwargs.get("allow_onnxruntime", True) is not False,
             external_data_dir=kwargs.get("external_data_dir"),
             ignore_external_data=bool(kwargs.get("ignore_external_data")),
             fp_to_fp16=bool(kwargs.get("fp_to_fp16")),

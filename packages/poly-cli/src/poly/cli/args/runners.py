@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from poly.cli.args.onnxrt import OnnxrtArgs
     from poly.cli.args.trt_config import TrtConfigArgs
     from poly.cli.args.trt_network import TrtNetworkArgs
+    from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
 _META_KEY = "poly.runners"
 ONNXRT_HELP = "Run inference using ONNX-Runtime."
@@ -71,31 +72,34 @@ class RunnerArgs:
         """A usage error when MODEL is a TensorRT engine and a runner other than --trt is chosen
         (``name_other``: the message names the first such runner)."""
         others = [name for name in self.names if name != "trt"]
-        if model.is_engine and others:
+        if (model.is_engine or model.is_network_script) and others:
             detail = f" (not --{others[0]})" if name_other else ""
-            raise click.UsageError(f"MODEL {model.path!r} is a TensorRT engine; only --trt can run it{detail}")
+            what = "a TensorRT engine" if model.is_engine else "a TensorRT network script"
+            raise click.UsageError(f"MODEL {model.path!r} is {what}; only --trt can run it{detail}")
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
-                       session_options=None, onnx_save: OnnxSaveArgs | None = None) -> list:
+                       session_options=None, trt_runtime: TrtRuntimeArgs | None = None,
+                       onnx_save: OnnxSaveArgs | None = None) -> list:
         """
         The runners, in command-line order: OnnxrtRunner, OnnxRefRunner (sharing one ONNX
         loader) and TrtRunner. With --int8, the TensorRT calibrator is fed by ``data``'s data
         loader (nothing when None). ``trt_config`` may be None when --trt is not chosen;
-        ``session_options`` go to the ONNX-Runtime session; ``onnx_save`` saves the ONNX model
-        (--save-onnx) before it is run.
+        ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
+        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine;
+        ``onnx_save`` saves the ONNX model (--save-onnx) before it is run.
         """
-        onnx_model = None if model.is_engine else onnx.load_onnx(model.path)
+        onnx_model = onnx.load_onnx(model.path) if model.is_onnx else None
         if onnx_save is not None and onnx_model is not None:
             onnx_model = onnx_save.save_if_asked(onnx_model)
         runners = []
         for name in self.names:
             if name == "trt":
-                from poly.trt import EngineFromBytes, TrtRunner
+                from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
-                calibration_data = data.create_data_loader() if data is not None and trt_config.int8 else None
+                calibration_data = data.calibration_data(trt_config.int8) if data is not None else None
                 engine = trt_config.load_engine_bytes(model, trt_network, data_loader=calibration_data)
-                runners.append(TrtRunner(EngineFromBytes(engine)))
+                runners.append((trt_runtime or TrtRuntimeArgs()).create_runner(engine))
             elif name == "onnxrt":
                 from poly.onnx import OnnxrtRunner
 

@@ -1,6 +1,7 @@
 """The TensorRT config group: the builder flags (optimization profiles, precisions, INT8
 calibration, timing caches, memory pools, optimization level, profiling verbosity, tactic
-replays) and where the built engine is saved (--save-engine)."""
+replays, and the other builder flags of ``TrtBuilderFlags``) and where the built engine is saved
+(--save-engine)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import TYPE_CHECKING
 
 import click
 
+from poly.cli.args.trt_builder_flags import TrtBuilderFlags
 from poly.cli.args.trt_network import strongly_typed_option
+from poly.cli.args.trt_scripts import TrtConfigScriptArgs
 from poly.cli.multi_option import multi_option, occurrences, stack_options
-from poly.cli.value_parsing import parse_shapes
+from poly.cli.value_parsing import parse_num_bytes, parse_shapes
 
 if TYPE_CHECKING:
     from poly.cli.args.model import ModelArgs
@@ -25,16 +28,31 @@ CALIBRATOR_ALIASES = {"IInt8EntropyCalibrator2": "entropy", "IInt8EntropyCalibra
                       "IInt8MinMaxCalibrator": "minmax", "IInt8LegacyCalibrator": "legacy"}
 """--calibration-base-class names of TensorRT's calibrator classes -> poly.trt.Calibrator's ``algo``."""
 
-_SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+def input_shape_defaults(kwargs: Mapping) -> dict[str, list]:
+    """--input-shapes (``input_shapes`` in ``kwargs``, from the data loader group) as the shapes a
+    profile uses for the inputs its --trt-*-shapes do not name; a dynamic dimension (a name or
+    a negative number) becomes 1."""
+    from poly.trt.profile import DEFAULT_SHAPE_VALUE
+
+    shapes = parse_shapes("--input-shapes", kwargs.get("input_shapes"))
+    return {name: [DEFAULT_SHAPE_VALUE if isinstance(d, str) or d < 0 else d for d in shape]
+            for name, shape in shapes.items()}
 
 
 def parse_profiles(kwargs: Mapping) -> list:
     """--trt-min/opt/max-shapes (``trt_min_shapes``... in ``kwargs``) -> a list of
-    poly.trt.Profile, one per min/opt/max triple; a bad triple is a usage error."""
+    poly.trt.Profile, one per min/opt/max triple; a bad triple is a usage error. --input-shapes
+    fills each profile's min, opt and max for the inputs those flags leave out; without any
+    --trt-*-shapes it makes the one profile (min = opt = max), as in Polygraphy."""
     groups = {key: occurrences(kwargs.get(f"trt_{key}_shapes")) for key in ("min", "opt", "max")}
     counts = {key: len(value) for key, value in groups.items()}
+    defaults = input_shape_defaults(kwargs)
     if not any(counts.values()):
-        return []
+        if not defaults:
+            return []
+        groups = {key: [[]] for key in groups}
+        counts = dict.fromkeys(groups, 1)
     if len(set(counts.values())) != 1:
         raise click.UsageError(
             "--trt-min-shapes, --trt-opt-shapes and --trt-max-shapes must be given the same number of times "
@@ -45,7 +63,7 @@ def parse_profiles(kwargs: Mapping) -> list:
 
     profiles = []
     for index in range(counts["min"]):
-        parsed = {key: parse_shapes(f"--trt-{key}-shapes", groups[key][index]) for key in groups}
+        parsed = {key: {**defaults, **parse_shapes(f"--trt-{key}-shapes", groups[key][index])} for key in groups}
         names = set(parsed["min"]) | set(parsed["opt"]) | set(parsed["max"])
         profile = Profile()
         for name in sorted(names):
@@ -70,12 +88,7 @@ def parse_pool_limits(values) -> dict[str, int]:
         name, sep, size = arg.rpartition(":")
         if not sep or not name:
             raise click.BadParameter(f"{arg!r}: expected POOL:SIZE, e.g. workspace:1G", param_hint="'--pool-limit'")
-        text = size.strip().upper().removesuffix("B")
-        scale = _SIZE_SUFFIXES.get(text[-1:], 1)
-        try:
-            limits[name] = int(float(text[:-1] if text[-1:] in _SIZE_SUFFIXES else text) * scale)
-        except ValueError:
-            raise click.BadParameter(f"{arg!r}: {size!r} is not a size", param_hint="'--pool-limit'") from None
+        limits[name] = parse_num_bytes("--pool-limit", arg, size)
     return limits
 
 
@@ -110,10 +123,14 @@ class TrtConfigArgs:
     save_engine: str | None = None
     save_tactics: str | None = None
     load_tactics: str | None = None
+    builder_flags: TrtBuilderFlags = field(default_factory=TrtBuilderFlags)
+    """The other builder flags (--sparse-weights, --tactic-sources, --version-compatible...)."""
+    scripts: TrtConfigScriptArgs = field(default_factory=TrtConfigScriptArgs)
+    """The config script options (--trt-config-script, --trt-config-postprocess-script)."""
 
     @classmethod
-    def options(cls):
-        """The builder flags, and --save-engine."""
+    def options(cls, tensor_formats: bool = False):
+        """The builder flags, and --save-engine; ``tensor_formats`` adds --direct-io."""
         return stack_options([
             multi_option("--trt-min-shapes", per_occurrence=True,
                          help="Minimum shapes of an optimization profile, e.g. `x:[1,3,224,224]`. Repeat the "
@@ -150,6 +167,8 @@ class TrtConfigArgs:
             click.option("--load-tactics", "--load-tactic-replay", "load_tactics", type=click.Path(exists=True),
                          help="Make TensorRT pick the tactics of this replay file (full TensorRT with algorithm "
                          "selectors only)."),
+            TrtBuilderFlags.options(tensor_formats=tensor_formats),
+            TrtConfigScriptArgs.options(),
         ])
 
     @classmethod
@@ -175,6 +194,8 @@ class TrtConfigArgs:
             save_engine=kwargs["save_engine"],
             save_tactics=kwargs["save_tactics"],
             load_tactics=kwargs["load_tactics"],
+            builder_flags=TrtBuilderFlags.from_kwargs(kwargs),
+            scripts=TrtConfigScriptArgs.from_kwargs(kwargs),
         )
 
     def with_precision_constraints(self, default: str) -> TrtConfigArgs:
@@ -182,9 +203,13 @@ class TrtConfigArgs:
         return dataclasses.replace(self, precision_constraints=self.precision_constraints or default)
 
     def create_config(self, data_loader=None):
-        """The CreateConfig loader; with --int8, a calibrator fed by ``data_loader`` (nothing
-        when None: the calibration cache must then hold the scales). --save-tactics with
-        --load-tactics is a usage error."""
+        """The config loader: CreateConfig (with --int8, a calibrator fed by ``data_loader``;
+        nothing when None: the calibration cache must then hold the scales), or the
+        --trt-config-script function in its place; wrapped in PostprocessConfig for
+        --trt-config-postprocess-script. --save-tactics with --load-tactics is a usage error."""
+        return self.scripts.wrap_config(lambda: self._create_config(data_loader))
+
+    def _create_config(self, data_loader):
         from poly.trt import Calibrator, CreateConfig
 
         calibrator = None
@@ -205,6 +230,7 @@ class TrtConfigArgs:
             builder_optimization_level=self.builder_optimization_level,
             profiling_verbosity=self.profiling_verbosity,
             algorithm_selector=self._algorithm_selector(),
+            **self.builder_flags.create_config_kwargs(),
         )
 
     def _algorithm_selector(self):
@@ -234,8 +260,8 @@ class TrtConfigArgs:
         from poly.trt import BytesFromPath, SaveEngine
 
         if model.is_engine:
-            return BytesFromPath(model.path, what="engine")
-        loader = self.build_engine_bytes(network.load_network(model.path), data_loader)
+            return network.edits.load_plugins(BytesFromPath(model.path, what="engine"))
+        loader = self.build_engine_bytes(network.load_network(model), data_loader)
         if self.save_engine:
             loader = SaveEngine(loader, self.save_engine)
         return loader

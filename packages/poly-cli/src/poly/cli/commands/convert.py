@@ -7,6 +7,7 @@ import dataclasses
 
 import click
 
+from poly.cli.args.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx_load import OnnxLoadArgs
@@ -17,14 +18,15 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@ModelArgs.options()
+@ModelArgs.options(model_type=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the converted model.")
 @click.option("--convert-to", type=click.Choice(["onnx", "trt"]),
               help="Target format (default: onnx for a .onnx output, else a TensorRT engine).")
 @click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16.")
 @OnnxLoadArgs.options()
-@TrtNetworkArgs.options()
-@TrtConfigArgs.options()
+@TrtNetworkArgs.options(tensor_formats=True)
+@TrtConfigArgs.options(tensor_formats=True)
+@DataLoaderArgs.options(save_inputs=False)
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
@@ -36,6 +38,8 @@ def convert(output, convert_to, fp_to_fp16, **kwargs):
     target = convert_to or ("onnx" if output.endswith(".onnx") else "trt")
     if target == "trt":
         return _to_engine(model, output, kwargs)
+    if not model.is_onnx:
+        raise click.UsageError(f"MODEL {model.path!r} is not an ONNX model: it converts to a TensorRT engine only")
     from poly.onnx import ConvertToFp16, OnnxFromPath
 
     loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)
@@ -50,8 +54,9 @@ def convert(output, convert_to, fp_to_fp16, **kwargs):
 def _to_engine(model: ModelArgs, output, kwargs):
     from poly.trt import SaveEngine
 
+    data = DataLoaderArgs.from_kwargs(kwargs)
     config = TrtConfigArgs.from_kwargs(kwargs)
     config = dataclasses.replace(config, save_engine=None)  # -o is where the engine goes
     network = TrtNetworkArgs.from_kwargs(kwargs)
-    SaveEngine(config.load_engine_bytes(model, network), output)()
+    SaveEngine(config.load_engine_bytes(model, network, data_loader=data.calibration_data(config.int8)), output)()
     return EXIT_PASS

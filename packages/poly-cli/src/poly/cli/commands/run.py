@@ -15,12 +15,15 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx_load import OnnxLoadArgs
 from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
 from poly.cli.args.onnxrt import OnnxrtArgs
 from poly.cli.args.postprocess import PostprocessArgs
 from poly.cli.args.runners import RunnerArgs
 from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.args.trt_runtime import TrtRuntimeArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+from poly.cli.gen_script.run_script import gen_script_option, write_run_script
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,13 +32,16 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @TrtConfigArgs.options()
 @RunnerArgs.trt_options()
 @TrtNetworkArgs.options()
-@OnnxLoadArgs.options(shape_inference=True, run_flags=True)
+@TrtRuntimeArgs.options()
+@OnnxLoadArgs.options(run_flags=True)
+@OnnxInferShapesArgs.options(default=False, force_fallback=False)
 @OnnxSaveArgs.options(save_onnx=True)
 @OnnxrtArgs.options()
 @DataLoaderArgs.options()
 @InferenceRunArgs.options()
 @PostprocessArgs.options()
 @ComparisonArgs.options()
+@gen_script_option()
 @LoggingArgs.options()
 @handle_errors
 def run(**kwargs):
@@ -61,15 +67,21 @@ def run(**kwargs):
     comparison = ComparisonArgs.from_kwargs(kwargs)
     trt_config = TrtConfigArgs.from_kwargs(kwargs)
     trt_network = TrtNetworkArgs.from_kwargs(kwargs)
+    trt_runtime = TrtRuntimeArgs.from_kwargs(kwargs)
+    OnnxInferShapesArgs.from_kwargs(kwargs, default=False)  # read by OnnxLoadArgs; parsed for its errors
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
     onnx_save = OnnxSaveArgs.from_kwargs(kwargs)
+    if kwargs["gen_script"]:
+        return write_run_script(kwargs["gen_script"], command, model, runners, onnx, onnxrt, trt_network, trt_config,
+                                data, comparison)
     G_LOGGER.start(f"RUNNING | Command: {command}")
 
     built = []
     if model.path is not None:
         runners.check_engine_model(model)
-        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data, onnx_save=onnx_save)
+        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data,
+                                       trt_runtime=trt_runtime, onnx_save=onnx_save)
     passed = _run(built, data, inference, postprocess, comparison)
     status = "PASSED" if passed else "FAILED"
     message = f"{status} | Runtime: {time.time() - start:.3f}s | Command: {command}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.data_loader import DataLoaderArgs
 from poly.cli.args.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
@@ -15,17 +16,20 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 SAVE_ENGINE_REASON = "each iteration's engine is the --iter-artifact; sort it with --artifacts"
 
 
-def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigArgs, network_postprocess=None):
+def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigArgs, network_postprocess=None,
+                   data: DataLoaderArgs | None = None):
     """A function ``build(path, *args)`` that builds MODEL's engine with ``config`` and writes
     it to ``path``; ``network_postprocess(network_loader, *args)`` may wrap the network loader
-    (to set layer precisions, for example)."""
+    (to set layer precisions, for example); with --int8, ``data``'s data loader feeds the
+    calibrator."""
     from poly.trt import SaveEngine
 
     def build(path, *args):
-        network_loader = network.load_network(model.path)
+        network_loader = network.load_network(model)
         if network_postprocess is not None:
             network_loader = network_postprocess(network_loader, *args)
-        SaveEngine(config.build_engine_bytes(network_loader), path)()
+        calibration = data.calibration_data(config.int8) if data is not None else None
+        SaveEngine(config.build_engine_bytes(network_loader, calibration), path)()
 
     return build
 
@@ -34,6 +38,7 @@ def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigA
 @ModelArgs.options()
 @TrtNetworkArgs.options()
 @TrtConfigArgs.options()
+@DataLoaderArgs.options(save_inputs=False)
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.engine", until_required=True)
 @LoggingArgs.options()
 @handle_errors
@@ -49,7 +54,8 @@ def build(**kwargs):
     model = ModelArgs.from_kwargs(kwargs)
     reject_save_engine(kwargs, SAVE_ENGINE_REASON)
     debugger = DebuggerArgs.from_kwargs(kwargs).create_debugger()
-    builder = engine_builder(model, TrtNetworkArgs.from_kwargs(kwargs), TrtConfigArgs.from_kwargs(kwargs))
+    builder = engine_builder(model, TrtNetworkArgs.from_kwargs(kwargs), TrtConfigArgs.from_kwargs(kwargs),
+                             data=DataLoaderArgs.from_kwargs(kwargs))
     summary = Build(debugger, builder).run()
     G_LOGGER.info(f"Ran {summary.total} iteration(s): {summary.passed} passed, {summary.total - summary.passed} failed")
     return EXIT_PASS

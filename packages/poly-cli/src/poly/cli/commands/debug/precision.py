@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.args.data_loader import DataLoaderArgs
 from poly.cli.args.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
@@ -24,6 +25,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
               help="The precision marked layers run in.")
 @TrtNetworkArgs.options()
 @TrtConfigArgs.options()
+@DataLoaderArgs.options(save_inputs=False)
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.engine")
 @LoggingArgs.options()
 @handle_errors
@@ -37,11 +39,14 @@ def precision(mode, direction, precision, **kwargs):
     from poly.debug import Precision
     from poly.trt import SetLayerPrecisions
     from poly.trt.layer_precisions import precision_candidate_layers, supports_layer_precisions
+    from poly.trt.network import unpack_network
 
     model = ModelArgs.from_kwargs(kwargs)
     reject_save_engine(kwargs, SAVE_ENGINE_REASON)
     network_args = TrtNetworkArgs.from_kwargs(kwargs)
-    _, network, _ = network_args.load_network(model.path)()
+    data = DataLoaderArgs.from_kwargs(kwargs)
+    config = TrtConfigArgs.from_kwargs(kwargs).with_precision_constraints("obey")
+    _, network, _ = unpack_network(network_args.load_network(model))
     if not supports_layer_precisions(network):
         from poly.core import G_LOGGER
         from poly.trt import flavour
@@ -54,7 +59,7 @@ def precision(mode, direction, precision, **kwargs):
         return SetLayerPrecisions(network_loader, {name: precision for name in marked})
 
     debugger = DebuggerArgs.from_kwargs(kwargs).create_debugger()
-    config = TrtConfigArgs.from_kwargs(kwargs).with_precision_constraints("obey")
-    result = Precision(debugger, layers, engine_builder(model, network_args, config, network_postprocess=mark),
+    builder = engine_builder(model, network_args, config, network_postprocess=mark, data=data)
+    result = Precision(debugger, layers, builder,
                        mode=mode, direction=direction, precision=precision).run()
     return EXIT_PASS if result.count is not None else EXIT_FAIL

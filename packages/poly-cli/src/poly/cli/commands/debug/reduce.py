@@ -7,6 +7,7 @@ import dataclasses
 
 import click
 
+from poly.cli.args.data_loader import DataLoaderArgs
 from poly.cli.args.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
@@ -84,6 +85,7 @@ from poly.cli.value_parsing import parse_shapes
     default=None,
     help="Directory of the model's external data (defaults to the model's directory).",
 )
+@DataLoaderArgs.options(save_inputs=False)
 @OnnxSaveArgs.options()
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.onnx")
 @LoggingArgs.options()
@@ -105,7 +107,11 @@ def reduce(
 
     Each iteration writes a candidate model (polygraphy_debug.onnx by default) and runs the
     --check command on it; failing candidates are reduced further, passing ones grown back.
-    A check such as `poly run polygraphy_debug.onnx --onnxrt` is typical."""
+    A check such as `poly run polygraphy_debug.onnx --onnxrt` is typical.
+
+    The data loader flags (--load-inputs, --data-loader-script, --seed, ...) give the inputs of
+    the ONNX-Runtime run that fallback shape inference makes: pass the ones the --check command
+    uses."""
     from poly.core import G_LOGGER
     from poly.debug import Reduce
     from poly.onnx import OnnxFromPath
@@ -121,6 +127,7 @@ def reduce(
     model = ModelArgs.from_kwargs(kwargs)
     shapes = parse_shapes("--model-input-shapes", model_input_shapes)
     save = OnnxSaveArgs.from_kwargs(kwargs)
+    data = DataLoaderArgs.from_kwargs(kwargs)
     # Candidates keep their external data next to themselves, under their own name.
     candidate_save = dataclasses.replace(save, external_data_path=None if save.external_data_path is None else "")
 
@@ -139,6 +146,7 @@ def reduce(
         allow_onnxruntime_shape_inference=onnxruntime_shape_inference,
         force_fallback_shape_inference=force_fallback_shape_inference,
         save_model=save_candidate,
+        data_loader=data.create_data_loader(),
     )
     result = reducer.run()
     if output:

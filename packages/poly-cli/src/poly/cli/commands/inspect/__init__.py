@@ -1,1 +1,1 @@
-"""`poly inspect`: the group and its subcommands (model, data, tactics, diff-tactics)."""
+"""`poly inspect`: the group and its subcommands (model, data, tactics, diff-tactics, capability, sparsity)."""

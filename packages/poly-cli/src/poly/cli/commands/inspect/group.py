@@ -13,6 +13,10 @@ SUBCOMMANDS = {
                 "Display a tactic replay file or a TensorRT timing cache in a readable form."),
     "diff-tactics": ("poly.cli.commands.inspect.tactics:diff_tactics",
                      "Find potentially bad TensorRT tactics from good and bad tactic replay files."),
+    "capability": ("poly.cli.commands.inspect.capability:inspect_capability",
+                   "Determine which parts of an ONNX model TensorRT's ONNX parser supports."),
+    "sparsity": ("poly.cli.commands.inspect.sparsity:inspect_sparsity",
+                 "[EXPERIMENTAL] Display which weights of an ONNX model follow 2:4 structured sparsity."),
 }
 
 

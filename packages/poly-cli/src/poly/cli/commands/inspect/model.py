@@ -7,6 +7,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
+from poly.cli.args.trt_scripts import TrtNetworkScriptArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
 
@@ -84,10 +85,14 @@ def describe(model, show, source="") -> str:
               help="How to display an ONNX model: as ONNX (default) or as the TensorRT network it parses to.")
 @multi_option("--show", type=click.Choice(SHOW), help="What to show: layers attrs weights.")
 @click.option("--load-external-data", "--ext", "external_data_dir", help="Directory of the model's external data.")
+@click.option("--list-unbounded-dds", "show_unbounded_dds", is_flag=True,
+              help="List the tensors with unbounded data-dependent shapes (fold constants and infer shapes first).")
+@TrtNetworkScriptArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def inspect_model(display_as, show, external_data_dir, **kwargs):
-    """Display information about an ONNX model, the TensorRT network it parses to, or an engine."""
+def inspect_model(display_as, show, external_data_dir, show_unbounded_dds, **kwargs):
+    """Display information about an ONNX model, the TensorRT network it parses to, an engine, or
+    the TensorRT network a network script (MODEL.py) creates."""
     from poly.core import G_LOGGER
 
     model = ModelArgs.from_kwargs(kwargs)
@@ -98,11 +103,14 @@ def inspect_model(display_as, show, external_data_dir, **kwargs):
 
         G_LOGGER.info(f"==== TensorRT Engine ====\n{describe_engine(EngineFromPath(path)(), set(show))}")
         return EXIT_PASS
-    if display_as == "trt":
+    scripts = TrtNetworkScriptArgs.from_kwargs(kwargs)
+    if display_as == "trt" or model.is_network_script or scripts.postprocess:
         from poly.trt import NetworkFromOnnxPath
+        from poly.trt.network import unpack_network
         from poly.trt.network_summary import describe_network
 
-        _, network, _ = NetworkFromOnnxPath(path)()
+        loader = scripts.load_script_network(model) if model.is_network_script else NetworkFromOnnxPath(path)
+        builder, network, _parser = unpack_network(scripts.postprocess_network(loader))
         G_LOGGER.info(f"==== TensorRT Network ====\n{describe_network(network, set(show))}")
         return EXIT_PASS
     from poly.onnx import OnnxFromPath
@@ -110,4 +118,9 @@ def inspect_model(display_as, show, external_data_dir, **kwargs):
     onnx_model = OnnxFromPath(path, external_data_dir=external_data_dir, ignore_external_data="weights" not in show)()
     text = describe(onnx_model, set(show), f"'{path}'")
     G_LOGGER.info(f"==== ONNX Model ====\n{text}")
+    if show_unbounded_dds:
+        from poly.onnx import gs_from_onnx, unbounded_dds_tensors
+
+        names = [tensor.name for tensor in unbounded_dds_tensors(gs_from_onnx(onnx_model))]
+        G_LOGGER.info(f"Found tensors with unbounded DDS: {names}")
     return EXIT_PASS

@@ -1,1 +1,2 @@
-"""`poly surgeon`: the group and its subcommands (extract, sanitize)."""
+"""`poly surgeon`: the group and its subcommands (extract, sanitize, insert, prune, weight-strip,
+weight-reconstruct)."""

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
+from poly.cli.args.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
-from poly.cli.value_parsing import parse_meta
+from poly.cli.value_parsing import parse_meta, parse_shapes
+
+
+def _missing(model, in_meta, out_meta):
+    """Names whose data type (or, for inputs, shape) neither the user nor the model gives."""
+    from poly.onnx import gs_from_onnx
+
+    tensors = gs_from_onnx(model).tensors()
+    missing = []
+    for metas, needs_shape in ((in_meta, True), (out_meta, False)):
+        for name, (dtype, shape) in metas.items():
+            tensor = tensors.get(name)
+            known_dtype = dtype is not None or getattr(tensor, "dtype", None) is not None
+            known_shape = shape is not None or getattr(tensor, "shape", None) is not None
+            if not known_dtype or (needs_shape and not known_shape):
+                missing.append(name)
+    return missing
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,27 +37,62 @@ from poly.cli.value_parsing import parse_meta
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the subgraph.")
 @multi_option("--inputs", help="Subgraph inputs as NAME:SHAPE:DTYPE, `auto` for unknown parts, e.g. x:[1,3]:float32 y:auto:auto.")
 @multi_option("--outputs", help="Subgraph outputs as NAME:DTYPE, `auto` for unknown, e.g. z:float32 w:auto.")
+@multi_option("--model-input-shapes", "--model-inputs", "model_input_shapes",
+              help="Shapes of the model's inputs for the data of fallback shape inference, e.g. x:[1,3,224,224] "
+              "(no effect unless fallback shape inference runs).")
+@click.option("--external-data-dir", "--load-external-data", "--ext", "external_data_dir",
+              help="Directory of the model's external data (default: the model's directory).")
+@OnnxInferShapesArgs.options(default=False)
+@DataLoaderArgs.options(input_shapes=False)
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def extract(output, inputs, outputs, **kwargs):
-    """Extract a subgraph based on the specified inputs and outputs."""
+def extract(output, inputs, outputs, model_input_shapes, external_data_dir, **kwargs):
+    """Extract a subgraph based on the specified inputs and outputs.
+
+    Data types and shapes given as `auto` come from the model, then from ONNX shape inference,
+    then from a run in ONNX-Runtime (fallback shape inference, which makes shapes static)."""
     from poly.core import G_LOGGER
+    from poly.core.func import invoke_if_callable
     from poly.onnx import ExtractSubgraph, OnnxFromPath
 
     if not inputs and not outputs:
         raise click.UsageError("At least one of --inputs or --outputs must be given.")
-    in_meta = parse_meta("--inputs", inputs) if inputs else None
-    out_meta = parse_meta("--outputs", outputs, with_shape=False) if outputs else None
+    in_meta = {name: (dtype, shape) for name, dtype, shape in parse_meta("--inputs", inputs)}
+    out_meta = {name: (dtype, shape) for name, dtype, shape in parse_meta("--outputs", outputs, with_shape=False)}
+    shapes = parse_shapes("--model-input-shapes", model_input_shapes)
+    infer = OnnxInferShapesArgs.from_kwargs(kwargs, default=False)
+    data_loader = dataclasses.replace(DataLoaderArgs.from_kwargs(kwargs), input_shapes=shapes)
 
-    model_args = ModelArgs.from_kwargs(kwargs)
+    path = ModelArgs.from_kwargs(kwargs).path
+    model = invoke_if_callable(infer.infer_shapes(OnnxFromPath(path, external_data_dir=external_data_dir)))
+    missing = _missing(model, in_meta, out_meta) if not infer.force_fallback else []
+    if missing and not infer.shape_inference:
+        G_LOGGER.info("Running shape inference to derive shapes and/or data types for `auto` arguments.")
+        model = infer.infer_shapes(model, force=True)()
+        missing = _missing(model, in_meta, out_meta)
+    if missing or infer.force_fallback:
+        if missing:
+            G_LOGGER.warning(f"Tensors with unknown shapes or data types: {missing}; running the model in "
+                             "ONNX-Runtime to determine them (dynamic dimensions may become static)")
+        fallback = infer.fallback_metadata(model, data_loader, outputs=[*in_meta, *out_meta])
+        from poly.onnx import gs_from_onnx
 
-    def to_dict(metas):
-        return {name: (dtype, shape) for name, dtype, shape in metas}
+        tensors = gs_from_onnx(model).tensors()
 
-    model = ExtractSubgraph(OnnxFromPath(model_args.path),
-                            input_metadata=to_dict(in_meta) if in_meta else None,
-                            output_metadata=to_dict(out_meta) if out_meta else None)
-    OnnxSaveArgs.from_kwargs(kwargs).save_onnx(model, output)()
+        def choose(user, name, attr, found):
+            if user is not None:
+                return user
+            known = getattr(tensors.get(name), attr, None)
+            return found if infer.force_fallback or known is None else known
+
+        for metas, set_shapes in ((in_meta, True), (out_meta, infer.force_fallback)):
+            for name, (dtype, shape) in metas.items():
+                found_dtype, found_shape = fallback.get(name, (None, None))
+                metas[name] = (choose(dtype, name, "dtype", found_dtype),
+                               choose(shape, name, "shape", found_shape) if set_shapes else shape)
+
+    subgraph = ExtractSubgraph(model, input_metadata=in_meta or None, output_metadata=out_meta or None)
+    OnnxSaveArgs.from_kwargs(kwargs).save_onnx(subgraph, output)()
     G_LOGGER.info(f"Saved subgraph to: {output}")
     return EXIT_PASS

@@ -1,0 +1,1 @@
+"""`poly check`: the group and its subcommands (lint)."""

@@ -1,0 +1,1 @@
+"""`poly data`: the group and its subcommands (concat, merge, to-input)."""

@@ -1,0 +1,1 @@
+"""`poly multi-device`: the group and its subcommand (shard)."""

@@ -1,0 +1,1 @@
+"""`poly plugin`: the group and its subcommands (list, match, replace)."""

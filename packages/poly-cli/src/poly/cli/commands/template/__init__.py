@@ -1,0 +1,1 @@
+"""`poly template`: the group and its subcommands (trt-network, trt-config, onnx-gs, shard-hints)."""
