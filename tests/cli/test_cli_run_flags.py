@@ -202,6 +202,25 @@ def test_external_data_dir_and_ignore_external_data(tmp_path):
     assert missing.returncode == 2 and "--external-data-dir" in missing.stderr
 
 
+def test_external_data_dir_and_fp16_reach_the_tensorrt_parser(tmp_path):
+    model_dir, data_dir = tmp_path / "model", tmp_path / "data"
+    model_dir.mkdir()
+    data_dir.mkdir()
+    path = model_dir / "mlp.onnx"
+    onnx.save(onnx_models.mlp(), str(path), save_as_external_data=True, location="mlp.bin", size_threshold=0)
+    (model_dir / "mlp.bin").rename(data_dir / "mlp.bin")
+    lost, found, fp16 = tmp_path / "lost.engine", tmp_path / "found.engine", tmp_path / "fp16.engine"
+    # Without the directory the parser finds no weights and no engine is built.
+    run_cli(POLY, "run", path, "--trt", "--save-engine", lost)
+    assert not lost.exists()
+    # With it the engine is built and saved (running it needs a GPU: that may end the command).
+    run_cli(POLY, "run", path, "--trt", "--external-data-dir", data_dir, "--save-engine", found)
+    assert found.stat().st_size > 0
+    run_cli(POLY, "run", path, "--trt", "--external-data-dir", data_dir, "--fp-to-fp16", "--save-engine", fp16)
+    # Builds are deterministic here; the fp16 model's weights take half the space in the engine.
+    assert 0 < fp16.stat().st_size < found.stat().st_size
+
+
 def test_no_onnxruntime_shape_inference_reaches_the_loader(poly, models, monkeypatch):
     import poly.onnx as onnx_api
 

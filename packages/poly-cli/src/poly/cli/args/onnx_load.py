@@ -85,3 +85,25 @@ class OnnxLoadArgs:
         if self.fp_to_fp16:
             loader = ConvertToFp16(loader)
         return loader
+
+    def parser_model_path(self, path: str) -> str:
+        """The ONNX file TensorRT's parser should read for MODEL ``path``: ``path`` itself, or,
+        with --external-data-dir or --fp-to-fp16, the model as loaded and converted, written
+        (weights as external data) to a temporary directory removed when the process exits."""
+        if self.external_data_dir is None and not self.fp_to_fp16:
+            return path
+        import atexit
+        import os
+        import shutil
+        import tempfile
+
+        from poly.onnx import ConvertToFp16, OnnxFromPath, SaveOnnx
+
+        loader = OnnxFromPath(path, external_data_dir=self.external_data_dir)
+        if self.fp_to_fp16:
+            loader = ConvertToFp16(loader)
+        directory = tempfile.mkdtemp(prefix="poly-trt-onnx-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        converted = os.path.join(directory, os.path.basename(path))
+        SaveOnnx(loader, converted, external_data_path="")()
+        return converted

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -98,7 +99,10 @@ class RunnerArgs:
                 from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
                 calibration_data = data.calibration_data(trt_config.int8) if data is not None else None
-                engine = trt_config.load_engine_bytes(model, trt_network, data_loader=calibration_data)
+                trt_model = model
+                if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too
+                    trt_model = dataclasses.replace(model, path=onnx.parser_model_path(model.path))
+                engine = trt_config.load_engine_bytes(trt_model, trt_network, data_loader=calibration_data)
                 runners.append((trt_runtime or TrtRuntimeArgs()).create_runner(engine))
             elif name == "onnxrt":
                 from poly.onnx import OnnxrtRunner
