@@ -12,6 +12,14 @@ import click
 from poly.cli.args.logging import show_traceback
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+"""Exit statuses, one per kind of outcome, the same in every command:
+
+- ``EXIT_PASS`` (0): everything passed;
+- ``EXIT_FAIL`` (1): a comparison or check failed, or poly could not do what was asked (a bad
+  model or data file, a backend error, a feature the installed TensorRT lacks, e.g. tactic
+  replays or --fp16 with TensorRT-RTX: one line naming the feature and full TensorRT);
+- ``EXIT_USAGE`` (2): the command line is wrong (an unknown flag, a bad value, a file named on
+  the command line that does not exist, options in an order that cannot work)."""
 
 
 def _red(text: str, stream) -> str:

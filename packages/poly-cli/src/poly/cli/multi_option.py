@@ -14,10 +14,17 @@ def _looks_like_option(arg: str) -> bool:
     return arg.startswith("-") and arg != "-" and not _NEGATIVE_NUMBER.match(arg)
 
 
+def _is_subcommand(ctx: click.Context, arg: str) -> bool:
+    """Whether ``arg`` names a subcommand of ``ctx``'s group: an option of a group (`poly
+    --log-format timestamp debug ...`) takes its values up to the subcommand's name."""
+    command = ctx.command
+    return isinstance(command, click.Group) and arg in command.list_commands(ctx)
+
+
 class MultiOption(click.Option):
     """
     An option that takes one or more values the argparse ``nargs="+"`` way: `--input-shapes
-    a:[1,3] b:[2]` consumes values up to the next option. Repeating the option appends, so
+    a:[1,3] b:[2]` consumes values up to the next option (or, on a group, the subcommand). Repeating the option appends, so
     `--onnx-outputs a --onnx-outputs b` works too. The value is a tuple of strings (empty when
     the option is absent).
     """
@@ -40,9 +47,10 @@ class MultiOption(click.Option):
                 continue
             original = entry.process
 
-            def process(value, state, _original=original, _joined=self.per_occurrence):
+            def process(value, state, _original=original, _joined=self.per_occurrence, _ctx=ctx):
                 values = [value]
-                while state.rargs and not _looks_like_option(state.rargs[0]):
+                while state.rargs and not _looks_like_option(state.rargs[0]) and not _is_subcommand(
+                        _ctx, state.rargs[0]):
                     values.append(state.rargs.pop(0))
                 if _joined:
                     _original(MultiOption.OCCURRENCE_SEPARATOR.join(values), state)

@@ -7,7 +7,14 @@ and keeps a debug replay; ``Repeat`` and ``Reduce`` are subtools built on it, an
 
 from poly.debug.artifacts import DEFAULT_ARTIFACTS_DIR, ArtifactSorter
 from poly.debug.build import Build
-from poly.debug.check import CheckCommand, CheckResult, InteractiveCheck, make_check, split_check_command
+from poly.debug.check import (
+    CheckCommand,
+    CheckResult,
+    InteractiveCheck,
+    make_check,
+    quoted_command_problem,
+    split_check_command,
+)
 from poly.debug.context import IterationContext, SkipIteration
 from poly.debug.iteration import IterationSummary, IterativeDebugger
 from poly.debug.markers import BisectMarker, LinearMarker
@@ -27,6 +34,7 @@ __all__ = [
     "InteractiveCheck",
     "make_check",
     "split_check_command",
+    "quoted_command_problem",
     "IterationContext",
     "SkipIteration",
     "IterativeDebugger",

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from poly.core import G_LOGGER
 
-__all__ = ["CheckResult", "CheckCommand", "InteractiveCheck", "make_check", "split_check_command"]
+__all__ = ["CheckResult", "CheckCommand", "InteractiveCheck", "make_check", "split_check_command",
+           "quoted_command_problem"]
 
 
 @dataclass
@@ -35,6 +36,27 @@ def split_check_command(args):
     if len(args) == 1 and " " in args[0].strip() and not os.path.exists(args[0]):
         return shlex.split(args[0])
     return args
+
+
+def quoted_command_problem(args):
+    """
+    Why a check command line cannot work when its first argument is a whole command in quotes
+    followed by more arguments (``--check "python t.py" --artifacts log.txt``): everything after
+    --check belongs to the check command, so the program would be the quoted string. None when
+    that is not the case.
+    """
+    args = [os.fspath(a) for a in args or ()]
+    if len(args) < 2:
+        return None
+    first = args[0]
+    if not any(c.isspace() for c in first.strip()) or os.path.exists(first) or shutil.which(first):
+        return None
+    rest = shlex.join(args[1:])
+    return (
+        f"--check: {first!r} is a whole command in one quoted argument, followed by {rest!r}; everything after "
+        f"--check belongs to the check command, so its program would be {first!r}. Put poly's own options "
+        f"before --check and the check command last, unquoted (e.g. `... {rest} --check {first}`)"
+    )
 
 
 class CheckCommand:
@@ -70,6 +92,9 @@ class CheckCommand:
         self.command = split_check_command(command)
         if not self.command:
             G_LOGGER.critical("--check: no command given")
+        problem = quoted_command_problem(self.command)
+        if problem:
+            G_LOGGER.critical(problem)
         if fail_codes and ignore_fail_codes:
             G_LOGGER.critical("--fail-code and --ignore-fail-code cannot be used together")
         if show_output and hide_fail_output:

@@ -5,6 +5,7 @@ result in the debug replay and hands the result to the subtool to decide what co
 """
 
 import contextlib
+import hashlib
 import os
 import time
 
@@ -115,6 +116,17 @@ class IterativeDebugger:
         """Iterations of all loops so far (replayed ones included)."""
         self.checks_run = 0
         """Iterations decided by the check in this session (not replayed, not skipped)."""
+        self.check_outcomes = []
+        """(exit status, digest of stdout+stderr) of each run of a check command in this session."""
+
+    def check_always_failed_alike(self) -> bool:
+        """Whether a check command ran in this session and failed every time with the same exit
+        status and the same output (and no iteration passed): then, when it ran more than once
+        or gave a usage error's status, the check itself is likely broken (a usage error, a
+        missing file), whatever the artifact."""
+        outcomes = self.check_outcomes
+        return len(outcomes) >= 1 and self.checks_run == len(outcomes) and len(set(outcomes)) == 1 and not any(
+            context.success for context in self.replay.values())
 
     def _save_replay(self, path, description=None):
         if path:
@@ -147,6 +159,10 @@ class IterativeDebugger:
             result = self.check(self.iter_artifact_path)
             context.success, context.returncode = result.success, result.returncode
             self.checks_run += 1
+            if result.returncode is not None:  # a command, not an interactive answer
+                output = (result.stdout or "") + (result.stderr or "")
+                digest = hashlib.sha256(output.encode(errors="replace")).hexdigest()
+                self.check_outcomes.append((result.returncode, digest))
             if self.sorter is not None:
                 self.sorter.sort(context.success, f"_{key.lstrip('_')}", result.returncode)
         self.replay[key] = context

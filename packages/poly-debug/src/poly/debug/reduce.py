@@ -289,6 +289,16 @@ class Reduce:
             if not marker.failed:
                 G_LOGGER.critical("The model passes the check: there is no failure to reduce")
 
+        outcomes = self.debugger.check_outcomes
+        if self.debugger.check_always_failed_alike() and (len(outcomes) >= 2 or outcomes[0][0] == 2):
+            code = outcomes[0][0]
+            hint = ", usually a usage error of the command" if code == 2 else ""
+            G_LOGGER.warning(
+                f"The check failed the same way in all {len(outcomes)} iteration(s) (exit status {code}{hint}, "
+                f"identical output), whatever the model's size: the --check command itself is likely broken, and "
+                f"the reduced model says nothing about the failure. Run the check command by hand on the original "
+                f"model first."
+            )
         model = self.builder.build(nodes)
         good_nodes = self._min_good(len(nodes))
         good = self.builder.build(good_nodes) if good_nodes else None

@@ -17,8 +17,8 @@ def _base():
     base = getattr(trt, "IAlgorithmSelector", None)
     if base is None:
         G_LOGGER.critical(
-            f"Tactic recording and replay (--save-tactics / --load-tactics) need trt.IAlgorithmSelector, "
-            f"which {flavour()} does not have"
+            f"Tactic recording and replay (--save-tactics / --load-tactics) need full TensorRT 10 or older "
+            f"(trt.IAlgorithmSelector, which {flavour()} does not have)"
         )
     return base
 

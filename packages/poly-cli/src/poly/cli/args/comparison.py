@@ -5,11 +5,13 @@ thresholds of each comparison function, --fail-fast, --check-average, heatmaps a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import click
 
+from poly.cli.args.plot_display import display_options, resolve_display
 from poly.cli.multi_option import multi_option, stack_options
 from poly.cli.value_parsing import parse_per_output
 
@@ -34,6 +36,18 @@ def _tolerance_options(check_error_stat_help: str) -> list:
                      help="Matching +-inf values in outputs have an absolute difference of 0."),
         click.option("--no-shape-check", is_flag=True, help="Disable checking that output shapes match exactly."),
     ]
+
+
+def _script(spec: str | None) -> str | None:
+    """--compare-func-script checked: its FILE must exist (a usage error naming the flag otherwise)."""
+    if spec is None:
+        return None
+    from poly.compare import parse_script_and_func_name
+
+    path, _ = parse_script_and_func_name(spec)
+    if not os.path.isfile(path):
+        raise click.BadParameter(f"no such file: {path!r}", param_hint="'--compare-func-script'")
+    return spec
 
 
 def _error_stat(arg: str, text: str) -> str:
@@ -67,6 +81,10 @@ class ComparisonArgs:
     check_average: bool = False
     save_heatmaps: str | None = None
     save_error_metrics_plot: str | None = None
+    show_heatmaps: bool = False
+    show_error_metrics_plot: bool = False
+    compare_func_script: str | None = None
+    """--compare-func-script as FILE[:FUNC]; None: the --compare functions."""
     validate: bool = False
 
     @classmethod
@@ -94,6 +112,11 @@ class ComparisonArgs:
                          help="Directory in which to save heatmaps of the absolute and relative error."),
             click.option("--save-error-metrics-plot", type=click.Path(file_okay=False),
                          help="Directory in which to save error metrics plots."),
+            *display_options(),
+            click.option("--compare-func-script", metavar="FILE[:FUNC]",
+                         help="Python script defining the comparison function `(IterationResult, IterationResult) "
+                         "-> dict of output name -> bool` (function `compare_outputs` by default); it replaces "
+                         "--compare and its thresholds."),
             click.option("--validate", is_flag=True, help="Check outputs for NaNs and Infs."),
         ])
 
@@ -120,6 +143,9 @@ class ComparisonArgs:
             check_average=bool(kwargs.get("check_average")),
             save_heatmaps=kwargs.get("save_heatmaps"),
             save_error_metrics_plot=kwargs.get("save_error_metrics_plot"),
+            show_heatmaps=bool(kwargs.get("show_heatmaps")),
+            show_error_metrics_plot=bool(kwargs.get("show_error_metrics_plot")),
+            compare_func_script=_script(kwargs.get("compare_func_script")),
             validate=bool(kwargs.get("validate")),
             **numbers,
         )
@@ -141,7 +167,15 @@ class ComparisonArgs:
         """The comparison function of --compare (a list of them when several are given)."""
         from poly.compare import CompareFunc
 
+        if self.compare_func_script is not None:
+            from poly.compare import parse_script_and_func_name
+            from poly.core.scripts import InvokeFromScript
+
+            return InvokeFromScript(*parse_script_and_func_name(self.compare_func_script, "compare_outputs"))
         check_shapes, fail_fast = self.check_shapes, self.fail_fast
+        show_heatmaps, save_heatmaps = resolve_display("--show-heatmaps", self.show_heatmaps, self.save_heatmaps)
+        show_plot, save_plot = resolve_display("--show-error-metrics-plot", self.show_error_metrics_plot,
+                                               self.save_error_metrics_plot)
         funcs = []
         for name in self.compare_funcs or ("simple",):
             if name == "simple":
@@ -149,7 +183,8 @@ class ComparisonArgs:
                     check_shapes=check_shapes, rtol=self.rtol, atol=self.atol, fail_fast=fail_fast,
                     check_error_stat=self.check_error_stat, error_quantile=self.error_quantile,
                     infinities_compare_equal=self.infinities_compare_equal or None,
-                    save_heatmaps=self.save_heatmaps, save_error_metrics_plot=self.save_error_metrics_plot))
+                    save_heatmaps=save_heatmaps, save_error_metrics_plot=save_plot, show_heatmaps=show_heatmaps,
+                    show_error_metrics_plot=show_plot))
             elif name == "indices":
                 funcs.append(CompareFunc.indices(index_tolerance=self.index_tolerance, fail_fast=fail_fast))
             elif name == "distance_metrics":
@@ -175,10 +210,8 @@ class ComparisonArgs:
     def add_loaded_outputs(self, run_results) -> None:
         """Extends ``run_results`` (poly.compare.RunResults) with the --load-outputs files."""
         from poly.compare import RunResults
-        from poly.core import G_LOGGER
 
-        for path in self.load_outputs:
-            G_LOGGER.info(f"Loading inference results from {path}")
+        for path in self.load_outputs:  # RunResults.load logs each file it loads
             run_results.extend(RunResults.load(path))
 
     def check_results(self, run_results) -> bool:

@@ -81,11 +81,8 @@ class DataLoaderArgs:
         """The data loader: the --load-inputs feed dicts, a DataLoaderFromScript, or a synthetic
         poly.compare.DataLoader."""
         from poly.compare import DataLoader, DataLoaderFromScript, load_inputs
-        from poly.core import G_LOGGER
 
-        if self.load_inputs:
-            for path in self.load_inputs:
-                G_LOGGER.info(f"Loading input data from {path}")
+        if self.load_inputs:  # load_inputs logs each file it loads
             return load_inputs(list(self.load_inputs))
         if self.script:
             return DataLoaderFromScript(self.script)

@@ -31,6 +31,11 @@ class DebugCommand(click.Command):
                 check = ([value] if sep else []) + list(args[index + 1 :])
                 if not check:
                     raise click.UsageError(f"{flag} needs a command after it.", ctx=ctx)
+                from poly.debug import quoted_command_problem
+
+                problem = quoted_command_problem(check)
+                if problem:
+                    raise click.UsageError(problem, ctx=ctx)
                 ctx.meta[_CHECK_META_KEY] = check
                 args = list(args[:index])
                 break

@@ -1,6 +1,6 @@
 """The ONNX saving group: --save-external-data, --external-data-size-threshold and
 --no-save-all-tensors-to-one-file, for the commands that write an ONNX model (-o is each
-command's own)."""
+command's own; `poly run` has --save-onnx, the model as it runs it)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,18 @@ class OnnxSaveArgs:
     """Tensors of at least this many bytes go to the external data file; None: SaveOnnx's default."""
     all_tensors_to_one_file: bool | None = None
     """False: one external data file per tensor; None: SaveOnnx's default (one file)."""
+    path: str | None = None
+    """--save-onnx: where `poly run` saves the ONNX model it runs; None: not saved."""
 
     @classmethod
-    def options(cls):
-        """--save-external-data, --external-data-size-threshold, --no-save-all-tensors-to-one-file."""
+    def options(cls, save_onnx: bool = False):
+        """--save-external-data, --external-data-size-threshold, --no-save-all-tensors-to-one-file;
+        with ``save_onnx``, --save-onnx too."""
+        save = [click.option("--save-onnx", type=click.Path(dir_okay=False),
+                             help="Path to save the ONNX model as it is run (after --onnx-outputs, "
+                             "--fp-to-fp16, ...).")] if save_onnx else []
         return stack_options([
+            *save,
             click.option("--save-external-data", "--external-data-path", "external_data_path", is_flag=False,
                          flag_value="", default=None,
                          help="Save weights as external data at this path (relative to the model); "
@@ -43,6 +50,7 @@ class OnnxSaveArgs:
             external_data_path=kwargs["external_data_path"],
             size_threshold=kwargs["external_data_size_threshold"],
             all_tensors_to_one_file=kwargs["all_tensors_to_one_file"],
+            path=kwargs.get("save_onnx"),
         )
 
     def save_onnx(self, model, path: str):
@@ -52,3 +60,14 @@ class OnnxSaveArgs:
 
         return SaveOnnx(model, path, external_data_path=self.external_data_path, size_threshold=self.size_threshold,
                         all_tensors_to_one_file=self.all_tensors_to_one_file)
+
+    def save_if_asked(self, model):
+        """With --save-onnx, loads ``model`` (a path or an ONNX loader) once, saves it and returns
+        the loaded model (so that the runners sharing it do not load or save it again); otherwise
+        ``model`` unchanged."""
+        if self.path is None:
+            return model
+        from poly.onnx import OnnxFromPath
+
+        loader = OnnxFromPath(model) if isinstance(model, str) else model
+        return self.save_onnx(loader, self.path)()

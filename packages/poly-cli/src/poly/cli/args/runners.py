@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from poly.cli.args.data_loader import DataLoaderArgs
     from poly.cli.args.model import ModelArgs
     from poly.cli.args.onnx_load import OnnxLoadArgs
+    from poly.cli.args.onnx_save import OnnxSaveArgs
     from poly.cli.args.onnxrt import OnnxrtArgs
     from poly.cli.args.trt_config import TrtConfigArgs
     from poly.cli.args.trt_network import TrtNetworkArgs
@@ -78,22 +80,29 @@ class RunnerArgs:
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
-                       session_options=None, trt_runtime: TrtRuntimeArgs | None = None) -> list:
+                       session_options=None, trt_runtime: TrtRuntimeArgs | None = None,
+                       onnx_save: OnnxSaveArgs | None = None) -> list:
         """
         The runners, in command-line order: OnnxrtRunner, OnnxRefRunner (sharing one ONNX
         loader) and TrtRunner. With --int8, the TensorRT calibrator is fed by ``data``'s data
         loader (nothing when None). ``trt_config`` may be None when --trt is not chosen;
         ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
-        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine.
+        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine;
+        ``onnx_save`` saves the ONNX model (--save-onnx) before it is run.
         """
         onnx_model = onnx.load_onnx(model.path) if model.is_onnx else None
+        if onnx_save is not None and onnx_model is not None:
+            onnx_model = onnx_save.save_if_asked(onnx_model)
         runners = []
         for name in self.names:
             if name == "trt":
                 from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
                 calibration_data = data.calibration_data(trt_config.int8) if data is not None else None
-                engine = trt_config.load_engine_bytes(model, trt_network, data_loader=calibration_data)
+                trt_model = model
+                if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too
+                    trt_model = dataclasses.replace(model, path=onnx.parser_model_path(model.path))
+                engine = trt_config.load_engine_bytes(trt_model, trt_network, data_loader=calibration_data)
                 runners.append((trt_runtime or TrtRuntimeArgs()).create_runner(engine))
             elif name == "onnxrt":
                 from poly.onnx import OnnxrtRunner

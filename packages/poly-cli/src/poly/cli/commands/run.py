@@ -10,10 +10,14 @@ import click
 
 from poly.cli.args.comparison import ComparisonArgs
 from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.inference_runs import InferenceRunArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx_load import OnnxLoadArgs
+from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
 from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.postprocess import PostprocessArgs
 from poly.cli.args.runners import RunnerArgs
 from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
@@ -29,9 +33,13 @@ from poly.cli.gen_script.run_script import gen_script_option, write_run_script
 @RunnerArgs.trt_options()
 @TrtNetworkArgs.options()
 @TrtRuntimeArgs.options()
-@OnnxLoadArgs.options(shape_inference=True)
+@OnnxLoadArgs.options(run_flags=True)
+@OnnxInferShapesArgs.options(default=False, force_fallback=False)
+@OnnxSaveArgs.options(save_onnx=True)
 @OnnxrtArgs.options()
 @DataLoaderArgs.options()
+@InferenceRunArgs.options()
+@PostprocessArgs.options()
 @ComparisonArgs.options()
 @gen_script_option()
 @LoggingArgs.options()
@@ -40,6 +48,8 @@ def run(**kwargs):
     """Run inference and compare results across backends.
 
     Backends run in the order given; every one is compared to the first, and to --load-outputs.
+    With no backend, `poly run --load-outputs a.json b.json` compares saved results (the first
+    against the others) and needs no MODEL.
     """
     start = time.time()
     from poly.core import G_LOGGER
@@ -49,14 +59,19 @@ def run(**kwargs):
 
     # Parsed in this order, so that of several bad flags the first reported stays the same.
     runners = RunnerArgs.from_kwargs(kwargs)
-    model = ModelArgs.from_kwargs(kwargs, required=bool(runners.names) or ComparisonArgs.reads_results(kwargs))
+    model = ModelArgs.from_kwargs(kwargs, required=bool(runners.names) or (
+        ComparisonArgs.reads_results(kwargs) and not kwargs.get("load_outputs")))
     data = DataLoaderArgs.from_kwargs(kwargs)
+    inference = InferenceRunArgs.from_kwargs(kwargs)
+    postprocess = PostprocessArgs.from_kwargs(kwargs)
     comparison = ComparisonArgs.from_kwargs(kwargs)
     trt_config = TrtConfigArgs.from_kwargs(kwargs)
     trt_network = TrtNetworkArgs.from_kwargs(kwargs)
     trt_runtime = TrtRuntimeArgs.from_kwargs(kwargs)
+    OnnxInferShapesArgs.from_kwargs(kwargs, default=False)  # read by OnnxLoadArgs; parsed for its errors
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    onnx_save = OnnxSaveArgs.from_kwargs(kwargs)
     if kwargs["gen_script"]:
         return write_run_script(kwargs["gen_script"], command, model, runners, onnx, onnxrt, trt_network, trt_config,
                                 data, comparison)
@@ -66,20 +81,25 @@ def run(**kwargs):
     if model.path is not None:
         runners.check_engine_model(model)
         built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data,
-                                       trt_runtime=trt_runtime)
-    passed = _run(built, data, comparison)
+                                       trt_runtime=trt_runtime, onnx_save=onnx_save)
+    passed = _run(built, data, inference, postprocess, comparison)
     status = "PASSED" if passed else "FAILED"
     message = f"{status} | Runtime: {time.time() - start:.3f}s | Command: {command}"
     (G_LOGGER.finish if passed else G_LOGGER.error)(message)
     return EXIT_PASS if passed else EXIT_FAIL
 
 
-def _run(runners, data: DataLoaderArgs, comparison: ComparisonArgs) -> bool:
-    """Runs ``runners`` on the data loader's inputs, adds the --load-outputs results, and checks
-    and compares them all."""
-    from poly.compare import Comparator
+def _run(runners, data: DataLoaderArgs, inference: InferenceRunArgs, postprocess: PostprocessArgs,
+         comparison: ComparisonArgs) -> bool:
+    """Runs ``runners`` on the data loader's inputs, adds the --load-outputs results, post-processes
+    them and checks and compares them all."""
+    from poly.compare import Comparator, RunResults
 
-    run_results = Comparator.run(runners, data_loader=data.create_data_loader(), save_inputs_path=data.save_inputs,
-                                 save_outputs_path=comparison.save_outputs)
+    if runners or not comparison.load_outputs:
+        run_results = Comparator.run(runners, data_loader=data.create_data_loader(), save_inputs_path=data.save_inputs,
+                                     save_outputs_path=comparison.save_outputs, **inference.run_kwargs())
+    else:  # only saved results to compare: no inference
+        run_results = RunResults()
     comparison.add_loaded_outputs(run_results)
+    postprocess.apply(run_results)
     return comparison.check_results(run_results)

@@ -33,7 +33,13 @@ class Progress:
     def line(self, acc, elapsed):
         rate = acc.samples / elapsed if elapsed > 0 else 0.0
         pass_rate = f"{100 * acc.pass_rate:.2f}%" if acc.pass_rate is not None else "-"
-        text = (f"{acc.samples} samples | {rate:.1f} samples/s | pass rate {pass_rate} | "
+        done = f"{acc.samples} samples"
+        if self.total:  # the dataset's size is known: percent done and time left
+            left = max(self.total - acc.samples, 0)
+            eta = _duration(left / rate) if rate > 0 else "?"
+            done = (f"{acc.samples}/{self.total} samples ({min(100.0, 100.0 * acc.samples / self.total):.0f}%) | "
+                    f"{eta} left")
+        text = (f"{done} | {rate:.1f} samples/s | pass rate {pass_rate} | "
                 f"failed {acc.failed} | unreadable {acc.errors}")
         return text
 
@@ -48,6 +54,7 @@ class Progress:
         self.stream.flush()
 
     def finish(self, acc, elapsed):
+        self.total = None  # the end: what was done, without time left
         if self.tty:
             self.stream.write("\r\033[K" + self.line(acc, elapsed) + "\n")
             self.stream.flush()
@@ -146,7 +153,7 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
         reference = open_reference(list(golden), by_name=isinstance(samples, DirectoryDataset))
     tolerances = comparison.tolerances()
     checker = SampleChecker(threads=1, **tolerances)
-    progress = Progress()
+    progress = Progress(total=_dataset_size(samples))
     G_LOGGER.start(f"VALIDATING | {built[0].name} on {model.path} against {reference.describe()}")
     pipeline = ValidationPipeline(built[0], samples, reference, checker, workers=workers, max_failures=max_failures,
                                   prefetch=prefetch, batch=batch, worst_k=worst_k, progress=progress,
@@ -172,6 +179,24 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
         G_LOGGER.error("INTERRUPTED | the report covers the samples done so far")
         return EXIT_FAIL
     return EXIT_PASS if outcome.passed else EXIT_FAIL
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as 42s, 3m05s or 2h07m."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _dataset_size(samples):
+    """The number of samples of a dataset directory (one per file); None where it is not known
+    without reading the data (input files, a data-loader script)."""
+    from poly.compare.dataset import DirectoryDataset
+
+    return len(samples.files()) if isinstance(samples, DirectoryDataset) else None
 
 
 def _infer_threads(infer_threads, runners: RunnerArgs, onnxrt: OnnxrtArgs) -> int:

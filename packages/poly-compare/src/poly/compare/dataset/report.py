@@ -80,33 +80,45 @@ def _fmt(value) -> str:
     return html.escape(str(value))
 
 
+_NAN_GAP = 5
+"""Empty bar slots between the overflow bar (values >= 1e6, Inf included) and the NaN bar, so
+that their "Inf" and "NaN" labels stay apart."""
+
+
 def _svg_histogram(hist: dict, title: str, tolerance=None) -> str:
-    """An inline SVG bar chart of one log-spaced histogram (log10 of the value on x)."""
-    counts = hist["counts"]
+    """An inline SVG bar chart of one log-spaced histogram (log10 of the value on x): decade
+    labels on a first row; "Inf" (under the overflow bar) and "NaN" (under the NaN bar, set
+    apart by a gap) on a second, so that no two labels overlap."""
+    counts = list(hist["counts"])
     nan = hist.get("nan", 0)
-    bars = list(counts) + [nan]
-    width, height, pad = 420, 160, 28
-    n = len(bars)
-    top = max(bars) or 1
-    bar_w = (width - 2 * pad) / n
-    parts = [f'<svg width="{width}" height="{height + 30}" '
+    width, height, pad = 440, 160, 28
+    slots = len(counts) + _NAN_GAP + 1
+    top = max(counts + [nan]) or 1
+    bar_w = (width - 2 * pad) / slots
+    nan_slot = slots - 1
+    label_row, special_row = height + 14, height + 27
+    parts = [f'<svg width="{width}" height="{height + 46}" '
              f'role="img" aria-label="{html.escape(title)}">',
-             f'<rect x="0" y="0" width="{width}" height="{height + 30}" fill="#fff"/>']
-    for i, count in enumerate(bars):
+             f'<rect x="0" y="0" width="{width}" height="{height + 46}" fill="#fff"/>']
+    for i, count in [*enumerate(counts), (nan_slot, nan)]:
         if not count:
             continue
         h = (height - pad) * count / top
         x = pad + i * bar_w
-        color = "#8250df" if i == n - 1 else "#0969da"
+        color = "#8250df" if i == nan_slot else "#0969da"
         parts.append(f'<rect x="{x:.1f}" y="{height - h:.1f}" width="{max(bar_w - 0.5, 0.5):.1f}" height="{h:.1f}" '
                      f'fill="{color}"><title>{count}</title></rect>')
-    parts.append(f'<line x1="{pad}" y1="{height}" x2="{width - pad}" y2="{height}" stroke="#555"/>')
+    parts.append(f'<line x1="{pad}" y1="{height}" x2="{pad + len(counts) * bar_w:.1f}" y2="{height}" stroke="#555"/>')
+    parts.append(f'<line x1="{pad + nan_slot * bar_w:.1f}" y1="{height}" x2="{pad + slots * bar_w:.1f}" '
+                 f'y2="{height}" stroke="#555"/>')
     edges = HISTOGRAM_EDGES
     for decade in range(-12, 7, 3):
         i = 1 + (decade + 12) * 4  # the bin that starts at 10^decade
         x = pad + i * bar_w
-        parts.append(f'<text x="{x:.1f}" y="{height + 14}" font-size="10" text-anchor="middle">1e{decade}</text>')
-    parts.append(f'<text x="{width - pad + 2:.1f}" y="{height + 14}" font-size="10" text-anchor="end">NaN</text>')
+        parts.append(f'<text x="{x:.1f}" y="{label_row}" font-size="10" text-anchor="middle">1e{decade}</text>')
+    for i, label in ((len(counts) - 1, "Inf"), (nan_slot, "NaN")):
+        x = pad + (i + 0.5) * bar_w
+        parts.append(f'<text x="{x:.1f}" y="{special_row}" font-size="10" text-anchor="middle">{label}</text>')
     if tolerance is not None and isinstance(tolerance, (int, float)) and tolerance > 0:
         import numpy as np
 
@@ -114,7 +126,7 @@ def _svg_histogram(hist: dict, title: str, tolerance=None) -> str:
         x = pad + i * bar_w
         parts.append(f'<line x1="{x:.1f}" y1="{pad / 2}" x2="{x:.1f}" y2="{height}" stroke="#cf222e" '
                      f'stroke-dasharray="4 3"><title>tolerance {tolerance:g}</title></line>')
-    parts.append(f'<text x="{pad}" y="{height + 28}" font-size="11">{html.escape(title)} (max per sample, count '
+    parts.append(f'<text x="{pad}" y="{height + 42}" font-size="11">{html.escape(title)} (max per sample, count '
                  f'peak {top})</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -106,8 +106,7 @@ class IterationWriter:
         if self.path is None:
             return
         desc = description or "data"
-        if self.single_file:
-            G_LOGGER.info(f"Saving {desc} to a single file: {self.path}")
+        if self.single_file:  # the save function logs the one file when it writes it
             return
         G_LOGGER.info(f"Saving {desc} to a directory of per-iteration files: {self.path}")
         if os.path.exists(self.path):

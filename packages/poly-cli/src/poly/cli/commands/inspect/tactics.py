@@ -39,14 +39,19 @@ def diff_tactics(directory, good, bad):
     from poly.trt.tactics import diff_tactics as find_suspects
 
     good, bad = list(good), list(bad)
-    if directory:
-        good = good or [os.path.join(directory, "good")]
-        bad = bad or [os.path.join(directory, "bad")]
-    if not good or not bad:
+    if not directory and (not good or not bad):
         raise click.UsageError("Give --dir, or both --good and --bad")
-    for path in good + bad:
-        if not os.path.exists(path):
-            raise click.BadParameter(f"{path!r} does not exist", param_hint="'--dir'")
+    if directory:
+        # As Polygraphy does, a missing good/ or bad/ holds zero replays (a build that never failed
+        # leaves no bad/), which is said rather than treated as a usage error.
+        good = good or _existing_subdir(directory, "good")
+        bad = bad or _existing_subdir(directory, "bad")
+    if not bad:
+        G_LOGGER.info(f"Loaded 0 bad tactic replays: there are no bad builds to compare with the "
+                      f"{'good ones' if good else 'good ones (of which there are none either)'}, so no tactic "
+                      "can be suspected. Sort tactic replays of failing builds into a bad/ directory first "
+                      "(as `poly debug build --save-tactics ... --artifacts` does).")
+        return EXIT_PASS
     suspects = find_suspects(good, bad)
     if not suspects:
         G_LOGGER.info("Could not determine potentially bad tactics: every tactic in the bad replays also appears "
@@ -58,3 +63,15 @@ def diff_tactics(directory, good, bad):
         lines += [f"    Algorithms: {algo}" for algo in algorithms]
     G_LOGGER.info("\n".join(lines))
     return EXIT_PASS
+
+
+def _existing_subdir(directory: str, name: str) -> list[str]:
+    """``[directory/name]`` when it exists; otherwise ``[]``, with a warning saying it counts as
+    zero replays."""
+    from poly.core import G_LOGGER
+
+    path = os.path.join(directory, name)
+    if os.path.exists(path):
+        return [path]
+    G_LOGGER.warning(f"--dir: {path!r} does not exist; counting it as 0 {name} tactic replays")
+    return []

@@ -1,0 +1,199 @@
+"""What users run into around the commands: global options before the subcommand, a quoted
+--check command, a check that is itself broken, diff-tactics without bad replays, one exit
+status per kind of failure, log lines printed once, accurate `poly --help`, and `poly
+validate`'s progress line and HTML report."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from fixtures import debug_models
+from fixtures.cli_helpers import POLY, run_cli
+from fixtures.tactic_replays import make_replays
+
+from poly.compare import IterationResult, RunResults
+
+
+def _error_lines(text):
+    return [line for line in text.splitlines() if line.startswith("[!]")]
+
+
+def _save(model, path):
+    onnx.save(model, str(path))
+    return str(path)
+
+
+# -- global options before the subcommand -------------------------------------------------------
+
+def test_group_option_values_stop_at_the_subcommand(tmp_path):
+    model = _save(debug_models.chain(3, dims=(2, 8)), tmp_path / "chain.onnx")
+    proc = run_cli(POLY, "--log-format", "timestamp", "debug", "reduce", model, "-o", "r.onnx",
+                   "--check", sys.executable, "-c", "import sys; sys.exit(1)", cwd=tmp_path)
+    assert "No such option" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "r.onnx").exists()
+    assert re.search(r"^\[I\] \(\d\d:\d\d:\d\d\) ", proc.stdout, re.M)  # the timestamp format was applied
+    two = run_cli(POLY, "--log-format", "timestamp", "no-colors", "--verbosity", "INFO", "inspect", "model", model)
+    assert two.returncode == 0, two.stdout + two.stderr
+
+
+# -- the --check command --------------------------------------------------------------------------
+
+def test_quoted_check_followed_by_options_says_how_to_order_them(tmp_path):
+    model = _save(debug_models.chain(3, dims=(2, 8)), tmp_path / "chain.onnx")
+    (tmp_path / "t.py").write_text("pass\n")
+    proc = run_cli(POLY, "debug", "reduce", model, "-o", "r.onnx", "--check", "python t.py", "--artifacts", "log.txt",
+                   cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "whole command in one quoted argument" in lines[0] and "--artifacts log.txt --check python t.py" in lines[0]
+    assert not (tmp_path / "r.onnx").exists()
+
+
+def test_reduce_warns_when_the_check_always_fails_the_same_way(tmp_path):
+    model = _save(debug_models.chain(6, dims=(2, 8)), tmp_path / "chain.onnx")
+    broken = [sys.executable, "-c", "import sys; print('usage: t.py MODEL', file=sys.stderr); sys.exit(2)"]
+    proc = run_cli(POLY, "debug", "reduce", model, "-o", "r.onnx", "--check", *broken, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the --check command itself is likely broken" in proc.stdout + proc.stderr
+    assert "exit status 2, usually a usage error" in proc.stdout + proc.stderr
+    # A real failure that depends on the model does not warn.
+    argv = debug_models.node_check(tmp_path / "check.py", ["n3"])
+    real = run_cli(POLY, "debug", "reduce", model, "-o", "r2.onnx", "--check", *argv, "polygraphy_debug.onnx",
+                   cwd=tmp_path)
+    assert real.returncode == 0, real.stdout + real.stderr
+    assert "likely broken" not in real.stdout + real.stderr
+
+
+# -- diff-tactics with no bad/ directory ----------------------------------------------------------
+
+def test_diff_tactics_without_bad_dir_counts_zero(tmp_path):
+    problem = make_replays(tmp_path)
+    if problem:
+        pytest.skip(f"Polygraphy could not write replay fixtures here: {problem}")
+    for path in (tmp_path / "bad").iterdir():
+        path.unlink()
+    (tmp_path / "bad").rmdir()
+    proc = run_cli(POLY, "inspect", "diff-tactics", "--dir", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "counting it as 0 bad tactic replays" in out
+    assert "Loaded 0 bad tactic replays" in out
+    assert "every tactic in the bad replays also appears" not in out
+
+
+# -- one exit status per kind of failure ------------------------------------------------------------
+
+def test_tensorrt_rtx_tactic_limitation_has_one_exit_status(models, tmp_path):
+    from poly.trt.tensorrt_module import trt
+
+    if hasattr(trt, "IAlgorithmSelector"):
+        pytest.skip("this TensorRT has algorithm selectors: tactic replays work, there is no limitation to report")
+    replay = tmp_path / "replay.json"
+    replay.write_text("{}")
+    model = models["mlp"]
+    commands = {
+        "convert": ["convert", model, "-o", tmp_path / "m.engine"],
+        "run": ["run", model, "--trt"],
+        "debug build": ["debug", "build", model, "--until", "1", "--save-debug-replay", tmp_path / "d.json"],
+    }
+    for name, args in commands.items():
+        for flag, path in (("--save-tactics", tmp_path / "new.json"), ("--load-tactics", replay)):
+            tail = ["--check", "true"] if name == "debug build" else []
+            proc = run_cli(POLY, *args, flag, path, *tail, cwd=tmp_path)
+            lines = _error_lines(proc.stderr)
+            assert proc.returncode == 1, f"{name} {flag}: {proc.returncode} {proc.stderr}"
+            assert len(lines) == 1 and "need full TensorRT" in lines[0], f"{name} {flag}: {proc.stderr}"
+
+
+# -- log lines printed once ----------------------------------------------------------------------------
+
+def test_input_data_lines_are_logged_once(models, tmp_path):
+    inputs = tmp_path / "in.json"
+    saved = run_cli(POLY, "run", models["identity"], "--onnxrt", "--save-inputs", inputs)
+    assert saved.returncode == 0
+    assert saved.stdout.count("Saving inference input data") == 1, saved.stdout
+    outputs = tmp_path / "out.json"
+    assert run_cli(POLY, "run", models["identity"], "--onnxrt", "--save-outputs", outputs).returncode == 0
+    loaded = run_cli(POLY, "run", models["identity"], "--onnxrt", "--load-inputs", inputs, "--load-outputs", outputs)
+    assert loaded.returncode == 0
+    assert loaded.stdout.count("Loading input data from") == 1, loaded.stdout
+    assert loaded.stdout.count("Loading inference results from") == 1, loaded.stdout
+
+
+# -- poly --help -----------------------------------------------------------------------------------
+
+def test_help_lists_each_group_subcommand():
+    from poly.cli.commands.debug.group import SUBCOMMANDS as DEBUG_SUBCOMMANDS
+    from poly.cli.main import SUBCOMMANDS
+
+    described = SUBCOMMANDS["debug"][1].split(":", 1)[1]
+    assert sorted(word.strip(" .") for word in described.split(",")) == sorted(DEBUG_SUBCOMMANDS)
+    proc = run_cli(POLY, "--help")
+    assert re.search(r"build, precision, reduce,\s+repeat", proc.stdout)
+
+
+# -- poly validate ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def dataset(models, tmp_path):
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    ds, golden = tmp_path / "ds", tmp_path / "golden"
+    ds.mkdir()
+    golden.mkdir()
+    rng = np.random.default_rng(0)
+    with OnnxrtRunner(SessionFromOnnx(models["mlp"])) as runner:
+        for i in range(4):
+            x = rng.standard_normal((1, 8)).astype(np.float32)
+            np.savez(ds / f"s{i}.npz", x=x)
+            out = {k: v.copy() for k, v in runner.infer({"x": x}).items()}
+            if i == 1:
+                out["probs"][0, 0] = np.nan
+            RunResults([("golden", [IterationResult(out, runner_name="golden")])]).save(str(golden / f"s{i}.json"))
+    return ds, golden
+
+
+def test_validate_progress_shows_percent_and_time_left(dataset, models):
+    from poly.cli.commands.validate import Progress
+    from poly.compare.dataset import Accumulator
+
+    acc = Accumulator()
+    progress = Progress(total=8)
+    acc.samples = 2
+    line = progress.line(acc, 4.0)
+    assert "2/8 samples (25%)" in line and "12s left" in line
+    assert "/" not in Progress().line(acc, 4.0).split("|")[0]  # unknown size: a count only
+    ds, golden = dataset
+    proc = subprocess.run([POLY, "validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden],
+                          capture_output=True, text=True, timeout=120)
+    # Not a terminal: a log line at the first sample, then every 5 seconds.
+    assert re.search(r"\[I\] validate \| \d/4 samples \(\d+%\) \| \S+ left", proc.stderr), proc.stderr
+
+
+def test_validate_html_histogram_labels_do_not_overlap(poly, models, dataset, tmp_path):
+    ds, golden = dataset
+    report = tmp_path / "report.html"
+    poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--report", report)
+    page = report.read_text()
+    svgs = re.findall(r"<svg.*?</svg>", page, re.S)
+    assert svgs
+    for svg in svgs:
+        labels = [(float(x), float(y), anchor, text) for x, y, anchor, text in re.findall(
+            r'<text x="([\d.]+)" y="([\d.]+)" font-size="10" text-anchor="(\w+)">([^<]+)</text>', svg)]
+        assert {"Inf", "NaN"} <= {text for *_, text in labels}
+        boxes = []
+        for x, y, anchor, text in labels:
+            width = 6.5 * len(text)  # generous for a 10 px sans-serif font
+            left = x - width / 2 if anchor == "middle" else (x - width if anchor == "end" else x)
+            boxes.append((y, left, left + width, text))
+        for i, (y0, l0, r0, t0) in enumerate(boxes):
+            for y1, l1, r1, t1 in boxes[i + 1:]:
+                if abs(y0 - y1) < 10:
+                    assert r0 <= l1 or r1 <= l0, f"labels {t0!r} and {t1!r} overlap"
