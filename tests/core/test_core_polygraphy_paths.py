@@ -168,7 +168,7 @@ def test_loaders_warn_when_call_impl_is_called_directly(capsys):
         capsys.readouterr().out
 
 
-def test_runner_returns_numpy_dtypes_on_request():
+def test_runner_returns_numpy_dtypes_by_default_as_polygraphy_does():
     from poly.backend.base import BaseRunner
     from poly.common import TensorMetadata
     from poly.datatype import DataType
@@ -178,9 +178,9 @@ def test_runner_returns_numpy_dtypes_on_request():
             return TensorMetadata().add("x", DataType.FLOAT16, (1, 2))
 
     with Runner(name="r") as runner:
-        assert runner.get_input_metadata()["x"].dtype == DataType.FLOAT16
-        numpy_meta = runner.get_input_metadata(use_numpy_dtypes=True)
-        assert numpy_meta["x"].dtype == np.dtype(np.float16) and isinstance(numpy_meta["x"].dtype, np.dtype)
+        assert runner.get_input_metadata(use_numpy_dtypes=False)["x"].dtype == DataType.FLOAT16
+        for numpy_meta in (runner.get_input_metadata(), runner.get_input_metadata(use_numpy_dtypes=True)):
+            assert numpy_meta["x"].dtype == np.dtype(np.float16) and isinstance(numpy_meta["x"].dtype, np.dtype)
 
 
 def test_config_path_is_the_settings_module_and_lazy_arrays_follow_it(monkeypatch):

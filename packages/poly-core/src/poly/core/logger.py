@@ -122,6 +122,28 @@ class SeverityTrie:
         return f"SeverityTrie({self._dict!r})"
 
 
+def _display_path(path):
+    """The path shown by line information: ``module_path``'s, with files outside poly that lie
+    under the working directory shown relative to it (``tests/test_x.py``, as Polygraphy shows
+    its own tests)."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        cwd = os.getcwd()
+    except OSError:  # a deleted working directory
+        return path
+    return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
+
+
+def _path_severity_pair(value):
+    """``{path: severity}`` for a set holding one path and one int severity, else None."""
+    if not isinstance(value, (set, frozenset)) or len(value) != 2:
+        return None
+    paths = [item for item in value if isinstance(item, str)]
+    severities = [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+    return {paths[0]: severities[0]} if len(paths) == 1 and len(severities) == 1 else None
+
+
 class Logger:
     """
     Global logging interface. Do not construct one; use ``G_LOGGER``.
@@ -235,13 +257,15 @@ class Logger:
         Assign a severity, or a dictionary of path prefix to severity where ``""`` is the
         default (INFO when absent). Paths of poly's files are relative to the ``poly/`` package
         directory, e.g. ``{"": G_LOGGER.INFO, "onnx/": G_LOGGER.VERBOSE}``; other files are
-        matched by absolute path.
+        matched by absolute path. A set of one path and one severity, such as
+        ``{"", G_LOGGER.INFO}``, is read as that one-entry dictionary (Polygraphy accepts it too).
         """
         return self._module_severity
 
     @module_severity.setter
     def module_severity(self, value):
         if not isinstance(value, SeverityTrie):
+            value = _path_severity_pair(value) or value
             value = dict(value) if isinstance(value, dict) else {"": value}
             value.setdefault("", Logger.INFO)
             for key, severity in value.items():
@@ -448,7 +472,7 @@ class Logger:
         if self.timestamp:
             prefix += f"({time.strftime('%X')}) "
         if self.line_info:
-            prefix += f"[{file_path}:{line_no}] "
+            prefix += f"[{_display_path(file_path)}:{line_no}] "
         tab = constants.TAB * self.logging_indent
         continuation = "\n" + tab + " " * len(prefix)
         return prefix + tab + continuation.join(str(message).splitlines())

@@ -206,7 +206,7 @@ class TensorInfo:
                 marked = ModifyOutputs(self._model, outputs=MARK_ALL)()
                 with OnnxrtRunner(SessionFromOnnx(marked.SerializeToString())) as runner:
                     loader = DataLoader()
-                    loader.input_metadata = runner.get_input_metadata()
+                    loader.input_metadata = runner.get_input_metadata(use_numpy_dtypes=False)
                     outputs = runner.infer(next(iter(loader)))
         except Exception as err:
             G_LOGGER.warning(

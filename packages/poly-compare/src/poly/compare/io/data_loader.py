@@ -237,7 +237,12 @@ class DataLoader:
         if dtype is None:
             return None
         try:
-            return DataType.to_dtype(DataType.from_dtype(dtype), self.data_loader_backend_module)
+            converted = DataType.to_dtype(DataType.from_dtype(dtype), self.data_loader_backend_module)
+            if self.data_loader_backend_module == "numpy" and np.dtype(converted).kind == "V":
+                # bfloat16, float8, int4...: NumPy holds them only through ml_dtypes, and random
+                # values drawn in them mean little; Polygraphy refuses them too.
+                raise DataTypeConversionException(f"NumPy has no built-in {dtype} type")
+            return converted
         except DataTypeConversionException:
             G_LOGGER.critical(
                 f"Could not convert data type: {dtype} to {self.data_loader_backend_module}, so the default data "
