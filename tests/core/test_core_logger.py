@@ -6,6 +6,7 @@ import re
 import pytest
 
 from poly.core import G_LOGGER, Logger, LogMode, PolyException
+from poly.core.constants import TAB as TAB
 from poly.core.logger import SeverityTrie
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -353,3 +354,15 @@ def test_log_exception_decorator(logger, capsys):
     with pytest.raises(KeyError):
         fails()
     assert capsys.readouterr().out == "[E] 'k'\n"
+
+
+def test_polygraphys_logger_context_manager_classes(logger, capsys):
+    from poly.logger.logger import LoggerIndent, LoggerVerbosity, has_colors
+
+    assert has_colors() is True
+    with LoggerIndent(logger, 2):
+        logger.info("deep")
+    with LoggerVerbosity(logger, Logger.ERROR):
+        logger.warning("dropped")
+    logger.warning("back")
+    assert capsys.readouterr().out == "[I] " + TAB * 2 + "deep\n[W] back\n"

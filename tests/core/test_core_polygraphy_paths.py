@@ -22,7 +22,8 @@ NOT_PROVIDED = {
     # Polygraphy's internals: its subprocess queue protocol and its layer printer.
     "util": {"str_from_layer", "try_receive_on_queue", "try_send_on_queue"},
     "mod": {"LATEST_VERSION", "autoinstall"},
-    "logger.logger": {"COLORED_MODULE_PRESENT", "LoggerIndent", "LoggerVerbosity", "has_colors"},
+    # poly colors without the `colored` module, so it has no flag saying whether that module is present
+    "logger.logger": {"COLORED_MODULE_PRESENT"},
 }
 PATHS = ["common", "common.struct", "common.interface", "exception", "exception.exception", "func", "func.func",
          "logger", "logger.logger", "util", "util.array", "mod", "config", "cuda", "cuda.cuda", "json",

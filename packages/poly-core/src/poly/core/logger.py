@@ -21,7 +21,8 @@ import poly.core.constants as constants
 from poly.core import config
 from poly.core.exception import PolyException, PolyInternalException
 
-__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable"]
+__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable", "LoggerIndent", "LoggerVerbosity",
+           "has_colors"]
 
 _THIS_FILE = os.path.normcase(os.path.abspath(__file__))
 
@@ -648,4 +649,45 @@ class Logger:
 
 
 G_LOGGER = Logger()
+
+
+def has_colors():
+    """Whether the logger can color its messages: always, poly writes the terminal's color codes
+    itself (Polygraphy needs the ``colored`` module); ``Logger.colors`` and ``NO_COLOR`` decide."""
+    return True
+
+
+class LoggerIndent:
+    """Context manager that sets a logger's indentation (absolute, in tabs) for its duration."""
+
+    def __init__(self, logger, indent):
+        self.logger = logger
+        self.indent = indent
+        self.old_indent = logger.logging_indent
+
+    def __enter__(self):
+        self.old_indent = self.logger.logging_indent
+        self.logger.logging_indent = self.indent
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.logging_indent = self.old_indent
+
+
+class LoggerVerbosity:
+    """Context manager that sets a logger's ``module_severity`` for its duration (what
+    ``Logger.verbosity()`` does)."""
+
+    def __init__(self, logger, severity):
+        self.logger = logger
+        self.module_severity = severity
+        self.old_severity = logger.module_severity
+
+    def __enter__(self):
+        self.old_severity = self.logger.module_severity
+        self.logger.module_severity = self.module_severity
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.module_severity = self.old_severity
 """The global logger."""
