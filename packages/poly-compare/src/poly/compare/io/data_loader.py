@@ -18,13 +18,13 @@ from poly.core import constants
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType
 from poly.core.exception import DataTypeConversionException, PolyException
+from poly.core.fit_shape import try_match_shape
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
 from poly.core.optional_import import lazy_import
 from poly.core.per_output import contains_wildcard, match_keys, value_or_from_dict, warn_unknown_keys
 from poly.core.sequences import default, find_str_in_iterable
 from poly.core.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
-from poly.core.shape_matching import try_match_shape
 
 __all__ = ["DataLoader", "ArraySampler", "DataLoaderCache", "coerce_feed_dict", "coerce_buffer", "check_feed_dict"]
 
