@@ -197,3 +197,19 @@ def test_datatype_entries_and_numpy_dtypes_are_both_accepted():
     loader = pc.DataLoader(input_metadata={"x": (DataType.FLOAT16, (2,))})
     loader.input_metadata = _meta(TensorMetadata, [("x", np.float32, (2,))])
     assert loader[0]["x"].dtype == np.float16
+
+
+@pytest.mark.parametrize("dtype", [DataType.BFLOAT16, DataType.FLOAT8E4M3FN, DataType.INT4])
+def test_numpy_backend_refuses_types_numpy_lacks_as_polygraphy_does(dtype):
+    loader = pc.DataLoader()
+    loader.input_metadata = TensorMetadata().add("X", dtype=dtype, shape=(3,))
+    with pytest.raises(PolyException, match=rf"{dtype}.*input: X.*Please use a custom data loader to provide inputs"):
+        loader[0]
+
+
+def test_torch_backend_generates_bfloat16():
+    torch = pytest.importorskip("torch")
+    loader = pc.DataLoader(data_loader_backend_module="torch")
+    loader.input_metadata = TensorMetadata().add("X", dtype=DataType.BFLOAT16, shape=(3,))
+    x = loader[0]["X"]
+    assert isinstance(x, torch.Tensor) and x.dtype == torch.bfloat16 and tuple(x.shape) == (3,)

@@ -225,3 +225,22 @@ def test_large_output_mean_on_its_float32_figure(dtype):
         pg, poly = _simple(out0, out1, check_error_stat="mean", atol=atol, rtol=0.0)
         _assert_same(pg, poly, "mean")
         assert poly.mean_absdiff == pg.mean_absdiff
+
+
+@pytest.mark.parametrize("size", [2, 70000])
+@pytest.mark.parametrize("where", ["out0", "out1", "both", "both_same_place"])
+@pytest.mark.parametrize("atol, rtol", [(0.0, 0.5), (0.5, 0.0), (0.0, 1e-5), (1e-5, 1e-5)])
+@pytest.mark.parametrize("stat", STATS)
+def test_nans_with_rtol_give_polygraphys_verdict(size, where, atol, rtol, stat):
+    rng = np.random.default_rng(size)
+    out0 = rng.normal(size=size).astype(np.float32)
+    out1 = (out0 + rng.normal(scale=1e-3, size=size)).astype(np.float32)
+    out0[0] = out1[0] = 0.0  # a zero reference: rtol alone never covers a difference there
+    if where in ("out0", "both", "both_same_place"):
+        out0[1] = np.nan
+    if where in ("out1", "both"):
+        out1[size - 1] = np.nan
+    if where == "both_same_place":
+        out1[1] = np.nan
+    pg, poly = _simple(out0, out1, check_error_stat=stat, atol=atol, rtol=rtol)
+    assert bool(poly) == bool(pg), f"{stat}: Polygraphy {bool(pg)}, poly {bool(poly)}"

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from poly.core import G_LOGGER, Logger, LogMode, PolyException
+from poly.core.constants import TAB as TAB
 from poly.core.logger import SeverityTrie
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -222,7 +223,10 @@ def test_log_format_timestamp_and_line_info(logger, capsys):
     out = capsys.readouterr().out
     match = re.fullmatch(r"\[I\] \((\d\d:\d\d:\d\d)\) \[(.*):(\d+)\] msg\n", out)
     assert match, out
-    assert match.group(2) == os.path.abspath(__file__)
+    # files under the working directory are shown relative to it, as Polygraphy shows them
+    here = os.path.abspath(__file__)
+    under_cwd = here.startswith(os.getcwd() + os.sep)
+    assert match.group(2) == (os.path.relpath(here) if under_cwd else here)
     assert int(match.group(3)) == line
     with pytest.raises(ValueError):
         logger.log_format = ["sparkles"]
@@ -320,6 +324,26 @@ def test_severity_from_name():
 def test_invalid_severity_type(logger):
     with pytest.raises(TypeError):
         logger.module_severity = "verbose"
+    with pytest.raises(TypeError):
+        logger.module_severity = {"", "verbose"}
+
+
+def test_severity_set_of_one_path_and_one_severity_is_a_dict(logger, capsys):
+    seen = []
+    logger.register_callback(lambda trie: seen.append(trie.get()))
+    logger.module_severity = {"", Logger.WARNING}  # Polygraphy accepts this spelling
+    assert seen == [Logger.INFO, Logger.WARNING]
+    logger.info("dropped")
+    logger.warning("kept")
+    assert capsys.readouterr().out == "[W] kept\n"
+
+
+def test_line_info_of_a_file_under_the_working_directory_is_relative(logger, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    logger.line_info = True
+    script = tmp_path / "tests" / "test_x.py"
+    exec(compile("\n\nlogger.info('Hello')", str(script), "exec"), {"logger": logger})
+    assert capsys.readouterr().out == f"[I] [{os.path.join('tests', 'test_x.py')}:3] Hello\n"
 
 
 def test_log_exception_decorator(logger, capsys):
@@ -330,3 +354,15 @@ def test_log_exception_decorator(logger, capsys):
     with pytest.raises(KeyError):
         fails()
     assert capsys.readouterr().out == "[E] 'k'\n"
+
+
+def test_polygraphys_logger_context_manager_classes(logger, capsys):
+    from poly.logger.logger import LoggerIndent, LoggerVerbosity, has_colors
+
+    assert has_colors() is True
+    with LoggerIndent(logger, 2):
+        logger.info("deep")
+    with LoggerVerbosity(logger, Logger.ERROR):
+        logger.warning("dropped")
+    logger.warning("back")
+    assert capsys.readouterr().out == "[I] " + TAB * 2 + "deep\n[W] back\n"

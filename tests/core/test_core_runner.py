@@ -79,7 +79,10 @@ def test_double_activate_and_inactive_deactivate_warn(capsys):
 
 def test_get_input_metadata_returns_datatypes():
     with AddOneRunner() as runner:
-        meta = runner.get_input_metadata()
+        meta = runner.get_input_metadata(use_numpy_dtypes=False)
+        numpy_meta = runner.get_input_metadata()  # Polygraphy's default: NumPy dtypes
+    assert numpy_meta["x"].dtype == np.dtype(np.float32) and isinstance(numpy_meta["x"].dtype, np.dtype)
+    assert numpy_meta["mask"].dtype == np.dtype(bool)
     assert isinstance(meta, TensorMetadata)
     assert meta["x"].dtype is DataType.FLOAT32 and meta["mask"].dtype is DataType.BOOL
     assert list(meta["x"].shape) == ["batch", 3]

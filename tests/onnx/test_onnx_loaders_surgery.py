@@ -117,13 +117,15 @@ def _expand_model(elements=1024):
 def test_fold_size_cap_prevents_bloat():
     model = _expand_model()
     assert default_fold_size_threshold(model) == 1 << 20
-    capped = fold_constants(model)
+    capped = fold_constants(model, size_threshold="auto")
     assert [n.op_type for n in capped.graph.node] == ["Expand", "Add"]
     assert capped.ByteSize() < 2048
 
     uncapped = fold_constants(model, size_threshold=float("inf"))
     assert [n.op_type for n in uncapped.graph.node] == ["Add"]
     assert uncapped.ByteSize() > 4 * 1024 * 1024
+    # Polygraphy's default: no cap
+    assert [n.op_type for n in fold_constants(model).graph.node] == ["Add"]
 
     x = np.ones((1024, 1024), np.float32)
     expected = _run(model, {"x": x})
@@ -143,7 +145,7 @@ def test_fold_size_cap_prevents_bloat():
 def test_fold_real_architectures(name, inp, mark_types, max_bytes):
     # Intermediate outputs make the comparison sensitive to every layer, not only the last.
     model = modify_outputs(_light(name), mark_types=mark_types)
-    folded = FoldConstants(model)()
+    folded = FoldConstants(model, size_threshold="auto")()
     assert count_nodes(folded) < count_nodes(model)
     threshold = default_fold_size_threshold(model)
     assert all(numpy_helper.to_array(t).nbytes <= threshold for t in folded.graph.initializer)

@@ -72,7 +72,7 @@ def test_ort_and_reference_agree_on_fixture_models(model_name):
     expected_names = [out.name for out in model.graph.output]
     for seed, dims in enumerate(dim_sets):
         with OnnxrtRunner(SessionFromOnnx(model)) as runner:
-            feed = random_feed(runner.get_input_metadata(), dims, seed=seed)
+            feed = random_feed(runner.get_input_metadata(use_numpy_dtypes=False), dims, seed=seed)
             ort_out = runner.infer(feed)
         with OnnxRefRunner(model) as runner:
             ref_out = runner.infer(feed)
@@ -169,7 +169,7 @@ def test_bool_int_float16_inputs_and_outputs(runner_kind):
         "h": np.array([-1.5, 0.25, -65504], np.float16),
     }
     with RUNNERS[runner_kind](typed_io_model()) as runner:
-        meta = runner.get_input_metadata()
+        meta = runner.get_input_metadata(use_numpy_dtypes=False)
         assert [meta[n].dtype for n in feed] == [
             DataType.BOOL,
             DataType.INT32,
@@ -189,7 +189,7 @@ def test_bfloat16_inputs_and_outputs(runner_kind):
     bf16 = DataType.BFLOAT16.numpy()
     x = np.array([1.5, -2.0, 3.25, 0.1, 1e30], np.float32).astype(bf16)
     with RUNNERS[runner_kind](bf16_io_model()) as runner:
-        assert runner.get_input_metadata()["x"].dtype == DataType.BFLOAT16
+        assert runner.get_input_metadata(use_numpy_dtypes=False)["x"].dtype == DataType.BFLOAT16
         out = runner.infer({"x": x})
         with pytest.raises(PolyException, match=r"x .*dtype: float32; expected: bfloat16"):
             runner.infer({"x": x.astype(np.float32)})
@@ -263,14 +263,14 @@ def unnamed_dim_model():
 @pytest.mark.parametrize("runner_kind", list(RUNNERS))
 def test_input_metadata_dynamic_dimensions(runner_kind):
     with RUNNERS[runner_kind](onnx_models.dynamic_identity()) as runner:
-        meta = runner.get_input_metadata()
+        meta = runner.get_input_metadata(use_numpy_dtypes=False)
         assert isinstance(meta, TensorMetadata)
         assert list(meta) == ["X"]
         assert meta["X"].dtype == DataType.FLOAT32
         assert list(meta["X"].shape) == ["N", 1, "H", "W"]
     # A dimension with neither a value nor a name is -1; a scalar has shape ().
     with RUNNERS[runner_kind](unnamed_dim_model()) as runner:
-        meta = runner.get_input_metadata()
+        meta = runner.get_input_metadata(use_numpy_dtypes=False)
         assert list(meta["x"].shape) == ["batch", -1, 3]
         assert list(meta["s"].shape) == []
         out = runner.infer({"x": np.ones((2, 5, 3), np.float32), "s": np.array(4.0, np.float32)})
@@ -283,7 +283,7 @@ def test_reference_runner_skips_initializers_listed_as_inputs():
     model.graph.input.append(helper.make_tensor_value_info("two", TensorProto.FLOAT, []))
     model.ir_version = 3
     with OnnxRefRunner(model) as runner:
-        assert list(runner.get_input_metadata()) == ["x"]
+        assert list(runner.get_input_metadata(use_numpy_dtypes=False)) == ["x"]
 
 
 @pytest.mark.parametrize("runner_kind", list(RUNNERS))

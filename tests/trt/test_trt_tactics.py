@@ -55,3 +55,21 @@ def test_not_a_tactic_file(tmp_path, trt_mod):
         load_tactic_records(bad)
     with pytest.raises(TacticFileError, match="does not exist"):
         load_tactic_records(tmp_path / "none.json")
+
+
+def test_tensor_info_is_polygraphys_name_and_round_trips():
+    from poly.backend.trt.algorithm_selector import Algorithm, TensorInfo
+
+    info = TensorInfo("DataType.FLOAT", [4, 1], -1, 1)
+    dtype, strides, vectorized_dim, components = info
+    assert (dtype, strides, vectorized_dim, components) == ("DataType.FLOAT", (4, 1), -1, 1)
+    assert repr(info) == "TensorInfo(DataType.FLOAT, (4, 1), -1, 1)"
+    algo = Algorithm(1, 2, [info], [("DataType.HALF", [2], None, None)])
+    back = Algorithm.from_json_dict(algo.to_json_dict(), layer="l")
+    assert back == algo and isinstance(back.inputs[0], TensorInfo) and isinstance(back.outputs[0], TensorInfo)
+
+    class IOInfo:  # what TensorRT's IAlgorithmIOInfo exposes
+        dtype = "DataType.INT8"
+        strides = [8, 1]
+
+    assert TensorInfo.from_trt(IOInfo()) == ("DataType.INT8", (8, 1), None, None)

@@ -6,8 +6,9 @@ Where things live: ``comparator`` (``Comparator``), ``results`` (``RunResults``,
 ``IterationResult``), ``funcs/`` (the comparison functions), ``verdicts/`` (thresholds, per-output
 and accuracy results, the simple comparison's verdict), ``stats/`` (native statistics, report
 lines, plots, the NaN/Inf check), ``io/`` (data loaders, saved inputs, ``.npz``), ``dataset/``
-(streaming validation of a dataset, ``poly validate``), ``postprocess`` (``PostprocessFunc``),
-``per_output`` (options given per output name) and ``shape_matching``.
+(streaming validation of a dataset, ``poly validate``) and ``postprocess`` (``PostprocessFunc``).
+Options given per output name and ``try_match_shape`` come from poly-core
+(``poly.core.per_output``, ``poly.core.fit_shape``).
 """
 
 from poly.compare.combined_data import concat_data, merge_inputs

@@ -75,7 +75,7 @@ def _own_outputs(outputs, copy_all, feed_dict, kept):
 
 
 def _input_metadata(runner):
-    return runner.get_input_metadata()
+    return runner.get_input_metadata(use_numpy_dtypes=False)
 
 
 def _execute_runner(runner, loader_cache, warm_up):

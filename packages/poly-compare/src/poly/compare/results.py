@@ -17,9 +17,13 @@ import numpy as np
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import decode_run_results, is_npz_file, load_npz, run_results_to_npz
 from poly.core import config
+from poly.core.array_ops import is_torch
 from poly.core.exception import DataFormatError
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
 from poly.core.logger import G_LOGGER
+from poly.core.optional_import import lazy_import
+
+torch = lazy_import("torch", purpose="Swapping PyTorch tensors to disk")
 
 __all__ = ["LazyArray", "IterationResult", "RunResults", "array_swap_threshold_mb"]
 
@@ -46,21 +50,28 @@ def _remove_quietly(path):
 
 
 class LazyArray:
-    """An array that may be kept in a temporary ``.npy`` file until it is needed."""
+    """An array (NumPy array or PyTorch tensor) that may be kept in a temporary file until it is
+    needed."""
 
     def __init__(self, arr):
         """
         Args:
-            arr (numpy.ndarray): The array; moved to disk when larger than
-                    ``array_swap_threshold_mb()``.
+            arr (Union[numpy.ndarray, torch.Tensor]): The array; moved to disk when larger than
+                    ``array_swap_threshold_mb()`` (a ``.npy`` file, or ``torch.save``'s file for
+                    a tensor, which comes back as a tensor of the same dtype and device).
         """
         self.arr = None
         self.tmpfile = None
         threshold = array_swap_threshold_mb()
-        if threshold >= 0 and _nbytes(arr) > (threshold << 20) and isinstance(arr, np.ndarray) and not arr.dtype.hasobject:
-            fd, path = tempfile.mkstemp(prefix="poly-array-", suffix=".npy")
+        swappable = (isinstance(arr, np.ndarray) and not arr.dtype.hasobject) or is_torch(arr)
+        if threshold >= 0 and _nbytes(arr) > (threshold << 20) and swappable:
+            suffix = ".pt" if is_torch(arr) else ".npy"
+            fd, path = tempfile.mkstemp(prefix="poly-array-", suffix=suffix)
             with os.fdopen(fd, "wb") as f:
-                np.save(f, arr, allow_pickle=False)
+                if is_torch(arr):
+                    torch.save(arr, f)
+                else:
+                    np.save(f, arr, allow_pickle=False)
             self.tmpfile = path
             weakref.finalize(self, _remove_quietly, path)
             G_LOGGER.extra_verbose(f"Evicting large array ({_nbytes(arr) / 1024.0 ** 2:.3f} MiB) from memory and saving to {path}")
@@ -76,6 +87,9 @@ class LazyArray:
         """Returns the array, reading it back from disk if it was swapped out."""
         if self.arr is not None:
             return self.arr
+        if self.tmpfile.endswith(".pt"):
+            # weights_only: rebuilding plain tensors runs no code from the file
+            return torch.load(self.tmpfile, weights_only=True)
         return np.load(self.tmpfile, allow_pickle=False)
 
 

@@ -25,7 +25,8 @@ __all__ = [
     "is_on_cpu", "is_on_gpu", "dtype", "shape", "is_contiguous", "make_contiguous", "cast", "any", "all",
     "equal", "subtract", "divide", "allclose", "max", "argmax", "min", "argmin", "mean", "std", "var",
     "median", "quantile", "abs", "isfinite", "isinf", "isnan", "ravel", "sum", "reshape", "transpose",
-    "unravel_index", "topk",
+    "unravel_index", "topk", "view", "resize_or_reallocate", "histogram", "argwhere", "logical_not",
+    "logical_xor", "logical_and", "greater", "where", "power", "sqrt", "multiply", "pad",
 ]
 
 
@@ -324,3 +325,117 @@ def topk(obj, k, axis):
     k = builtins.min(k, obj.shape[axis])
     indices = np.flip(np.argsort(obj, axis=axis, kind="stable"), axis=axis).take(range(k), axis=axis)
     return np.take_along_axis(obj, indices, axis=axis), indices
+
+
+def view(obj, dtype, shape):
+    """The contiguous array's memory seen with another data type and shape (no copy)."""
+    if is_device_view(obj):
+        return obj.view(shape=shape, dtype=dtype)
+    if not is_contiguous(obj):
+        G_LOGGER.critical("Input array to view() must be contiguous in memory")
+    target = DataType.to_dtype(DataType.from_dtype(dtype), "torch" if is_torch(obj) else "numpy")
+    return obj.reshape(-1).view(target).reshape(tuple(shape))
+
+
+def resize_or_reallocate(obj, shape):
+    """
+    The buffer with ``shape``: resized in place when it can be, else a new buffer of the same
+    data type (NumPy arrays that other arrays share cannot be resized in place).
+    """
+    shape = tuple(shape)
+    if tuple(obj.shape) == shape:
+        return obj
+    if is_torch(obj):
+        return obj.resize_(shape)
+    if is_device_view(obj):
+        return obj.resize(shape)
+    try:
+        obj.resize(shape, refcheck=False)
+    except ValueError as err:
+        G_LOGGER.warning(f"Could not resize NumPy array to shape: {shape}. Allocating a new array instead.\n"
+                         f"Note: Error was: {err}")
+        obj = np.empty(shape, dtype=obj.dtype)
+    return obj
+
+
+def histogram(obj, range=None):  # noqa: A002 (Polygraphy's name)
+    """Ten-bin histogram: ``(counts, bin edges)``; tensors are binned in float32 and the results
+    given back in the tensor's data type."""
+    if is_torch(obj):
+        counts, edges = torch.histogram(obj.to(torch.float32), bins=10, range=range)
+        return counts.to(obj.dtype), edges.to(obj.dtype)
+    return np.histogram(obj, bins=10, range=range)
+
+
+def argwhere(obj):
+    """The indices of the non-zero elements, one row per element."""
+    return _unary(obj, np.argwhere, "argwhere", "argwhere")
+
+
+def logical_not(obj):
+    """Element-wise NOT."""
+    return _unary(obj, np.logical_not, "logical_not", "logical_not")
+
+
+def logical_xor(lhs, rhs):
+    """Element-wise XOR."""
+    return _elementwise(lhs, rhs, np.logical_xor, lambda a, b: torch.logical_xor(a, b), "logical_xor")
+
+
+def logical_and(lhs, rhs):
+    """Element-wise AND."""
+    return _elementwise(lhs, rhs, np.logical_and, lambda a, b: torch.logical_and(a, b), "logical_and")
+
+
+def greater(lhs, rhs):
+    """Element-wise ``lhs > rhs``."""
+    return _elementwise(lhs, rhs, np.greater, lambda a, b: torch.gt(a, b), "greater")
+
+
+def where(cond, lhs, rhs):
+    """Element-wise ``lhs`` where ``cond`` holds, else ``rhs`` (in ``cond``'s library)."""
+    lhs, rhs = _same_kind(cond, lhs, "where"), _same_kind(cond, rhs, "where")
+    return torch.where(cond, lhs, rhs) if is_torch(cond) else np.where(cond, lhs, rhs)
+
+
+def power(obj, exponent):
+    """Element-wise ``obj ** exponent``."""
+    if is_torch(obj):
+        return torch.pow(obj, exponent)
+    return np.power(obj, exponent)
+
+
+def sqrt(obj):
+    """Element-wise square root."""
+    return _unary(obj, np.sqrt, "sqrt", "sqrt")
+
+
+def multiply(lhs, rhs):
+    """Element-wise ``lhs * rhs``."""
+    return _elementwise(lhs, rhs, np.multiply, lambda a, b: torch.mul(a, b), "multiply")
+
+
+def pad(obj, pads, axes=None, mode="constant", constant_val=0):
+    """
+    The array padded: ``pads`` holds a ``(before, after)`` pair per axis, or per axis of ``axes``
+    when given (other axes are not padded). ``mode`` is NumPy's (``"constant"`` fills with
+    ``constant_val``).
+    """
+    rank = len(obj.shape)
+    if axes is None:
+        if len(pads) != rank:
+            raise ValueError(f"Number of padding tuples ({len(pads)}) must match number of dimensions ({rank})")
+        per_axis = [tuple(p) for p in pads]
+    else:
+        if len(axes) != len(pads):
+            raise ValueError("Number of padding tuples and axes must be the same!")
+        per_axis = [(0, 0)] * rank
+        for axis, pair in zip(axes, pads, strict=True):
+            per_axis[axis] = tuple(pair)
+    if is_torch(obj):
+        # torch's pad lists the last axis first: (last_before, last_after, previous_before, ...)
+        flat = [amount for pair in reversed(per_axis) for amount in pair]
+        return torch.nn.functional.pad(obj, flat, mode, constant_val)
+    if mode == "constant":
+        return np.pad(obj, per_axis, mode, constant_values=constant_val)
+    return np.pad(obj, per_axis, mode)

@@ -21,7 +21,8 @@ import poly.core.constants as constants
 from poly.core import config
 from poly.core.exception import PolyException, PolyInternalException
 
-__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable"]
+__all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable", "LoggerIndent", "LoggerVerbosity",
+           "has_colors"]
 
 _THIS_FILE = os.path.normcase(os.path.abspath(__file__))
 
@@ -120,6 +121,28 @@ class SeverityTrie:
 
     def __repr__(self):
         return f"SeverityTrie({self._dict!r})"
+
+
+def _display_path(path):
+    """The path shown by line information: ``module_path``'s, with files outside poly that lie
+    under the working directory shown relative to it (``tests/test_x.py``, as Polygraphy shows
+    its own tests)."""
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        cwd = os.getcwd()
+    except OSError:  # a deleted working directory
+        return path
+    return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
+
+
+def _path_severity_pair(value):
+    """``{path: severity}`` for a set holding one path and one int severity, else None."""
+    if not isinstance(value, (set, frozenset)) or len(value) != 2:
+        return None
+    paths = [item for item in value if isinstance(item, str)]
+    severities = [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+    return {paths[0]: severities[0]} if len(paths) == 1 and len(severities) == 1 else None
 
 
 class Logger:
@@ -235,13 +258,15 @@ class Logger:
         Assign a severity, or a dictionary of path prefix to severity where ``""`` is the
         default (INFO when absent). Paths of poly's files are relative to the ``poly/`` package
         directory, e.g. ``{"": G_LOGGER.INFO, "onnx/": G_LOGGER.VERBOSE}``; other files are
-        matched by absolute path.
+        matched by absolute path. A set of one path and one severity, such as
+        ``{"", G_LOGGER.INFO}``, is read as that one-entry dictionary (Polygraphy accepts it too).
         """
         return self._module_severity
 
     @module_severity.setter
     def module_severity(self, value):
         if not isinstance(value, SeverityTrie):
+            value = _path_severity_pair(value) or value
             value = dict(value) if isinstance(value, dict) else {"": value}
             value.setdefault("", Logger.INFO)
             for key, severity in value.items():
@@ -448,7 +473,7 @@ class Logger:
         if self.timestamp:
             prefix += f"({time.strftime('%X')}) "
         if self.line_info:
-            prefix += f"[{file_path}:{line_no}] "
+            prefix += f"[{_display_path(file_path)}:{line_no}] "
         tab = constants.TAB * self.logging_indent
         continuation = "\n" + tab + " " * len(prefix)
         return prefix + tab + continuation.join(str(message).splitlines())
@@ -624,4 +649,45 @@ class Logger:
 
 
 G_LOGGER = Logger()
+
+
+def has_colors():
+    """Whether the logger can color its messages: always, poly writes the terminal's color codes
+    itself (Polygraphy needs the ``colored`` module); ``Logger.colors`` and ``NO_COLOR`` decide."""
+    return True
+
+
+class LoggerIndent:
+    """Context manager that sets a logger's indentation (absolute, in tabs) for its duration."""
+
+    def __init__(self, logger, indent):
+        self.logger = logger
+        self.indent = indent
+        self.old_indent = logger.logging_indent
+
+    def __enter__(self):
+        self.old_indent = self.logger.logging_indent
+        self.logger.logging_indent = self.indent
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.logging_indent = self.old_indent
+
+
+class LoggerVerbosity:
+    """Context manager that sets a logger's ``module_severity`` for its duration (what
+    ``Logger.verbosity()`` does)."""
+
+    def __init__(self, logger, severity):
+        self.logger = logger
+        self.module_severity = severity
+        self.old_severity = logger.module_severity
+
+    def __enter__(self):
+        self.old_severity = self.logger.module_severity
+        self.logger.module_severity = self.module_severity
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.logger.module_severity = self.old_severity
 """The global logger."""

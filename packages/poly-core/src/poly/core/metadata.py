@@ -1,9 +1,11 @@
 """``TensorMetadata``: an ordered mapping of tensor name to data type and shape."""
 
+import contextlib
 from collections.abc import MutableMapping
 
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType
+from poly.core.exception import DataTypeConversionException
 from poly.core.shape import BoundedShape
 
 __all__ = ["MetadataTuple", "TensorMetadata"]
@@ -40,7 +42,8 @@ class MetadataTuple:
         """Replaces the ``DataTypeEntry`` by its NumPy dtype (what Polygraphy's runners return
         with ``use_numpy_dtypes=True``); the setter is bypassed so that the NumPy dtype stays."""
         if self._dtype is not None:
-            self._dtype = DataType.to_dtype(self._dtype, "numpy")
+            with contextlib.suppress(DataTypeConversionException):  # no NumPy type (e.g. int4 without ml_dtypes)
+                self._dtype = DataType.to_dtype(self._dtype, "numpy")
 
     def __iter__(self):
         yield self.dtype

@@ -169,9 +169,9 @@ class BaseRunner:
 
         Args:
             use_numpy_dtypes (bool):
-                    Return NumPy data types instead of ``DataTypeEntry``s (Polygraphy's deprecated
-                    behaviour, kept for code that expects it). Defaults to False: poly returns
-                    ``DataTypeEntry``s, which ``.numpy()`` converts.
+                    Return NumPy data types instead of ``DataTypeEntry``s, as Polygraphy does by
+                    default (types NumPy cannot hold stay ``DataTypeEntry``s). Pass False for
+                    ``DataTypeEntry``s, which ``.numpy()`` converts. Defaults to True.
 
         Returns:
             TensorMetadata
@@ -184,7 +184,7 @@ class BaseRunner:
         for entry in meta.values():
             if entry.dtype is not None:
                 entry.dtype = DataType.from_dtype(entry.dtype)
-        if use_numpy_dtypes:
+        if use_numpy_dtypes is None or use_numpy_dtypes:
             for entry in meta.values():
                 entry.use_numpy_dtype()
         return meta
@@ -213,7 +213,7 @@ class BaseRunner:
             G_LOGGER.critical(f"{self.name:35} | Must be activated prior to calling infer()")
 
         if check_inputs:
-            input_metadata = self.get_input_metadata()
+            input_metadata = self.get_input_metadata(use_numpy_dtypes=False)
             G_LOGGER.verbose(
                 lambda: f"{self.name:35} | Input metadata is: {input_metadata}", mode=LogMode.ONCE
             )

@@ -216,7 +216,7 @@ class TensorInfo:
             with G_LOGGER.indent(), _quiet():
                 marked = ModifyOutputs(self._model, outputs=MARK_ALL)()
                 with OnnxrtRunner(SessionFromOnnx(marked.SerializeToString())) as runner:
-                    metadata = runner.get_input_metadata()
+                    metadata = runner.get_input_metadata(use_numpy_dtypes=False)
                     loader = DataLoader() if self._data_loader is None else self._data_loader
                     if getattr(loader, "input_metadata", "absent") is None:
                         loader.input_metadata = metadata

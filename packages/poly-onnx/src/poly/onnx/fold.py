@@ -43,8 +43,9 @@ def _largest_constant(model):
 
 def default_fold_size_threshold(model):
     """
-    The automatic size cap of ``FoldConstants``: folding may create tensors of up to twice the
-    size of the largest constant the model already holds, and always up to 1 MiB.
+    The automatic size cap of ``FoldConstants(size_threshold="auto")``: folding may create
+    tensors of up to twice the size of the largest constant the model already holds, and always
+    up to 1 MiB.
 
     Folding that transforms existing weights (Transpose, Reshape, a Cast to a wider type,
     scaling) stays under the cap; folding that materializes large tensors out of small ones
@@ -93,11 +94,11 @@ class FoldConstants(BaseLoadOnnxCopy):
             error_ok (bool):
                     Whether to return the model folded as far as possible, with a warning, when a
                     pass fails. With False, the error is raised. Defaults to True.
-            size_threshold (int):
+            size_threshold (Union[int, str]):
                     The largest tensor, in bytes, that folding may create; larger ones stay as
-                    computations. Defaults to ``default_fold_size_threshold(model)``: twice the
-                    largest constant already in the model, at least 1 MiB, so that folding
-                    cannot bloat the model. ``float("inf")`` folds everything.
+                    computations. ``"auto"`` uses ``default_fold_size_threshold(model)``: twice
+                    the largest constant already in the model, at least 1 MiB, so that folding
+                    cannot bloat the model. Defaults to None: no limit, as in Polygraphy.
             allow_onnxruntime_shape_inference (bool):
                     Whether shape inference may ask ONNX-Runtime about tensors ONNX cannot type.
                     Defaults to True.
@@ -141,7 +142,7 @@ class FoldConstants(BaseLoadOnnxCopy):
         """
         model = self.load()
         size_threshold = self.size_threshold
-        if size_threshold is None:
+        if size_threshold == "auto":
             size_threshold = default_fold_size_threshold(model)
             G_LOGGER.verbose(f"Constant folding size cap: {size_threshold} bytes per tensor")
 

@@ -60,7 +60,7 @@ from poly.trt.plugins import LoadPlugins, load_plugins
 from poly.trt.profile import Profile, ShapeTuple
 from poly.trt.runner import TrtRunner
 from poly.trt.tactic_selectors import TacticRecorder, TacticReplayer
-from poly.trt.tactics import Algorithm, TacticReplayData
+from poly.trt.tactics import Algorithm, TacticReplayData, TensorInfo
 from poly.trt.tensorrt_module import TensorRTMissingError, flavour, is_rtx
 from poly.trt.trt_logger import get_trt_logger
 
@@ -129,6 +129,7 @@ __all__ = [
     "TacticRecorder",
     "TacticReplayer",
     "Algorithm",
+    "TensorInfo",
     "TacticReplayData",
     "get_trt_logger",
 ]

@@ -8,12 +8,14 @@ replays for ``poly inspect diff-tactics``: the tactics only ever seen in failing
 import json
 import os
 from collections import OrderedDict
+from typing import NamedTuple
 
 from poly.core.exception import PolyException
 from poly.core.fileio import atomic_write_text
 from poly.core.logger import G_LOGGER
 
 __all__ = [
+    "TensorInfo",
     "Algorithm",
     "TacticReplayData",
     "load_tactic_records",
@@ -35,6 +37,35 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+class _TensorInfoFields(NamedTuple):
+    dtype: str
+    strides: tuple
+    vectorized_dim: object
+    components_per_element: object
+
+
+class TensorInfo(_TensorInfoFields):
+    """
+    The format of one input or output of a tactic: data type (kept as its string, e.g.
+    ``"DataType.FLOAT"``, as replay files write it), strides, vectorized dimension and
+    components per element. A tuple, so it unpacks as ``dtype, strides, vectorized_dim,
+    components = info``.
+    """
+
+    def __new__(cls, dtype, strides, vectorized_dim=None, components_per_element=None):
+        return super().__new__(cls, str(dtype), tuple(strides), vectorized_dim, components_per_element)
+
+    @staticmethod
+    def from_trt(io_info):
+        """The ``TensorInfo`` of a TensorRT ``IAlgorithmIOInfo`` (vectorized_dim and
+        components_per_element are None where TensorRT lacks them)."""
+        return TensorInfo(io_info.dtype, tuple(io_info.strides), getattr(io_info, "vectorized_dim", None),
+                          getattr(io_info, "components_per_element", None))
+
+    def __repr__(self):
+        return f"TensorInfo({self.dtype}, {self.strides}, {self.vectorized_dim}, {self.components_per_element})"
+
+
 def _tensor_info(dct, where):
     _expect(isinstance(dct, dict), f"{where} is a {type(dct).__name__}, not an object")
     strides = dct.get("strides") or ()
@@ -42,12 +73,7 @@ def _tensor_info(dct, where):
     for key in ("vectorized_dim", "components_per_element"):
         value = dct.get(key)
         _expect(value is None or _is_int(value), f"'{key}' of {where} is not an integer")
-    return (
-        str(dct.get("dtype")),
-        tuple(strides),
-        dct.get("vectorized_dim"),
-        dct.get("components_per_element"),
-    )
+    return TensorInfo(dct.get("dtype"), strides, dct.get("vectorized_dim"), dct.get("components_per_element"))
 
 
 def _tensor_infos(dct, key, layer):
@@ -62,8 +88,8 @@ class Algorithm:
     def __init__(self, implementation, tactic, inputs=(), outputs=(), time_ms=None):
         self.implementation = implementation
         self.tactic = tactic
-        self.inputs = tuple(inputs)
-        self.outputs = tuple(outputs)
+        self.inputs = tuple(TensorInfo(*info) for info in inputs)
+        self.outputs = tuple(TensorInfo(*info) for info in outputs)
         self.time_ms = time_ms
         """The time a timing cache recorded for the tactic (None for replay files)."""
 

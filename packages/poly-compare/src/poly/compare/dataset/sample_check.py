@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.shape_matching import try_match_shape
 from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
 from poly.compare.stats.polygraphy_quirks import simple_error_stats
 from poly.compare.verdicts.simple_comparison import SimpleOptions, simple_verdict
 from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
+from poly.core.fit_shape import try_match_shape
 
 __all__ = ["OutputCheck", "SampleChecker"]
 

@@ -10,11 +10,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.compare.per_output import default, find_str_in_iterable, warn_unknown_keys
-from poly.compare.shape_matching import try_match_shape
 from poly.core.datatype import DataType
+from poly.core.fit_shape import try_match_shape
 from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER, LogMode
+from poly.core.per_output import warn_unknown_keys
+from poly.core.sequences import default, find_str_in_iterable
 
 __all__ = [
     "BaseCompareFunc", "default_find_output_func", "run_comparison", "metric_fields_for_func", "describe_array",

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc
-from poly.compare.per_output import default, value_or_from_dict
 from poly.compare.stats.native import ErrorStats, error_stats
 from poly.compare.stats.polygraphy_precision import near_bound, polygraphy_metric
 from poly.compare.verdicts.output_results import (
@@ -33,6 +32,8 @@ from poly.compare.verdicts.thresholds import (
 )
 from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
+from poly.core.per_output import value_or_from_dict
+from poly.core.sequences import default
 
 __all__ = [
     "SingleMetricCompareFunc",

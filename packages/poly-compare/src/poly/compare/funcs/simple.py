@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
-from poly.compare.per_output import default
 from poly.compare.stats import plots
 from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
 from poly.compare.stats.polygraphy_quirks import is_floating, may_hold_zero, simple_error_stats
@@ -16,7 +15,6 @@ from poly.compare.stats.report_lines import (
     LOGGED_QUANTILES,
     diff_stats_view,
     display_diffs,
-    indent_block,
     log_output_stats,
     str_diff_histogram,
 )
@@ -31,6 +29,8 @@ from poly.compare.verdicts.simple_comparison import (
 )
 from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
 from poly.core.logger import G_LOGGER, LogMode
+from poly.core.sequences import default
+from poly.core.text import indent_block
 
 __all__ = ["SimpleCompareFunc"]
 

@@ -14,22 +14,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from poly.compare.per_output import (
-    contains_wildcard,
-    default,
-    find_str_in_iterable,
-    match_keys,
-    value_or_from_dict,
-    warn_unknown_keys,
-)
-from poly.compare.shape_matching import try_match_shape
 from poly.core import constants
 from poly.core.array import array_dtype, array_shape
 from poly.core.datatype import DataType
 from poly.core.exception import DataTypeConversionException, PolyException
+from poly.core.fit_shape import try_match_shape
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.metadata import TensorMetadata
 from poly.core.optional_import import lazy_import
+from poly.core.per_output import contains_wildcard, match_keys, value_or_from_dict, warn_unknown_keys
+from poly.core.sequences import default, find_str_in_iterable
 from poly.core.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
 
 __all__ = ["DataLoader", "ArraySampler", "DataLoaderCache", "coerce_feed_dict", "coerce_buffer", "check_feed_dict"]
@@ -237,7 +231,12 @@ class DataLoader:
         if dtype is None:
             return None
         try:
-            return DataType.to_dtype(DataType.from_dtype(dtype), self.data_loader_backend_module)
+            converted = DataType.to_dtype(DataType.from_dtype(dtype), self.data_loader_backend_module)
+            if self.data_loader_backend_module == "numpy" and np.dtype(converted).kind == "V":
+                # bfloat16, float8, int4...: NumPy holds them only through ml_dtypes, and random
+                # values drawn in them mean little; Polygraphy refuses them too.
+                raise DataTypeConversionException(f"NumPy has no built-in {dtype} type")
+            return converted
         except DataTypeConversionException:
             G_LOGGER.critical(
                 f"Could not convert data type: {dtype} to {self.data_loader_backend_module}, so the default data "

@@ -24,6 +24,7 @@ import numpy as np
 
 from poly.core.exception import DataFormatError
 from poly.core.fileio import atomic_write
+from poly.core.host_arrays import host_array
 from poly.core.npy_format import NpyHeader, array_from_data, array_from_zip_member, parse_npy_header
 from poly.core.optional_import import lazy_import
 
@@ -90,7 +91,9 @@ class _ArchiveBuilder:
 
     def add(self, arr) -> str:
         key = f"a{len(self.arrays)}"
-        stored, dtype_name = _storable(np.asarray(arr))
+        # One conversion per array (torch tensors on any device, bfloat16 ones included, CuPy
+        # arrays): never NumPy's element-by-element sequence protocol.
+        stored, dtype_name = _storable(host_array(arr))
         self.arrays[key] = stored
         if dtype_name is not None:
             self.dtypes[key] = dtype_name

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 import os
-import re
 
 import numpy as np
 
 from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
+from poly.core.paths import sanitize_filename
 
-__all__ = ["require_matplotlib", "build_heatmaps", "scatter_plot_error_magnitude", "sanitize_filename"]
+__all__ = ["require_matplotlib", "build_heatmaps", "scatter_plot_error_magnitude"]
 
 _PURPOSE = "Plotting comparison errors (heatmaps, error plots)"
 matplotlib = lazy_import("matplotlib", purpose=_PURPOSE)
@@ -30,11 +30,6 @@ def require_matplotlib():
     for module in (matplotlib, colors, figure):
         module.load()
     return matplotlib.load()
-
-
-def sanitize_filename(name: str) -> str:
-    """``name`` with every character that is not safe in a file name replaced by ``_``."""
-    return re.sub(r"[^\w.\-]+", "_", name).strip("_") or "plot"
 
 
 def _new_figure(show: bool, **kwargs):
@@ -115,7 +110,7 @@ def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_
             fig.colorbar(images[0], ax=axs, shrink=0.7)
             path = None
             if save_dir is not None:
-                path = os.path.join(save_dir, f"{sanitize_filename(title)}.svg")
+                path = os.path.join(save_dir, f"{sanitize_filename(title) or 'plot'}.svg")
                 G_LOGGER.info(f"Saving '{prefix}' heatmap to: '{path}'")
             _finish(fig, path, bool(show))
 

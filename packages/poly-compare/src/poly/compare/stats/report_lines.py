@@ -20,10 +20,10 @@ import numpy as np
 from poly import _native
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.compare.stats.polygraphy_precision import polygraphy_diffs
-from poly.core import constants
 from poly.core.func import invoke_if_callable
 from poly.core.host_arrays import host_array
 from poly.core.logger import G_LOGGER
+from poly.core.text import indent_block
 
 __all__ = [
     "ArrayStats",
@@ -36,7 +36,6 @@ __all__ = [
     "format_histogram",
     "log_output_stats",
     "log_compared_output_stats",
-    "indent_block",
     "display_diffs",
 ]
 
@@ -45,12 +44,6 @@ SMALL_OUTPUT_THRESHOLD = 100
 
 LOGGED_QUANTILES = (0.9, 0.95, 0.99)
 """The quantiles shown on every statistics line (p90, p95, p99), as Polygraphy shows them."""
-
-
-def indent_block(block, level: int = 1) -> str:
-    """Indents every line of ``str(block)`` by ``level`` tabs."""
-    tab = constants.TAB * level
-    return tab + f"\n{tab}".join(str(block).splitlines())
 
 
 @dataclass

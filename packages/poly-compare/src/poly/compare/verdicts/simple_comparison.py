@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from poly.compare.per_output import value_or_from_dict
 from poly.compare.stats.native import DiffStats, ErrorStats
 from poly.compare.verdicts.output_results import OutputCompareResult
 from poly.compare.verdicts.thresholds import SimpleThreshold
+from poly.core.per_output import value_or_from_dict
 
 __all__ = [
     "DEFAULT_ATOL",

@@ -1,4 +1,5 @@
-"""Helpers for options given once or per tensor name, and for matching tensor names loosely."""
+"""Helpers for options given once or per tensor name, and for matching tensor names against
+names or fnmatch patterns."""
 
 from __future__ import annotations
 
@@ -8,28 +9,15 @@ from typing import Any
 
 from poly.core.logger import G_LOGGER
 
-__all__ = [
-    "default",
-    "value_or_from_dict",
-    "warn_unknown_keys",
-    "find_str_in_iterable",
-    "contains_wildcard",
-    "match_keys",
-    "unique_list",
-]
+__all__ = ["value_or_from_dict", "warn_unknown_keys", "contains_wildcard", "match_keys"]
 
 
-def default(value: Any, fallback: Any) -> Any:
-    """``value`` unless it is None, else ``fallback``."""
-    return fallback if value is None else value
-
-
-def value_or_from_dict(obj: Any, key: str, fallback: Any = None) -> Any:
+def value_or_from_dict(obj: Any, key: str, default: Any = None) -> Any:
     """
     Resolves an option that is either one value for every tensor or a dict by tensor name.
 
     In a dict, ``key`` wins, then the ``""`` key (the default for names not listed), then
-    ``fallback``::
+    ``default``::
 
         value_or_from_dict(1e-3, "out")                      # 1e-3
         value_or_from_dict({"out": 1.0, "": 2.0}, "other")   # 2.0
@@ -40,7 +28,7 @@ def value_or_from_dict(obj: Any, key: str, fallback: Any = None) -> Any:
         return obj[key]
     if "" in obj:
         return obj[""]
-    return fallback
+    return default
 
 
 def warn_unknown_keys(option: Any, option_name: str, valid_keys: Iterable[str]) -> None:
@@ -55,23 +43,6 @@ def warn_unknown_keys(option: Any, option_name: str, valid_keys: Iterable[str]) 
             f"Extra items in {option_name}: {extra}.\n"
             f"Note: items requested were: {valid}, but all items are: {given}"
         )
-
-
-def find_str_in_iterable(name: str, seq: Iterable[str], index: int | None = None) -> str | None:
-    """
-    Finds ``name`` in ``seq``: an exact match, else the first case-insensitive substring match
-    either way, else the element at ``index`` (when given and in range), else None.
-    """
-    seq = list(seq)
-    if name in seq:
-        return name
-    lowered = name.lower()
-    for elem in seq:
-        if lowered in elem.lower() or elem.lower() in lowered:
-            return elem
-    if index is not None and 0 <= index < len(seq):
-        return seq[index]
-    return None
 
 
 def contains_wildcard(target: str) -> bool:
@@ -95,8 +66,3 @@ def match_keys(keys: Iterable[str], targets: Iterable[str]) -> tuple[dict[str, s
                 matched.add(key)
                 target_to_key[target] = key
     return target_to_key, [key for key in keys if key not in matched]
-
-
-def unique_list(sequence: Iterable[Any]) -> list[Any]:
-    """The elements of ``sequence`` without duplicates, in order of first appearance."""
-    return list(dict.fromkeys(sequence))
