@@ -83,7 +83,7 @@ class OnnxInferShapesArgs:
         marked = ModifyOutputs(model, outputs=outputs if outputs is not None else MARK_ALL)()
         with OnnxrtRunner(SessionFromOnnx(marked.SerializeToString())) as runner:
             cache = DataLoaderCache(data_loader_args.create_data_loader())
-            cache.set_input_metadata(runner.get_input_metadata())
+            cache.set_input_metadata(runner.get_input_metadata(use_numpy_dtypes=False))
             feed_dict = cache[0]
             if data_loader_args.save_inputs:
                 save_inputs([feed_dict], data_loader_args.save_inputs)
