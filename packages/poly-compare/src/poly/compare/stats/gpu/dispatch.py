@@ -58,6 +58,22 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _torch_operand(tensor: Any) -> DeviceOperand | None:
+    try:
+        if tensor.device.type != "cuda":
+            return None
+        code = DTYPE_CODES.get(str(tensor.dtype).rsplit(".", 1)[-1])
+        if code is None:
+            return None
+        item = int(tensor.element_size())
+        torch = sys.modules[type(tensor).__module__.split(".")[0]]
+        stream = int(torch.cuda.current_stream(tensor.device).cuda_stream)
+        return DeviceOperand(int(tensor.data_ptr()), tuple(int(d) for d in tensor.shape),
+                             tuple(int(s) * item for s in tensor.stride()), code, item, stream or None)
+    except (AttributeError, TypeError, RuntimeError, KeyError):  # a tensor-like object that is not one
+        return None
+
+
 def cuda_operand(obj: Any) -> DeviceOperand | None:
     """The description of ``obj`` as a CUDA array, or None when it is not one (or its dtype is
     not one the statistics support). Nothing is copied and neither torch nor CuPy is imported."""
@@ -65,16 +81,7 @@ def cuda_operand(obj: Any) -> DeviceOperand | None:
     if inner is not None:
         obj = inner
     if is_torch(obj):
-        if obj.device.type != "cuda":
-            return None
-        code = DTYPE_CODES.get(str(obj.dtype).rsplit(".", 1)[-1])
-        if code is None:
-            return None
-        item = int(obj.element_size())
-        torch = sys.modules[type(obj).__module__.split(".")[0]]
-        stream = int(torch.cuda.current_stream(obj.device).cuda_stream)
-        return DeviceOperand(int(obj.data_ptr()), tuple(int(d) for d in obj.shape),
-                             tuple(int(s) * item for s in obj.stride()), code, item, stream or None)
+        return _torch_operand(obj)
     if type(obj).__name__ in ("DeviceView", "DeviceArray") and hasattr(obj, "ptr") and hasattr(obj, "numpy"):
         dtype = np.dtype(obj.dtype)
         code = DTYPE_CODES.get(dtype.name)
@@ -142,8 +149,7 @@ def _integer_difference(a: int, b: int) -> int:
     return INT_DIFF_I64 if (a in (4, 7) or b in (4, 7)) else INT_DIFF_I32
 
 
-def compare_setup(a: DeviceOperand, b: DeviceOperand, atol: float, rtol: float, inf_equal: bool,
-                  hist: bool) -> CompareSetup:
+def compare_setup(a: DeviceOperand, b: DeviceOperand, atol: float, rtol: float, inf_equal: bool) -> CompareSetup:
     """The comparison's arithmetic for the pair's dtypes (the CPU engine's CompareConfig::make)."""
     xor_mode = a.code == 0 and b.code == 0
     f32 = not xor_mode and (a.code in _NARROW or a.code == 0) and (b.code in _NARROW or b.code == 0)
@@ -151,12 +157,9 @@ def compare_setup(a: DeviceOperand, b: DeviceOperand, atol: float, rtol: float, 
     def rounded(x: float) -> float:
         return float(np.float32(x)) if f32 else float(x)
 
-    variant = KernelVariant(
-        code_a=a.code, code_b=b.code, contiguous_a=a.collapsed()[0], contiguous_b=b.collapsed()[0], f32=f32,
-        xor_mode=xor_mode, inf_equal=bool(inf_equal), int_diff=_integer_difference(a.code, b.code),
-        den_wrap=b.code in (3, 4), hist=hist,
-    )
-    return CompareSetup(variant=variant, atol=rounded(atol), rtol=rounded(rtol), eps=rounded(_EPS),
+    variant = KernelVariant(code_a=a.code, code_b=b.code, f32=f32, xor_mode=xor_mode,
+                            int_diff=_integer_difference(a.code, b.code), den_wrap=b.code in (3, 4))
+    return CompareSetup(variant=variant, inf_equal=bool(inf_equal), atol=rounded(atol), rtol=rounded(rtol), eps=rounded(_EPS),
                         den_min_bits=0xFFFFFFFF80000000 if b.code == 3 else 0x8000000000000000)
 
 
@@ -194,14 +197,15 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     n = oa.size
     requests = [(k, None) for k in (2, 3) if median] + [(k, float(q)) for k in (2, 3) for q in quantiles]
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
-    setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal, hist=bool(requests) and n > GATHER_CAP)
+    setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
+    want_hist = bool(requests) and n > GATHER_CAP  # the first radix pass rides on the statistics pass
     shape = oa.shape
     try:
         if n == 0:
             raw = _empty_raw()
         else:
             with DeviceRun(oa, ob, setup) as run:
-                raw, hists = run_error_stats(run, setup.variant.hist)
+                raw, hists = run_error_stats(run, want_hist)
                 if requests:
                     nans = [raw[s]["nan"] for s in _STREAMS]
                     values = order_values(run, requests, nans, hists)
@@ -211,7 +215,6 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
         G_LOGGER.verbose(f"Comparing on the host: {err}")
         return None
     raw["compute_dtype"] = "bool" if setup.variant.xor_mode else ("float32" if setup.f32 else "float64")
-    plain = compare_setup(oa, ob, atol, rtol, infinities_compare_equal, hist=False)
 
     def median_of(stream: str) -> Callable[[], float]:
         k = _STREAMS.index(stream)
@@ -219,7 +222,7 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
         def compute() -> float:
             if n == 0:
                 return math.nan
-            with DeviceRun(oa, ob, plain) as run:
+            with DeviceRun(oa, ob, setup) as run:
                 return order_values(run, [(k, None)], [raw[s]["nan"] for s in _STREAMS])[0]
         return compute
 
@@ -234,6 +237,6 @@ def device_count_zeros(b: Any) -> int | None:
         return None
     if ob.size == 0:
         return 0
-    setup = compare_setup(ob, ob, 0.0, 0.0, False, hist=False)
+    setup = compare_setup(ob, ob, 0.0, 0.0, False)
     with DeviceRun(ob, ob, setup) as run:
         return count_zeros(run)

@@ -1,9 +1,10 @@
 """
 The CUDA C++ source of the on-device error statistics, compiled at run time by NVRTC.
 
-One source serves every dtype pair: ``kernel_options`` turns a pair (and the comparison's
-modes) into preprocessor definitions, so each compiled variant has its loads and its
-difference arithmetic fixed at compile time. The definitions mirror the CPU engine's
+One source serves every dtype pair: ``kernel_options`` turns a pair into preprocessor
+definitions, so each compiled variant has its loads and its difference arithmetic fixed at
+compile time (contiguity, ``infinities_compare_equal`` and the histogram are run-time flags,
+so that a pair compiles once). The definitions mirror the CPU engine's
 (poly-core's native/src: element loads, ``CompareConfig``, the float32/float64/integer
 differences, the order-preserving keys); the structures here mirror ``launch_params``.
 
@@ -11,8 +12,8 @@ Kernels:
 
 - ``poly_stats``: one pass over both arrays; per block, the four streams' (count, mean, M2)
   moments, plain sums, extrema with their first indices, NaN/Inf counts, the dot product and
-  the mismatch count, merged in float64 and written as one record per block. With
-  ``POLY_HIST`` it also counts the top key digit of absdiff and reldiff (the order statistics'
+  the mismatch count, merged in float64 and written as one record per block. Given a
+  histogram buffer, it also counts the top key digit of absdiff and reldiff (the order statistics'
   first radix pass).
 - ``poly_radix_hist``: one radix-select pass: for up to ``POLY_MAX_GROUPS`` (stream, key
   prefix) groups, a histogram of the next key digit of the elements with that prefix.
@@ -41,22 +42,17 @@ class KernelVariant:
 
     code_a: int  # dtype codes (DTYPE_CODES order: bool, int8..int64, uint8..uint64, f16, bf16, f32, f64)
     code_b: int
-    contiguous_a: bool
-    contiguous_b: bool
     f32: bool
     xor_mode: bool
-    inf_equal: bool
     int_diff: int
     den_wrap: bool
-    hist: bool  # poly_stats also counts the first radix digit of absdiff and reldiff
 
 
 def kernel_options(v: KernelVariant) -> list[str]:
     """NVRTC options (preprocessor definitions) of one variant."""
     flags = {
-        "POLY_DTA": v.code_a, "POLY_DTB": v.code_b, "POLY_CA": int(v.contiguous_a), "POLY_CB": int(v.contiguous_b),
-        "POLY_F32": int(v.f32), "POLY_XOR": int(v.xor_mode), "POLY_INF_EQ": int(v.inf_equal),
-        "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap), "POLY_HIST": int(v.hist),
+        "POLY_DTA": v.code_a, "POLY_DTB": v.code_b, "POLY_F32": int(v.f32), "POLY_XOR": int(v.xor_mode),
+        "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap),
         "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_MAX_GROUPS": MAX_GROUPS, "POLY_MAX_DIMS": MAX_DIMS,
         "POLY_THREADS": THREADS,
     }
@@ -92,11 +88,11 @@ struct Params {
     double atol, rtol, eps;
     u64 den_min_bits;
     u64 out;      // poly_stats: one Part per block; radix: u64 counters
-    u64 hist;     // poly_stats with POLY_HIST: 2 x POLY_BINS u64 counts; radix_hist: groups x POLY_BINS
+    u64 hist;     // poly_stats (optional, 0 for none): 2 x POLY_BINS u64 counts; radix_hist: groups x POLY_BINS
     u64 keys;     // poly_radix_gather: groups x cap keys
     u64 cap;
     int ngroups;
-    int pad;
+    int inf_equal;  // equal infinities give absdiff 0
     Group groups[POLY_MAX_GROUPS];
 };
 
@@ -113,7 +109,9 @@ struct Part {
     u64 fails;
 };
 
-__device__ __forceinline__ i64 offset_of(const View& v, u64 i, int contiguous) {
+__device__ __forceinline__ bool is_contiguous(const View& v) { return v.ndim == 1 && v.strides[0] == v.itemsize; }
+
+__device__ __forceinline__ i64 offset_of(const View& v, u64 i, bool contiguous) {
     if (contiguous) return (i64)i * v.itemsize;
     i64 off = 0;
     u64 rem = i;
@@ -190,9 +188,9 @@ __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) 
 }
 
 // a, b, |a - b| and |a - b| / |b'| of element i, with the CPU engine's rounding.
-__device__ __forceinline__ void element(const Params& P, u64 i, Vals& out) {
-    const char* pa = (const char*)P.a.ptr + offset_of(P.a, i, POLY_CA);
-    const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, POLY_CB);
+__device__ __forceinline__ void element(const Params& P, u64 i, Vals& out, bool ca, bool cb) {
+    const char* pa = (const char*)P.a.ptr + offset_of(P.a, i, ca);
+    const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, cb);
     const double x = load_double<POLY_DTA>(pa);
     const double y = load_double<POLY_DTB>(pb);
     out.v[0] = x;
@@ -220,9 +218,7 @@ __device__ __forceinline__ void element(const Params& P, u64 i, Vals& out) {
 #elif POLY_F32
     const float fx = (float)x, fy = (float)y;
     float d = fabsf(__fsub_rn(fx, fy));
-#if POLY_INF_EQ
-    d = (isinf(fx) && fx == fy) ? 0.0f : d;
-#endif
+    if (P.inf_equal && isinf(fx) && fx == fy) d = 0.0f;
     const float den = (fy == 0.0f) ? (float)P.eps : fabsf(fy);
     out.v[2] = (double)d;
     out.v[3] = (double)__fdiv_rn(d, den);
@@ -232,9 +228,7 @@ __device__ __forceinline__ void element(const Params& P, u64 i, Vals& out) {
 #else
     double d = fabs(__dsub_rn(x, y));
 #endif
-#if POLY_INF_EQ
-    d = (isinf(x) && x == y) ? 0.0 : d;
-#endif
+    if (P.inf_equal && isinf(x) && x == y) d = 0.0;
 #if POLY_DEN_WRAP
     const double den = (y == 0.0) ? P.eps : divisor(P, y, load_bits<POLY_DTB>(pb));
 #else
@@ -343,11 +337,13 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
     __shared__ Acc warp_acc[POLY_THREADS / 32][4];
     __shared__ double warp_dot[POLY_THREADS / 32];
     __shared__ u64 warp_fails[POLY_THREADS / 32];
-#if POLY_HIST
     __shared__ u32 hist[2][POLY_BINS];
-    for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) (&hist[0][0])[k] = 0;
-    __syncthreads();
-#endif
+    const bool with_hist = P.hist != 0;
+    if (with_hist) {
+        for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) (&hist[0][0])[k] = 0;
+        __syncthreads();
+    }
+    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
     Raw r[4];
     for (int k = 0; k < 4; ++k) raw_init(r[k]);
     double dot = 0;
@@ -359,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
             const u64 j = i + (u64)u * stride;
-            if (j < P.n) element(P, j, v[u]);
+            if (j < P.n) element(P, j, v[u], ca, cb);
         }
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
@@ -371,10 +367,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
             raw_feed<true>(r[3], v[u].v[3], (i64)j);
             dot = __dadd_rn(dot, __dmul_rn(v[u].v[0], v[u].v[1]));
             fails += (!(v[u].v[2] <= P.atol)) & (!(v[u].v[3] <= P.rtol));
-#if POLY_HIST
-            atomicAdd(&hist[0][order_key(v[u].v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
-            atomicAdd(&hist[1][order_key(v[u].v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
-#endif
+            if (with_hist) {
+                atomicAdd(&hist[0][order_key(v[u].v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
+                atomicAdd(&hist[1][order_key(v[u].v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
+            }
         }
     }
     Acc a[4];
@@ -410,14 +406,14 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
         out->dot = d;
         out->fails = f;
     }
-#if POLY_HIST
-    __syncthreads();
-    u64* g = (u64*)P.hist;
-    for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) {
-        const u32 c = (&hist[0][0])[k];
-        if (c) atomicAdd(&g[k], (u64)c);
+    if (with_hist) {
+        __syncthreads();
+        u64* g = (u64*)P.hist;
+        for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) {
+            const u32 c = (&hist[0][0])[k];
+            if (c) atomicAdd(&g[k], (u64)c);
+        }
     }
-#endif
 }
 
 __device__ __forceinline__ bool in_group(const Group& g, u64 key) {
@@ -430,9 +426,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
     for (int k = threadIdx.x; k < total; k += blockDim.x) shist[k] = 0;
     __syncthreads();
     const u64 stride = (u64)gridDim.x * blockDim.x;
+    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
         Vals v;
-        element(P, i, v);
+        element(P, i, v, ca, cb);
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
             const u64 key = order_key(v.v[gr.stream]);
@@ -454,9 +451,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64* counts = (u64*)P.out;
     u64* keys = (u64*)P.keys;
+    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
         Vals v;
-        element(P, i, v);
+        element(P, i, v, ca, cb);
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
             const u64 key = order_key(v.v[gr.stream]);
@@ -471,8 +469,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(const Params P) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 zeros = 0;
+    const bool cb = is_contiguous(P.b);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
-        const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, POLY_CB);
+        const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, cb);
         zeros += load_double<POLY_DTB>(pb) == 0.0;
     }
     for (int delta = 16; delta > 0; delta >>= 1) zeros += __shfl_down_sync(0xFFFFFFFFu, zeros, delta);

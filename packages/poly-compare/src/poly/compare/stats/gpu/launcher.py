@@ -96,7 +96,7 @@ class _Params(ctypes.Structure):
     _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
                 ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
                 ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("keys", ctypes.c_uint64),
-                ("cap", ctypes.c_uint64), ("ngroups", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("cap", ctypes.c_uint64), ("ngroups", ctypes.c_int32), ("inf_equal", ctypes.c_int32),
                 ("groups", _Group * MAX_GROUPS)]
 
 
@@ -110,6 +110,7 @@ class CompareSetup:
     """The comparison's arithmetic (the CPU engine's ``CompareConfig``) and its compiled variant."""
 
     variant: KernelVariant
+    inf_equal: bool
     atol: float
     rtol: float
     eps: float
@@ -180,7 +181,7 @@ class DeviceRun:
             streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
             self.stream = streams[0] if streams else 0
             if len(streams) == 2 and streams[1] != streams[0]:  # order after the work on b's stream too
-                self._event = check(drv.cuEventCreate(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+                self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
                 check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
                 check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
         except BaseException:
@@ -232,6 +233,7 @@ class DeviceRun:
         p.n = self.n
         p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
         p.den_min_bits = self.setup.den_min_bits
+        p.inf_equal = int(self.setup.inf_equal)
         return p
 
     def grid(self, per_sm: int = 4) -> int:
