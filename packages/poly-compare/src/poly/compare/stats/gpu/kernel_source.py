@@ -146,34 +146,40 @@ __device__ __forceinline__ float half_to_float(unsigned short h) {
 }
 
 // codes: 0 bool, 1 i8, 2 i16, 3 i32, 4 i64, 5 u8, 6 u16, 7 u32, 8 u64, 9 f16, 10 bf16, 11 f32, 12 f64
+// An element's bytes, zero-extended: loads are issued for several elements before any arithmetic.
 template <int T>
-__device__ __forceinline__ double load_double(const char* p) {
-    if (T == 0) return *(const unsigned char*)p != 0 ? 1.0 : 0.0;
-    if (T == 1) return (double)*(const signed char*)p;
-    if (T == 2) return (double)*(const short*)p;
-    if (T == 3) return (double)*(const int*)p;
-    if (T == 4) return __ll2double_rn(*(const i64*)p);
-    if (T == 5) return (double)*(const unsigned char*)p;
-    if (T == 6) return (double)*(const unsigned short*)p;
-    if (T == 7) return (double)*(const u32*)p;
-    if (T == 8) return __ull2double_rn(*(const u64*)p);
-    if (T == 9) return (double)half_to_float(*(const unsigned short*)p);
-    if (T == 10) return (double)__uint_as_float((u32)(*(const unsigned short*)p) << 16);
-    if (T == 11) return (double)*(const float*)p;
-    return *(const double*)p;
+__device__ __forceinline__ u64 load_raw(const char* p) {
+    if (T == 0 || T == 1 || T == 5) return (u64)*(const unsigned char*)p;
+    if (T == 2 || T == 6 || T == 9 || T == 10) return (u64)*(const unsigned short*)p;
+    if (T == 3 || T == 7 || T == 11) return (u64)*(const u32*)p;
+    return *(const u64*)p;
 }
 
 template <int T>
-__device__ __forceinline__ u64 load_bits(const char* p) {
-    if (T == 0) return *(const unsigned char*)p != 0 ? 1ull : 0ull;
-    if (T == 1) return (u64)(i64)*(const signed char*)p;
-    if (T == 2) return (u64)(i64)*(const short*)p;
-    if (T == 3) return (u64)(i64)*(const int*)p;
-    if (T == 4) return (u64)*(const i64*)p;
-    if (T == 5) return (u64)*(const unsigned char*)p;
-    if (T == 6) return (u64)*(const unsigned short*)p;
-    if (T == 7) return (u64)*(const u32*)p;
-    return *(const u64*)p;
+__device__ __forceinline__ double value_of(u64 r) {
+    if (T == 0) return r != 0 ? 1.0 : 0.0;
+    if (T == 1) return (double)(signed char)(unsigned char)r;
+    if (T == 2) return (double)(short)(unsigned short)r;
+    if (T == 3) return (double)(int)(u32)r;
+    if (T == 4) return __ll2double_rn((i64)r);
+    if (T == 5) return (double)(unsigned char)r;
+    if (T == 6) return (double)(unsigned short)r;
+    if (T == 7) return (double)(u32)r;
+    if (T == 8) return __ull2double_rn(r);
+    if (T == 9) return (double)half_to_float((unsigned short)r);
+    if (T == 10) return (double)__uint_as_float(((u32)r) << 16);
+    if (T == 11) return (double)__uint_as_float((u32)r);
+    return __longlong_as_double((i64)r);
+}
+
+// An integer (or bool) element as 64-bit two's complement: sign-extended from signed types.
+template <int T>
+__device__ __forceinline__ u64 bits_of(u64 r) {
+    if (T == 0) return r != 0 ? 1ull : 0ull;
+    if (T == 1) return (u64)(i64)(signed char)(unsigned char)r;
+    if (T == 2) return (u64)(i64)(short)(unsigned short)r;
+    if (T == 3) return (u64)(i64)(int)(u32)r;
+    return r;
 }
 
 __device__ __forceinline__ bool is_int_code(int t) { return t <= 8; }
@@ -187,16 +193,14 @@ __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) 
     return fabs(y);
 }
 
-// a, b, |a - b| and |a - b| / |b'| of element i, with the CPU engine's rounding.
-__device__ __forceinline__ void element(const Params& P, u64 i, Vals& out, bool ca, bool cb) {
-    const char* pa = (const char*)P.a.ptr + offset_of(P.a, i, ca);
-    const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, cb);
-    const double x = load_double<POLY_DTA>(pa);
-    const double y = load_double<POLY_DTB>(pb);
+// a, b, |a - b| and |a - b| / |b'| of one element from its raw bytes, with the CPU engine's rounding.
+__device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Vals& out) {
+    const double x = value_of<POLY_DTA>(ra);
+    const double y = value_of<POLY_DTB>(rb);
     out.v[0] = x;
     out.v[1] = y;
 #if POLY_INT_DIFF != 0
-    const u64 xa = load_bits<POLY_DTA>(pa), xb = load_bits<POLY_DTB>(pb);
+    const u64 xa = bits_of<POLY_DTA>(ra), xb = bits_of<POLY_DTB>(rb);
     double d;
 #if POLY_INT_DIFF == 1
     {
@@ -230,13 +234,19 @@ __device__ __forceinline__ void element(const Params& P, u64 i, Vals& out, bool 
 #endif
     if (P.inf_equal && isinf(x) && x == y) d = 0.0;
 #if POLY_DEN_WRAP
-    const double den = (y == 0.0) ? P.eps : divisor(P, y, load_bits<POLY_DTB>(pb));
+    const double den = (y == 0.0) ? P.eps : divisor(P, y, bits_of<POLY_DTB>(rb));
 #else
     const double den = (y == 0.0) ? P.eps : fabs(y);
 #endif
     out.v[2] = d;
     out.v[3] = __ddiv_rn(d, den);
 #endif
+}
+
+__device__ __forceinline__ void element(const Params& P, u64 i, Vals& out, bool ca, bool cb) {
+    const u64 ra = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, i, ca));
+    const u64 rb = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, i, cb));
+    element_raw(P, ra, rb, out);
 }
 
 // Order-preserving key of a value of the compute precision (float32 keys in the high 32 bits).
@@ -331,7 +341,7 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
-#define POLY_UNROLL 4
+#define POLY_UNROLL 8
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Params P) {
     __shared__ Acc warp_acc[POLY_THREADS / 32][4];
@@ -351,25 +361,30 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     for (; i < P.n; i += stride * POLY_UNROLL) {
-        Vals v[POLY_UNROLL];
+        u64 ra[POLY_UNROLL], rb[POLY_UNROLL];
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
             const u64 j = i + (u64)u * stride;
-            if (j < P.n) element(P, j, v[u], ca, cb);
+            if (j < P.n) {
+                ra[u] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j, ca));
+                rb[u] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j, cb));
+            }
         }
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
             const u64 j = i + (u64)u * stride;
             if (j >= P.n) break;
-            raw_feed<false>(r[0], v[u].v[0], (i64)j);
-            raw_feed<false>(r[1], v[u].v[1], (i64)j);
-            raw_feed<true>(r[2], v[u].v[2], (i64)j);
-            raw_feed<true>(r[3], v[u].v[3], (i64)j);
-            dot = __dadd_rn(dot, __dmul_rn(v[u].v[0], v[u].v[1]));
-            fails += (!(v[u].v[2] <= P.atol)) & (!(v[u].v[3] <= P.rtol));
+            Vals vv;
+            element_raw(P, ra[u], rb[u], vv);
+            raw_feed<false>(r[0], vv.v[0], (i64)j);
+            raw_feed<false>(r[1], vv.v[1], (i64)j);
+            raw_feed<true>(r[2], vv.v[2], (i64)j);
+            raw_feed<true>(r[3], vv.v[3], (i64)j);
+            dot = __dadd_rn(dot, __dmul_rn(vv.v[0], vv.v[1]));
+            fails += (!(vv.v[2] <= P.atol)) & (!(vv.v[3] <= P.rtol));
             if (with_hist) {
-                atomicAdd(&hist[0][order_key(v[u].v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
-                atomicAdd(&hist[1][order_key(v[u].v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
+                atomicAdd(&hist[0][order_key(vv.v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
+                atomicAdd(&hist[1][order_key(vv.v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
             }
         }
     }
@@ -472,7 +487,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(cons
     const bool cb = is_contiguous(P.b);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
         const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, cb);
-        zeros += load_double<POLY_DTB>(pb) == 0.0;
+        zeros += value_of<POLY_DTB>(load_raw<POLY_DTB>(pb)) == 0.0;
     }
     for (int delta = 16; delta > 0; delta >>= 1) zeros += __shfl_down_sync(0xFFFFFFFFu, zeros, delta);
     if (threadIdx.x % 32 == 0 && zeros) atomicAdd((u64*)P.out, zeros);

@@ -248,15 +248,19 @@ class DeviceRun:
 # -- the statistics pass ---------------------------------------------------------------------------
 def _merge_stream(parts: np.ndarray, n: int) -> dict:
     """A stream's statistics from the per-block records, with the CPU engine's NumPy semantics."""
+    with np.errstate(all="ignore"):  # sums overflow to inf, and inf - inf gives NaN, as NumPy's would
+        return _merged(parts, n)
+
+
+def _merged(parts: np.ndarray, n: int) -> dict:
     cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
     nan = int(parts["nnan"].sum())
     inf = int(parts["ninf"].sum())
     total = float(cnt.sum())
-    with np.errstate(all="ignore"):
-        valid = cnt > 0
-        mu = float(np.sum(cnt[valid] * mean[valid]) / total)
-        moment2 = float(np.sum(m2[valid]) + np.sum(cnt[valid] * (mean[valid] - mu) ** 2))
-        plain = float(np.sum(parts["sum"]))
+    valid = cnt > 0
+    mu = float(np.sum(cnt[valid] * mean[valid]) / total)
+    moment2 = float(np.sum(m2[valid]) + np.sum(cnt[valid] * (mean[valid] - mu) ** 2))
+    plain = float(np.sum(parts["sum"]))
     nonfinite = nan > 0 or inf > 0
     if not nonfinite and not (math.isfinite(mu) and math.isfinite(moment2)):
         raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
