@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "MAX_GROUPS", "MAX_DIMS", "THREADS"]
+__all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "MAX_GROUPS", "MAX_DIMS", "THREADS", "STATS_THREADS"]
 
 DIGIT_BITS = 11  # radix digit: 2048 bins, 8 KiB of shared counters per group
 MAX_GROUPS = 8  # groups per radix launch (64 KiB of shared counters at most)
 MAX_DIMS = 8  # dimensions of a strided view after collapsing
-THREADS = 256  # threads per block of every kernel
+THREADS = 256  # threads per block of the radix and zero-count kernels
+STATS_THREADS = 128  # threads per block of the statistics kernel (its many accumulators limit occupancy)
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -54,7 +55,7 @@ def kernel_options(v: KernelVariant) -> list[str]:
         "POLY_DTA": v.code_a, "POLY_DTB": v.code_b, "POLY_F32": int(v.f32), "POLY_XOR": int(v.xor_mode),
         "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap),
         "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_MAX_GROUPS": MAX_GROUPS, "POLY_MAX_DIMS": MAX_DIMS,
-        "POLY_THREADS": THREADS,
+        "POLY_THREADS": THREADS, "POLY_STATS_THREADS": STATS_THREADS,
     }
     return [f"-D{k}={int(val)}" for k, val in flags.items()]
 
@@ -184,7 +185,15 @@ __device__ __forceinline__ u64 bits_of(u64 r) {
 
 __device__ __forceinline__ bool is_int_code(int t) { return t <= 8; }
 
-struct Vals { double v[4]; };
+// Values of the compute precision: float for float16/bfloat16/float32 (and bool beside them)
+// pairs, whose values are all exact in float, double otherwise. Sums are always double.
+#if POLY_F32
+typedef float VT;
+#else
+typedef double VT;
+#endif
+
+struct Vals { VT v[4]; };
 
 __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) {
 #if POLY_DEN_WRAP
@@ -195,6 +204,16 @@ __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) 
 
 // a, b, |a - b| and |a - b| / |b'| of one element from its raw bytes, with the CPU engine's rounding.
 __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Vals& out) {
+#if POLY_F32
+    const float fx = (float)value_of<POLY_DTA>(ra), fy = (float)value_of<POLY_DTB>(rb);
+    float d = fabsf(__fsub_rn(fx, fy));
+    if (P.inf_equal && isinf(fx) && fx == fy) d = 0.0f;
+    const float den = (fy == 0.0f) ? (float)P.eps : fabsf(fy);
+    out.v[0] = fx;
+    out.v[1] = fy;
+    out.v[2] = d;
+    out.v[3] = __fdiv_rn(d, den);
+#else
     const double x = value_of<POLY_DTA>(ra);
     const double y = value_of<POLY_DTB>(rb);
     out.v[0] = x;
@@ -217,15 +236,6 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
     d = __ull2double_rn(xa - xb);
 #endif
     const double den = (y == 0.0) ? P.eps : divisor(P, y, xb);
-    out.v[2] = d;
-    out.v[3] = __ddiv_rn(d, den);
-#elif POLY_F32
-    const float fx = (float)x, fy = (float)y;
-    float d = fabsf(__fsub_rn(fx, fy));
-    if (P.inf_equal && isinf(fx) && fx == fy) d = 0.0f;
-    const float den = (fy == 0.0f) ? (float)P.eps : fabsf(fy);
-    out.v[2] = (double)d;
-    out.v[3] = (double)__fdiv_rn(d, den);
 #else
 #if POLY_XOR
     double d = ((x != 0.0) != (y != 0.0)) ? 1.0 : 0.0;
@@ -238,21 +248,16 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #else
     const double den = (y == 0.0) ? P.eps : fabs(y);
 #endif
+#endif
     out.v[2] = d;
     out.v[3] = __ddiv_rn(d, den);
 #endif
 }
 
-__device__ __forceinline__ void element(const Params& P, u64 i, Vals& out, bool ca, bool cb) {
-    const u64 ra = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, i, ca));
-    const u64 rb = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, i, cb));
-    element_raw(P, ra, rb, out);
-}
-
 // Order-preserving key of a value of the compute precision (float32 keys in the high 32 bits).
-__device__ __forceinline__ u64 order_key(double v) {
+__device__ __forceinline__ u64 order_key(VT v) {
 #if POLY_F32
-    u32 u = __float_as_uint((float)v);
+    u32 u = __float_as_uint(v);
     u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
     return (u64)u << 32;
 #else
@@ -261,50 +266,81 @@ __device__ __forceinline__ u64 order_key(double v) {
 #endif
 }
 
-// Per-thread running statistics of one stream: sums shifted by the first finite value.
+#define POLY_UNROLL 8
+
+// Calls f(j, values) for every element j of this thread (grid-stride), loading POLY_UNROLL
+// elements of both arrays before any arithmetic so that enough loads are in flight.
+template <typename F>
+__device__ __forceinline__ void for_each_element(const Params& P, F&& f) {
+    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride * POLY_UNROLL) {
+        u64 ra[POLY_UNROLL], rb[POLY_UNROLL];
+#pragma unroll
+        for (int u = 0; u < POLY_UNROLL; ++u) {
+            const u64 j = i + (u64)u * stride;
+            if (j < P.n) {
+                ra[u] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j, ca));
+                rb[u] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j, cb));
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < POLY_UNROLL; ++u) {
+            const u64 j = i + (u64)u * stride;
+            if (j >= P.n) break;
+            Vals v;
+            element_raw(P, ra[u], rb[u], v);
+            f(j, v);
+        }
+    }
+}
+
+// Per-thread running statistics of one stream: sums shifted by the stream's first finite value
+// (the element count is shared by the four streams).
 struct Raw {
-    double cnt, c, s1, s2, sum, sq, ab, mn, mx;
+    double c, s1, s2, sq, ab;
+    VT mn, mx;
     i64 imn, imx, inan;
-    u64 nnan, ninf;
+    u32 nnan, ninf;
 };
 
 __device__ __forceinline__ void raw_init(Raw& r) {
-    r.cnt = 0; r.c = 0; r.s1 = 0; r.s2 = 0; r.sum = 0; r.sq = 0; r.ab = 0; r.mn = 0; r.mx = 0;
+    r.c = 0; r.s1 = 0; r.s2 = 0; r.sq = 0; r.ab = 0; r.mn = 0; r.mx = 0;
     r.imn = -1; r.imx = -1; r.inan = -1; r.nnan = 0; r.ninf = 0;
 }
 
-template <bool ABS_IS_SUM>
-__device__ __forceinline__ void raw_feed(Raw& r, double x, i64 i) {
-    if (r.cnt == 0.0) r.c = isfinite(x) ? x : 0.0;
-    r.cnt += 1.0;
+template <bool SQ, bool AB>
+__device__ __forceinline__ void raw_feed(Raw& r, VT xv, i64 i, bool first) {
+    const double x = (double)xv;
+    if (first) r.c = isfinite(xv) ? x : 0.0;
     const double xs = __dsub_rn(x, r.c);
     r.s1 = __dadd_rn(r.s1, xs);
     r.s2 = __dadd_rn(r.s2, __dmul_rn(xs, xs));
-    r.sum = __dadd_rn(r.sum, x);
-    r.sq = __dadd_rn(r.sq, __dmul_rn(x, x));
-    if (!ABS_IS_SUM) r.ab = __dadd_rn(r.ab, fabs(x));
-    if (isnan(x)) {
+    if (SQ) r.sq = __dadd_rn(r.sq, __dmul_rn(x, x));
+    if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
+    if (isnan(xv)) {
         ++r.nnan;
         if (r.inan < 0) r.inan = i;
     } else {
-        if (isinf(x)) ++r.ninf;
-        if (r.imn < 0 || x < r.mn) { r.mn = x; r.imn = i; }
-        if (r.imx < 0 || x > r.mx) { r.mx = x; r.imx = i; }
+        if (isinf(xv)) ++r.ninf;
+        if (r.imn < 0 || xv < r.mn) { r.mn = xv; r.imn = i; }
+        if (r.imx < 0 || xv > r.mx) { r.mx = xv; r.imx = i; }
     }
 }
 
-template <bool ABS_IS_SUM>
-__device__ __forceinline__ void raw_finish(const Raw& r, Acc& a) {
-    a.n = r.cnt;
-    if (r.cnt > 0) {
-        a.mean = r.c + r.s1 / r.cnt;
-        const double m2 = r.s2 - r.s1 * r.s1 / r.cnt;
+// `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
+__device__ __forceinline__ void raw_finish(const Raw& r, double cnt, bool ab, Acc& a) {
+    a.n = cnt;
+    if (cnt > 0) {
+        a.mean = r.c + r.s1 / cnt;
+        const double m2 = r.s2 - r.s1 * r.s1 / cnt;
         a.m2 = m2 > 0 ? m2 : 0.0;
+        a.sum = r.c * cnt + r.s1;  // used only where NaN or Inf make it NaN or +-Inf
     } else {
-        a.mean = 0; a.m2 = 0;
+        a.mean = 0; a.m2 = 0; a.sum = 0;
     }
-    a.sum = r.sum; a.sq = r.sq; a.ab = ABS_IS_SUM ? r.sum : r.ab;
-    a.mn = r.mn; a.mx = r.mx; a.imn = r.imn; a.imx = r.imx; a.inan = r.inan;
+    a.sq = r.sq; a.ab = ab ? r.ab : a.sum;
+    a.mn = (double)r.mn; a.mx = (double)r.mx; a.imn = r.imn; a.imx = r.imx; a.inan = r.inan;
     a.nnan = r.nnan; a.ninf = r.ninf; a.pad = 0;
 }
 
@@ -341,58 +377,40 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
-#define POLY_UNROLL 8
-
-extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Params P) {
-    __shared__ Acc warp_acc[POLY_THREADS / 32][4];
-    __shared__ double warp_dot[POLY_THREADS / 32];
-    __shared__ u64 warp_fails[POLY_THREADS / 32];
+extern "C" __global__ void __launch_bounds__(POLY_STATS_THREADS, 3) poly_stats(const Params P) {
+    __shared__ Acc warp_acc[POLY_STATS_THREADS / 32][4];
+    __shared__ double warp_dot[POLY_STATS_THREADS / 32];
+    __shared__ u64 warp_fails[POLY_STATS_THREADS / 32];
     __shared__ u32 hist[2][POLY_BINS];
     const bool with_hist = P.hist != 0;
     if (with_hist) {
         for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) (&hist[0][0])[k] = 0;
         __syncthreads();
     }
-    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
     Raw r[4];
     for (int k = 0; k < 4; ++k) raw_init(r[k]);
-    double dot = 0;
+    double cnt = 0, dot = 0;
     u64 fails = 0;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i < P.n; i += stride * POLY_UNROLL) {
-        u64 ra[POLY_UNROLL], rb[POLY_UNROLL];
-#pragma unroll
-        for (int u = 0; u < POLY_UNROLL; ++u) {
-            const u64 j = i + (u64)u * stride;
-            if (j < P.n) {
-                ra[u] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j, ca));
-                rb[u] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j, cb));
-            }
+    const double atol = P.atol, rtol = P.rtol;
+    for_each_element(P, [&](u64 j, const Vals& v) {
+        const bool first = cnt == 0.0;
+        cnt += 1.0;
+        raw_feed<true, true>(r[0], v.v[0], (i64)j, first);
+        raw_feed<true, true>(r[1], v.v[1], (i64)j, first);
+        raw_feed<true, false>(r[2], v.v[2], (i64)j, first);
+        raw_feed<false, false>(r[3], v.v[3], (i64)j, first);
+        dot = __dadd_rn(dot, __dmul_rn((double)v.v[0], (double)v.v[1]));
+        fails += (!((double)v.v[2] <= atol)) & (!((double)v.v[3] <= rtol));
+        if (with_hist) {
+            atomicAdd(&hist[0][order_key(v.v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
+            atomicAdd(&hist[1][order_key(v.v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
         }
-#pragma unroll
-        for (int u = 0; u < POLY_UNROLL; ++u) {
-            const u64 j = i + (u64)u * stride;
-            if (j >= P.n) break;
-            Vals vv;
-            element_raw(P, ra[u], rb[u], vv);
-            raw_feed<false>(r[0], vv.v[0], (i64)j);
-            raw_feed<false>(r[1], vv.v[1], (i64)j);
-            raw_feed<true>(r[2], vv.v[2], (i64)j);
-            raw_feed<true>(r[3], vv.v[3], (i64)j);
-            dot = __dadd_rn(dot, __dmul_rn(vv.v[0], vv.v[1]));
-            fails += (!(vv.v[2] <= P.atol)) & (!(vv.v[3] <= P.rtol));
-            if (with_hist) {
-                atomicAdd(&hist[0][order_key(vv.v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
-                atomicAdd(&hist[1][order_key(vv.v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
-            }
-        }
-    }
+    });
     Acc a[4];
-    raw_finish<false>(r[0], a[0]);
-    raw_finish<false>(r[1], a[1]);
-    raw_finish<true>(r[2], a[2]);
-    raw_finish<true>(r[3], a[3]);
+    raw_finish(r[0], cnt, true, a[0]);
+    raw_finish(r[1], cnt, true, a[1]);
+    raw_finish(r[2], cnt, false, a[2]);
+    raw_finish(r[3], cnt, false, a[3]);
     for (int delta = 16; delta > 0; delta >>= 1) {
         for (int k = 0; k < 4; ++k) {
             const Acc o = acc_shfl(a[k], delta);
@@ -412,12 +430,12 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_stats(const Para
         Part* out = (Part*)P.out + blockIdx.x;
         for (int k = 0; k < 4; ++k) {
             Acc t = warp_acc[0][k];
-            for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+            for (int w = 1; w < POLY_STATS_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
             out->s[k] = t;
         }
         double d = 0;
         u64 f = 0;
-        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+        for (int w = 0; w < POLY_STATS_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
         out->dot = d;
         out->fails = f;
     }
@@ -440,11 +458,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
     const int total = P.ngroups * POLY_BINS;
     for (int k = threadIdx.x; k < total; k += blockDim.x) shist[k] = 0;
     __syncthreads();
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
-        Vals v;
-        element(P, i, v, ca, cb);
+    for_each_element(P, [&](u64, const Vals& v) {
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
             const u64 key = order_key(v.v[gr.stream]);
@@ -453,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
                 atomicAdd(&shist[g * POLY_BINS + digit], 1u);
             }
         }
-    }
+    });
     __syncthreads();
     u64* out = (u64*)P.hist;
     for (int k = threadIdx.x; k < total; k += blockDim.x) {
@@ -463,13 +477,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
 }
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(const Params P) {
-    const u64 stride = (u64)gridDim.x * blockDim.x;
     u64* counts = (u64*)P.out;
     u64* keys = (u64*)P.keys;
-    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
-        Vals v;
-        element(P, i, v, ca, cb);
+    for_each_element(P, [&](u64, const Vals& v) {
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
             const u64 key = order_key(v.v[gr.stream]);
@@ -478,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
                 if (pos < P.cap) keys[(u64)g * P.cap + pos] = key;
             }
         }
-    }
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(const Params P) {

@@ -26,6 +26,7 @@ from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     MAX_DIMS,
     MAX_GROUPS,
+    STATS_THREADS,
     THREADS,
     KernelVariant,
 )
@@ -44,9 +45,9 @@ GATHER_CAP = 1 << 18  # candidate keys gathered per group once a prefix holds no
 _BINS = 1 << DIGIT_BITS
 _STREAMS = ("a", "b", "absdiff", "reldiff")
 
-# Bytes the driver copied from device to host, per call site kind (tests read it to prove that
-# the arrays themselves never travel).
-transfer_counter = {"dtoh_bytes": 0}
+# Bytes copied from device to host in all, and the largest single copy (tests read them to
+# prove that the arrays themselves never travel).
+transfer_counter = {"dtoh_bytes": 0, "largest": 0}
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,9 @@ class _Device:
                              "cuDeviceGetAttribute")))
         self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self.lock = threading.Lock()
+        # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
+        # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
+        self.free_buffers: dict[int, list[int]] = {}
 
 
 _DEVICES: dict[int, _Device] = {}
@@ -194,8 +198,8 @@ class DeviceRun:
         try:
             if self._allocs:
                 drv.cuStreamSynchronize(self.stream)
-            for ptr in self._allocs:
-                drv.cuMemFree(ptr)
+            for size, ptr in self._allocs:
+                self.device.free_buffers[size].append(ptr)
             if self._event is not None:
                 drv.cuEventDestroy(self._event)
             drv.cuCtxPopCurrent()
@@ -204,10 +208,12 @@ class DeviceRun:
 
     # -- memory -------------------------------------------------------------------------------
     def alloc(self, nbytes: int, zero: bool = False) -> int:
-        ptr = int(check(driver_api.cuMemAlloc(max(int(nbytes), 8)), "cuMemAlloc"))
-        self._allocs.append(ptr)
+        size = 1 << max(int(nbytes) - 1, 255).bit_length()
+        pool = self.device.free_buffers.setdefault(size, [])
+        ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
+        self._allocs.append((size, ptr))
         if zero:
-            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 8), self.stream), "cuMemsetD8Async")
+            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
         return ptr
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
@@ -215,6 +221,7 @@ class DeviceRun:
         if out.nbytes:
             check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
             transfer_counter["dtoh_bytes"] += out.nbytes
+            transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
         check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         return out
 
@@ -236,12 +243,17 @@ class DeviceRun:
         p.inf_equal = int(self.setup.inf_equal)
         return p
 
-    def grid(self, per_sm: int = 4) -> int:
-        return max(1, min(self.device.sms * per_sm, -(-self.n // THREADS)))
+    def grid(self, name: str, shared: int = 0) -> int:
+        """Blocks for kernel ``name``: as many as the device keeps resident (one wave of a
+        grid-stride loop), fewer for a small input."""
+        threads = STATS_THREADS if name == "poly_stats" else THREADS
+        per_sm = self.program.blocks_per_sm(name, threads, shared)
+        return max(1, min(self.device.sms * per_sm, -(-self.n // threads)))
 
     def launch(self, name: str, params: _Params, grid: int, shared: int = 0) -> None:
+        threads = STATS_THREADS if name == "poly_stats" else THREADS
         argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
-        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
+        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, threads, 1, 1, shared,
                                         self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
 
 
@@ -287,7 +299,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np
     """The statistics pass. Returns the native engine's dictionary (without order statistics)
     and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3)."""
     n = run.n
-    grid = run.grid()
+    grid = run.grid("poly_stats")
     p = run.params()
     p.out = run.alloc(grid * _PART.itemsize)
     if want_hist:
@@ -398,7 +410,8 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
                 dbits.append(d)
                 p.groups[j].stream, p.groups[j].prefix, p.groups[j].bits, p.groups[j].dbits = stream, prefix, bits, d
             p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
-            run.launch("poly_radix_hist", p, run.grid(), shared=len(chunk) * _BINS * 4)
+            shared = len(chunk) * _BINS * 4
+            run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared=shared)
             h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
             for j, g in enumerate(chunk):
                 for t in groups[g]:
@@ -413,7 +426,7 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
             p.cap = cap
             p.out = run.alloc(len(chunk) * 8, zero=True)
             p.keys = run.alloc(len(chunk) * cap * 8)
-            run.launch("poly_radix_gather", p, run.grid())
+            run.launch("poly_radix_gather", p, run.grid("poly_radix_gather"))
             counts = run.read(p.out, np.empty(len(chunk), dtype=np.uint64))
             for j, g in enumerate(chunk):
                 m = min(int(counts[j]), cap)
@@ -495,7 +508,7 @@ def count_zeros(run: DeviceRun) -> int:
     """How many elements of ``b`` equal zero."""
     p = run.params()
     p.out = run.alloc(8, zero=True)
-    run.launch("poly_count_zeros", p, run.grid())
+    run.launch("poly_count_zeros", p, run.grid("poly_count_zeros"))
     return int(run.read(p.out, np.empty(1, dtype=np.uint64))[0])
 
 

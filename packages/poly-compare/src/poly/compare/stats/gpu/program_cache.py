@@ -142,6 +142,17 @@ class Program:
             self.functions["poly_radix_hist"],
             drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             MAX_GROUPS * (1 << DIGIT_BITS) * 4), "cuFuncSetAttribute")
+        self._occupancy: dict[tuple[str, int, int], int] = {}
+
+    def blocks_per_sm(self, name: str, threads: int, shared: int) -> int:
+        """Blocks of ``threads`` threads (and ``shared`` bytes of dynamic shared memory) of kernel
+        ``name`` resident per multiprocessor."""
+        key = (name, threads, shared)
+        if key not in self._occupancy:
+            blocks = check(driver_api.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.functions[name], threads, shared),
+                           "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+            self._occupancy[key] = max(1, int(blocks))
+        return self._occupancy[key]
 
 
 _PROGRAMS: dict[tuple[int, KernelVariant], Program] = {}
