@@ -37,9 +37,9 @@ from poly.compare.stats.gpu.launcher import (
     order_values,
     run_error_stats,
 )
-from poly.compare.stats.gpu.program_cache import GpuUnavailableError, nvrtc_api
+from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
 from poly.core.array_ops import is_torch
-from poly.core.logger import G_LOGGER
+from poly.core.logger import G_LOGGER, LogMode
 
 __all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup"]
 
@@ -214,6 +214,9 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     except (OverflowError, GpuUnavailableError) as err:
         G_LOGGER.verbose(f"Comparing on the host: {err}")
         return None
+    except GpuError as err:  # e.g. an NVRTC that cannot compile for this GPU: the host still can
+        G_LOGGER.warning(f"On-device comparison failed, comparing host copies instead: {err}", mode=LogMode.ONCE)
+        return None
     raw["compute_dtype"] = "bool" if setup.variant.xor_mode else ("float32" if setup.f32 else "float64")
 
     def median_of(stream: str) -> Callable[[], float]:
@@ -238,5 +241,8 @@ def device_count_zeros(b: Any) -> int | None:
     if ob.size == 0:
         return 0
     setup = compare_setup(ob, ob, 0.0, 0.0, False)
-    with DeviceRun(ob, ob, setup) as run:
-        return count_zeros(run)
+    try:
+        with DeviceRun(ob, ob, setup) as run:
+            return count_zeros(run)
+    except GpuError:
+        return None

@@ -42,6 +42,7 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "run_error_stats", "ord
            "transfer_counter"]
 
 GATHER_CAP = 1 << 18  # candidate keys gathered per group once a prefix holds no more
+GATHER_MIN = 1 << 10  # ... or no more than this, for inputs under 64 x GATHER_CAP elements
 _BINS = 1 << DIGIT_BITS
 _STREAMS = ("a", "b", "absdiff", "reldiff")
 
@@ -173,14 +174,18 @@ class DeviceRun:
         self.a, self.b, self.setup = a, b, setup
         self.n = a.size
         self.device = _device_of(a.ptr)
-        self._allocs: list[int] = []
+        if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
+            raise GpuUnavailableError("the two arrays live on different GPUs")
+        self._allocs: list[tuple[int, int]] = []
         self._event = None
+        self._pushed = False
 
     def __enter__(self) -> DeviceRun:
         drv = driver_api
         self.device.lock.acquire()
         try:
             check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
+            self._pushed = True
             self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
             streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
             self.stream = streams[0] if streams else 0
@@ -202,7 +207,8 @@ class DeviceRun:
                 self.device.free_buffers[size].append(ptr)
             if self._event is not None:
                 drv.cuEventDestroy(self._event)
-            drv.cuCtxPopCurrent()
+            if self._pushed:
+                drv.cuCtxPopCurrent()
         finally:
             self.device.lock.release()
 
@@ -398,7 +404,10 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
             groups.setdefault((t.stream, t.prefix, t.bits), []).append(t)
         if not groups:
             break
-        gather = [g for g, ts in groups.items() if (ts[0].count if g[2] > 0 else n) <= GATHER_CAP]
+        # Candidates are gathered to the host once few: at most GATHER_CAP keys, and for small
+        # inputs no more than a 64th of the elements (so that no input comes back key by key).
+        cap = max(GATHER_MIN, min(GATHER_CAP, n // 64))
+        gather = [g for g, ts in groups.items() if (ts[0].count if g[2] > 0 else n) <= cap]
         hist = [g for g in groups if g not in gather]
         for i in range(0, len(hist), MAX_GROUPS):
             chunk = hist[i:i + MAX_GROUPS]
