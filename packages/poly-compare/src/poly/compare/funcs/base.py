@@ -10,9 +10,10 @@ from collections import OrderedDict
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_output import DeviceOutput, device_outputs
 from poly.core.datatype import DataType
 from poly.core.fit_shape import try_match_shape
-from poly.core.host_arrays import host_array
+from poly.core.host_arrays import host_array, is_device_array
 from poly.core.logger import G_LOGGER, LogMode
 from poly.core.per_output import warn_unknown_keys
 from poly.core.sequences import default, find_str_in_iterable
@@ -27,6 +28,13 @@ def describe_array(arr) -> str:
     dtype = getattr(arr, "dtype", None)
     dtype_str = type(arr).__name__ if dtype is None else str(DataType.from_dtype(dtype))
     return f"dtype={dtype_str}, shape={tuple(int(d) for d in np.shape(arr))}"
+
+
+def _pair_for_comparison(output0, output1):
+    pair = device_outputs(output0, output1)
+    if pair is not None:
+        return pair
+    return host_array(output0), host_array(output1)
 
 
 def default_find_output_func(output_name, index, iter_result, base_iter_result):
@@ -75,8 +83,10 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
     output_status = OrderedDict()
 
     for index, (out0_name, output0) in enumerate(iter_result0.items()):
-        # torch tensors (CPU or CUDA), CuPy arrays and device views are compared as host copies
-        output0 = host_array(output0)
+        # Two CUDA outputs stay on the device (their statistics are computed there, see
+        # poly.compare.stats.gpu); anything else is compared as a host copy.
+        raw0 = output0
+        output0 = output0 if is_device_array(output0) else host_array(output0)
         out1_names = default(find_output_func(out0_name, index, iter_result1), [])
         if len(out1_names) > 1:
             G_LOGGER.info(
@@ -90,7 +100,7 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
                     f"'{out1_name}' [{iter_result1.runner_name}], since the output was not found"
                 )
                 continue
-            output1 = host_array(iter_result1[out1_name])
+            output0, output1 = _pair_for_comparison(raw0, iter_result1[out1_name])
             G_LOGGER.start(
                 f"{label}Comparing Output: '{out0_name}' ({describe_array(output0)}) "
                 f"with '{out1_name}' ({describe_array(output1)})"
@@ -168,6 +178,8 @@ class BaseCompareFunc:
         Returns the pair made to agree in shape, or None (after logging the failure) when
         ``check_shapes`` is on and the shapes differ, or when no reshape or transpose fits.
         """
+        if isinstance(output0, DeviceOutput) and isinstance(output1, DeviceOutput) and output0.shape == output1.shape:
+            return output0, output1  # nothing to align: both stay on the device
         output0, output1 = np.asarray(output0), np.asarray(output1)
         shape0, shape1 = output0.shape, output1.shape
         if self.check_shapes and shape0 != shape1:

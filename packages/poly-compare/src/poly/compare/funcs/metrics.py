@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc
+from poly.compare.stats.gpu.device_output import DeviceOutput
 from poly.compare.stats.native import ErrorStats, error_stats
 from poly.compare.stats.polygraphy_precision import near_bound, polygraphy_metric
 from poly.compare.verdicts.output_results import (
@@ -54,7 +55,8 @@ __all__ = [
 
 def metric_stats(out0, out1) -> ErrorStats:
     """The native statistics the metrics are derived from (no order statistics needed)."""
-    out0, out1 = host_array(out0), host_array(out1)
+    if not isinstance(out0, DeviceOutput) or not isinstance(out1, DeviceOutput):
+        out0, out1 = host_array(out0), host_array(out1)
     try:
         return error_stats(out0, out1, median=False)
     except ValueError as err:
@@ -68,10 +70,11 @@ def at_polygraphy_precision(field: str, value: float, bound: float, out0, out1) 
     """``value`` (metric ``field`` of two outputs, from the native float64 figures), or Polygraphy's
     own figure (``polygraphy_metric``) when ``value`` lies so close to ``bound`` that the two
     could give different verdicts."""
-    out0, out1 = np.asarray(out0), np.asarray(out1)
+    if not isinstance(out0, DeviceOutput):
+        out0, out1 = np.asarray(out0), np.asarray(out1)
     margin = _DECIBELS_MARGIN if field in ("psnr", "snr") else 0.0
     if near_bound(value, bound, out0.size, (out0.dtype, out1.dtype), absolute_margin=margin):
-        return polygraphy_metric(field, out0, out1)
+        return polygraphy_metric(field, np.asarray(out0), np.asarray(out1))  # a host copy, next to a bound only
     return value
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
 from poly.compare.stats import plots
+from poly.compare.stats.gpu.device_output import has_zero
 from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
 from poly.compare.stats.polygraphy_quirks import is_floating, may_hold_zero, simple_error_stats
 from poly.compare.stats.report_lines import (
@@ -134,7 +135,7 @@ class SimpleCompareFunc(BaseCompareFunc):
                                               self.infinities_compare_equal)
 
         if is_floating(out1) and may_hold_zero(stats) and G_LOGGER.is_enabled(G_LOGGER.WARNING):
-            if np.any(out1 == 0):
+            if has_zero(out1):
                 G_LOGGER.warning(
                     f"{runner1_name:35} | Output: {out1_name}: Some values are 0. "
                     f"Will add a small epsilon quantity to these when computing relative difference. "

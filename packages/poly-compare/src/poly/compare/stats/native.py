@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from poly import _native
+from poly.compare.stats.gpu.dispatch import device_error_stats
 from poly.core.host_arrays import host_array
 
 __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code"]
@@ -185,19 +186,29 @@ def error_stats(
             Inputs under 65536 elements are compared on the calling thread.
         median: compute the exact medians of absdiff and reldiff (one extra pass).
 
+    When both arrays are CUDA arrays (torch CUDA tensors, CuPy arrays, ``__cuda_array_interface__``
+    objects, ``DeviceView``) and cuda-python's NVRTC is installed (``poly-compare[gpu]``), the
+    same statistics are computed on their GPU without copying them to the host
+    (``poly.compare.stats.gpu``); ``threads`` does not apply there.
+
     Raises:
         ValueError: for different shapes, unsupported dtypes or quantiles outside [0, 1].
     """
-    a_arr = _as_array(a, "a")
-    b_arr = _as_array(b, "b")
-    if a_arr.shape != b_arr.shape:
-        raise ValueError(f"error statistics need arrays of the same shape, got {a_arr.shape} and {b_arr.shape}")
     qs = [float(q) for q in quantiles]
     for q in qs:
         if not 0.0 <= q <= 1.0:
             raise ValueError(f"quantile {q} is outside [0, 1]")
     if threads < 0:
         raise ValueError(f"threads must be >= 0, got {threads}")
+    on_device = device_error_stats(a, b, atol=float(atol), rtol=float(rtol), quantiles=qs,
+                                   infinities_compare_equal=bool(infinities_compare_equal), median=bool(median))
+    if on_device is not None:
+        raw, shape, median_of_device = on_device
+        return _from_raw(raw, shape, atol, rtol, median, qs, median_of_device)
+    a_arr = _as_array(a, "a")
+    b_arr = _as_array(b, "b")
+    if a_arr.shape != b_arr.shape:
+        raise ValueError(f"error statistics need arrays of the same shape, got {a_arr.shape} and {b_arr.shape}")
     threads = min(int(threads), _THREADS_ARG_MAX)  # the engine caps it further
     code_a, code_b = dtype_code(a_arr.dtype), dtype_code(b_arr.dtype)
     raw = _native.error_stats(a_arr, b_arr, code_a, code_b, float(atol), float(rtol), qs, bool(median),
@@ -210,6 +221,11 @@ def error_stats(
                                        bool(infinities_compare_equal), int(threads))[0]
         return compute
 
+    return _from_raw(raw, shape, atol, rtol, median, qs, median_of)
+
+
+def _from_raw(raw: dict[str, Any], shape: tuple[int, ...], atol: float, rtol: float, median: bool,
+              qs: list[float], median_of) -> ErrorStats:
     return ErrorStats(
         shape=shape, size=raw["size"], atol=float(atol), rtol=float(rtol), compute_dtype=raw["compute_dtype"],
         absdiff=_diff(raw["absdiff"], shape, median, qs), reldiff=_diff(raw["reldiff"], shape, median, qs),

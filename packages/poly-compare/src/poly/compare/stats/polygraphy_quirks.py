@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_output import DeviceOutput
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
 from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most, replaced
 from poly.core.host_arrays import host_array
@@ -208,7 +209,10 @@ def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinitie
         2^53 or wrapping around (``_integer_absdiff_quantiles``). ``threads`` and ``median`` are
         passed to ``error_stats``.
     """
-    out0, out1 = host_array(out0), host_array(out1)
+    on_device = isinstance(out0, DeviceOutput) and isinstance(out1, DeviceOutput)
+    if not on_device or not is_floating(out1):
+        # Polygraphy's division by an integer reference (_integer_divisor_reldiff) reads host data
+        out0, out1 = host_array(out0), host_array(out1)
     native_atol, native_rtol = atol, rtol
     if _compares_in_float32(out0, out1):
         # The engine rounds tolerances to float32 for these pairs; Polygraphy compares the float32

@@ -1,0 +1,248 @@
+"""
+Which comparisons run on the GPU, and their statistics there.
+
+``device_error_stats`` takes over ``poly.compare.error_stats`` when both arrays are CUDA
+arrays (torch CUDA tensors, CuPy arrays, objects with ``__cuda_array_interface__``, poly's and
+Polygraphy's ``DeviceView``) and cuda-python's NVRTC is usable: the statistics are computed on
+the device, and only a few hundred per-block records come back. Otherwise (cuda-python or NVRTC
+missing, a masked array, more than eight non-mergeable dimensions, finite values so large that
+their moments overflow) it returns None and the arrays are compared on the host as before; the
+first such fallback for want of cuda-python logs one INFO line saying how to get on-device
+comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from poly.compare.stats.gpu.kernel_source import (
+    INT_DIFF_I32,
+    INT_DIFF_I64,
+    INT_DIFF_NONE,
+    INT_DIFF_U64,
+    KernelVariant,
+)
+from poly.compare.stats.gpu.launcher import (
+    GATHER_CAP,
+    CompareSetup,
+    DeviceOperand,
+    DeviceRun,
+    count_zeros,
+    order_values,
+    run_error_stats,
+)
+from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
+from poly.core.array_ops import is_torch
+from poly.core.logger import G_LOGGER, LogMode
+
+__all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup"]
+
+DTYPE_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
+               "uint64": 8, "float16": 9, "bfloat16": 10, "float32": 11, "float64": 12}
+_NARROW = (9, 10, 11)
+_EPS = 2.220446049250313e-16
+_STREAMS = ("a", "b", "absdiff", "reldiff")
+
+
+def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+def _torch_operand(tensor: Any) -> DeviceOperand | None:
+    try:
+        if tensor.device.type != "cuda":
+            return None
+        code = DTYPE_CODES.get(str(tensor.dtype).rsplit(".", 1)[-1])
+        if code is None:
+            return None
+        item = int(tensor.element_size())
+        torch = sys.modules[type(tensor).__module__.split(".")[0]]
+        stream = int(torch.cuda.current_stream(tensor.device).cuda_stream)
+        return DeviceOperand(int(tensor.data_ptr()), tuple(int(d) for d in tensor.shape),
+                             tuple(int(s) * item for s in tensor.stride()), code, item, stream or None)
+    except (AttributeError, TypeError, RuntimeError, KeyError):  # a tensor-like object that is not one
+        return None
+
+
+def cuda_operand(obj: Any) -> DeviceOperand | None:
+    """The description of ``obj`` as a CUDA array, or None when it is not one (or its dtype is
+    not one the statistics support). Nothing is copied and neither torch nor CuPy is imported."""
+    inner = getattr(obj, "device_array", None)  # a DeviceOutput handed over by a comparison function
+    if inner is not None:
+        obj = inner
+    if is_torch(obj):
+        return _torch_operand(obj)
+    if type(obj).__name__ in ("DeviceView", "DeviceArray") and hasattr(obj, "ptr") and hasattr(obj, "numpy"):
+        dtype = np.dtype(obj.dtype)
+        code = DTYPE_CODES.get(dtype.name)
+        if code is None:
+            return None
+        shape = tuple(int(d) for d in obj.shape)
+        return DeviceOperand(int(obj.ptr), shape, _c_strides(shape, dtype.itemsize), code, dtype.itemsize, None)
+    try:
+        cai = obj.__cuda_array_interface__
+    except Exception:  # noqa: BLE001 - no interface, or one that refuses (a tensor needing grad...)
+        return None
+    if not isinstance(cai, dict) or cai.get("mask") is not None:
+        return None
+    try:
+        dtype = np.dtype(cai["typestr"])
+    except TypeError:
+        return None
+    code = DTYPE_CODES.get(dtype.name)
+    if code is None or not dtype.isnative:
+        return None
+    shape = tuple(int(d) for d in cai["shape"])
+    strides = cai.get("strides")
+    strides = _c_strides(shape, dtype.itemsize) if strides is None else tuple(int(s) for s in strides)
+    stream = cai.get("stream")
+    return DeviceOperand(int(cai["data"][0]), shape, strides, code, dtype.itemsize,
+                         None if stream is None else int(stream))
+
+
+_READY: dict[str, bool] = {}
+_READY_LOCK = threading.Lock()
+
+
+def gpu_ready() -> bool:
+    """Whether cuda-python and its NVRTC are usable (checked once; the first failure logs how
+    to get on-device comparisons)."""
+    with _READY_LOCK:
+        if "ok" not in _READY:
+            try:
+                err = nvrtc_api.nvrtcVersion()[0]
+                _READY["ok"] = int(err) == 0
+                reason = "NVRTC did not answer"
+            except Exception as exc:  # noqa: BLE001 - a missing module or library, in any of its forms
+                _READY["ok"] = False
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if not _READY["ok"]:
+                G_LOGGER.info(f"Comparing CUDA arrays through host copies ({reason}); for on-device comparisons, "
+                              f"install cuda-python with NVRTC: pip install poly-compare[gpu]")
+        return _READY["ok"]
+
+
+def _is_int(code: int) -> bool:
+    return code <= 8
+
+
+def _integer_difference(a: int, b: int) -> int:
+    """The CPU engine's IntDiff for a pair of dtype codes (see kernel_source)."""
+    if not (_is_int(a) and _is_int(b)):
+        return INT_DIFF_NONE
+    wide = (3, 4, 8)
+    if a not in wide and b not in wide:
+        return INT_DIFF_NONE
+    if a == 8 or b == 8:
+        other = b if a == 8 else a
+        return INT_DIFF_U64 if other in (8, 0) else INT_DIFF_NONE
+    return INT_DIFF_I64 if (a in (4, 7) or b in (4, 7)) else INT_DIFF_I32
+
+
+def compare_setup(a: DeviceOperand, b: DeviceOperand, atol: float, rtol: float, inf_equal: bool) -> CompareSetup:
+    """The comparison's arithmetic for the pair's dtypes (the CPU engine's CompareConfig::make)."""
+    xor_mode = a.code == 0 and b.code == 0
+    f32 = not xor_mode and (a.code in _NARROW or a.code == 0) and (b.code in _NARROW or b.code == 0)
+
+    def rounded(x: float) -> float:
+        return float(np.float32(x)) if f32 else float(x)
+
+    variant = KernelVariant(code_a=a.code, code_b=b.code, f32=f32, xor_mode=xor_mode,
+                            int_diff=_integer_difference(a.code, b.code), den_wrap=b.code in (3, 4))
+    return CompareSetup(variant=variant, inf_equal=bool(inf_equal), atol=rounded(atol), rtol=rounded(rtol), eps=rounded(_EPS),
+                        den_min_bits=0xFFFFFFFF80000000 if b.code == 3 else 0x8000000000000000)
+
+
+def _empty_stream() -> dict:
+    nan = math.nan
+    return {"min": nan, "max": nan, "mean": nan, "var": nan, "std": nan, "mean_abs": nan, "mean_sq": nan,
+            "argmin": -1, "argmax": -1, "nan": 0, "inf": 0, "order": []}
+
+
+def _empty_raw() -> dict:
+    return {"size": 0, "mismatches": 0, "a": _empty_stream(), "b": _empty_stream(), "absdiff": _empty_stream(),
+            "reldiff": _empty_stream(), "l2": 0.0, "mse": math.nan, "cosine": math.nan, "psnr": math.nan,
+            "snr": math.nan, "dot": 0.0}
+
+
+def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: Sequence[float],
+                       infinities_compare_equal: bool, median: bool
+                       ) -> tuple[dict, tuple[int, ...], Callable[[str], Callable[[], float]]] | None:
+    """
+    The statistics of CUDA arrays ``a`` and ``b`` computed on their device, as
+    ``(raw, shape, median_of)``: ``raw`` in ``poly._native.error_stats``'s layout, ``median_of(stream)``
+    a callable computing that stream's exact median on the device. None when the pair is not
+    two CUDA arrays or cannot be compared there (the caller compares host copies).
+
+    Raises:
+        ValueError: for arrays of different shapes.
+    """
+    oa, ob = cuda_operand(a), cuda_operand(b)
+    if oa is None or ob is None:
+        return None
+    if oa.shape != ob.shape:
+        raise ValueError(f"error statistics need arrays of the same shape, got {oa.shape} and {ob.shape}")
+    if oa.collapsed() is None or ob.collapsed() is None or not gpu_ready():
+        return None
+    n = oa.size
+    requests = [(k, None) for k in (2, 3) if median] + [(k, float(q)) for k in (2, 3) for q in quantiles]
+    requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
+    setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
+    want_hist = bool(requests) and n > GATHER_CAP  # the first radix pass rides on the statistics pass
+    shape = oa.shape
+    try:
+        if n == 0:
+            raw = _empty_raw()
+        else:
+            with DeviceRun(oa, ob, setup) as run:
+                raw, hists = run_error_stats(run, want_hist)
+                if requests:
+                    nans = [raw[s]["nan"] for s in _STREAMS]
+                    values = order_values(run, requests, nans, hists)
+                    for (k, _), v in zip(requests, values, strict=True):
+                        raw[_STREAMS[k]]["order"].append(v)
+    except (OverflowError, GpuUnavailableError) as err:
+        G_LOGGER.verbose(f"Comparing on the host: {err}")
+        return None
+    except GpuError as err:  # e.g. an NVRTC that cannot compile for this GPU: the host still can
+        G_LOGGER.warning(f"On-device comparison failed, comparing host copies instead: {err}", mode=LogMode.ONCE)
+        return None
+    raw["compute_dtype"] = "bool" if setup.variant.xor_mode else ("float32" if setup.f32 else "float64")
+
+    def median_of(stream: str) -> Callable[[], float]:
+        k = _STREAMS.index(stream)
+
+        def compute() -> float:
+            if n == 0:
+                return math.nan
+            with DeviceRun(oa, ob, setup) as run:
+                return order_values(run, [(k, None)], [raw[s]["nan"] for s in _STREAMS])[0]
+        return compute
+
+    return raw, shape, median_of
+
+
+def device_count_zeros(b: Any) -> int | None:
+    """How many elements of the CUDA array ``b`` are zero, counted on its device; None when ``b``
+    is not a CUDA array or the GPU path is unavailable."""
+    ob = cuda_operand(b)
+    if ob is None or ob.collapsed() is None or not gpu_ready():
+        return None
+    if ob.size == 0:
+        return 0
+    setup = compare_setup(ob, ob, 0.0, 0.0, False)
+    try:
+        with DeviceRun(ob, ob, setup) as run:
+            return count_zeros(run)
+    except GpuError:
+        return None

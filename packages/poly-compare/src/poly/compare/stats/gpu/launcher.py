@@ -1,0 +1,524 @@
+"""
+The launch and reduction driver of the on-device error statistics.
+
+``DeviceOperand`` describes one CUDA array (address, shape, byte strides, dtype code, stream);
+``run_error_stats`` runs the statistics kernel on two of them in the arrays' CUDA context, on
+the stream the arrays were produced on, and merges the per-block float64 records on the host
+(a few hundred records: never the arrays). ``select_order_keys`` is the exact radix select of
+the order statistics: histogram passes of 11 key bits over the device data, then, once a
+candidate set is small, its keys are gathered and the rank is picked among them.
+
+The results follow the CPU engine's (poly-core's native/src/error_stats.cpp) definitions and
+come back in the same dictionary layout as ``poly._native.error_stats``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from poly.compare.stats.gpu.kernel_source import (
+    DIGIT_BITS,
+    MAX_DIMS,
+    MAX_GROUPS,
+    STATS_THREADS,
+    THREADS,
+    KernelVariant,
+)
+from poly.compare.stats.gpu.program_cache import (
+    GpuError,
+    GpuUnavailableError,
+    check,
+    driver_api,
+    load_program,
+)
+
+__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "run_error_stats", "order_values", "count_zeros",
+           "transfer_counter"]
+
+GATHER_CAP = 1 << 18  # candidate keys gathered per group once a prefix holds no more
+GATHER_MIN = 1 << 10  # ... or no more than this, for inputs under 64 x GATHER_CAP elements
+_BINS = 1 << DIGIT_BITS
+_STREAMS = ("a", "b", "absdiff", "reldiff")
+
+# Bytes copied from device to host in all, and the largest single copy (tests read them to
+# prove that the arrays themselves never travel).
+transfer_counter = {"dtoh_bytes": 0, "largest": 0}
+
+
+@dataclass(frozen=True)
+class DeviceOperand:
+    """One CUDA array: ``strides`` in bytes; ``stream`` the CUDA array interface's (None: none)."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    code: int
+    itemsize: int
+    stream: int | None
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def collapsed(self) -> tuple[bool, list[int], list[int]] | None:
+        """(contiguous, shape, strides) with size-1 dimensions dropped and mergeable ones merged;
+        None when more than MAX_DIMS dimensions remain."""
+        dims = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
+        merged: list[list[int]] = []
+        for d, s in dims:
+            if merged and merged[-1][1] == d * s:
+                merged[-1] = [merged[-1][0] * d, s]
+            else:
+                merged.append([d, s])
+        if not merged:
+            merged = [[1, self.itemsize]]
+        contiguous = len(merged) == 1 and merged[0][1] == self.itemsize
+        if len(merged) > MAX_DIMS:
+            return None
+        return contiguous, [m[0] for m in merged], [m[1] for m in merged]
+
+
+class _View(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_uint64), ("shape", ctypes.c_int64 * MAX_DIMS),
+                ("strides", ctypes.c_int64 * MAX_DIMS), ("ndim", ctypes.c_int32), ("itemsize", ctypes.c_int32)]
+
+
+class _Group(ctypes.Structure):
+    _fields_ = [("prefix", ctypes.c_uint64), ("stream", ctypes.c_int32), ("bits", ctypes.c_int32),
+                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32)]
+
+
+class _Params(ctypes.Structure):
+    _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
+                ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
+                ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("keys", ctypes.c_uint64),
+                ("cap", ctypes.c_uint64), ("ngroups", ctypes.c_int32), ("inf_equal", ctypes.c_int32),
+                ("groups", _Group * MAX_GROUPS)]
+
+
+_ACC = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
+        ("mx", "f8"), ("imn", "i8"), ("imx", "i8"), ("inan", "i8"), ("nnan", "u8"), ("ninf", "u8"), ("pad", "i8")]
+_PART = np.dtype([("s", np.dtype(_ACC), (4,)), ("dot", "f8"), ("fails", "u8")])
+
+
+@dataclass(frozen=True)
+class CompareSetup:
+    """The comparison's arithmetic (the CPU engine's ``CompareConfig``) and its compiled variant."""
+
+    variant: KernelVariant
+    inf_equal: bool
+    atol: float
+    rtol: float
+    eps: float
+    den_min_bits: int
+
+    @property
+    def f32(self) -> bool:
+        return self.variant.f32
+
+
+class _Device:
+    """Per-device facts and the context the kernels run in."""
+
+    def __init__(self, ordinal: int):
+        drv = driver_api
+        self.ordinal = ordinal
+        dev = check(drv.cuDeviceGet(ordinal), "cuDeviceGet")
+        attr = drv.CUdevice_attribute
+        self.sms = int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                             "cuDeviceGetAttribute"))
+        self.cc = (int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                             "cuDeviceGetAttribute")),
+                   int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                             "cuDeviceGetAttribute")))
+        self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        self.lock = threading.Lock()
+        # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
+        # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
+        self.free_buffers: dict[int, list[int]] = {}
+
+
+_DEVICES: dict[int, _Device] = {}
+_DEVICES_LOCK = threading.Lock()
+_INIT = []
+
+
+def _device_of(ptr: int) -> _Device:
+    drv = driver_api
+    with _DEVICES_LOCK:
+        if not _INIT:
+            try:
+                check(drv.cuInit(0), "cuInit")
+            except GpuError as err:
+                raise GpuUnavailableError(str(err)) from err
+            _INIT.append(True)
+        ordinal = int(check(drv.cuPointerGetAttribute(
+            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr), "cuPointerGetAttribute"))
+        dev = _DEVICES.get(ordinal)
+        if dev is None:
+            dev = _DEVICES[ordinal] = _Device(ordinal)
+        return dev
+
+
+class DeviceRun:
+    """One comparison's work on the device: its context made current, its stream ordered after
+    the arrays' streams, scratch memory freed at the end. Use as a context manager."""
+
+    def __init__(self, a: DeviceOperand, b: DeviceOperand, setup: CompareSetup):
+        self.a, self.b, self.setup = a, b, setup
+        self.n = a.size
+        self.device = _device_of(a.ptr)
+        if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
+            raise GpuUnavailableError("the two arrays live on different GPUs")
+        self._allocs: list[tuple[int, int]] = []
+        self._event = None
+        self._pushed = False
+
+    def __enter__(self) -> DeviceRun:
+        drv = driver_api
+        self.device.lock.acquire()
+        try:
+            check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
+            self._pushed = True
+            self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
+            streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
+            self.stream = streams[0] if streams else 0
+            if len(streams) == 2 and streams[1] != streams[0]:  # order after the work on b's stream too
+                self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+                check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
+                check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        drv = driver_api
+        try:
+            if self._allocs:
+                drv.cuStreamSynchronize(self.stream)
+            for size, ptr in self._allocs:
+                self.device.free_buffers[size].append(ptr)
+            if self._event is not None:
+                drv.cuEventDestroy(self._event)
+            if self._pushed:
+                drv.cuCtxPopCurrent()
+        finally:
+            self.device.lock.release()
+
+    # -- memory -------------------------------------------------------------------------------
+    def alloc(self, nbytes: int, zero: bool = False) -> int:
+        size = 1 << max(int(nbytes) - 1, 255).bit_length()
+        pool = self.device.free_buffers.setdefault(size, [])
+        ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
+        self._allocs.append((size, ptr))
+        if zero:
+            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
+        return ptr
+
+    def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
+        """Copies ``out.nbytes`` from ``ptr`` into ``out`` once the stream's work is done."""
+        if out.nbytes:
+            check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
+            transfer_counter["dtoh_bytes"] += out.nbytes
+            transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+        check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        return out
+
+    # -- launches -----------------------------------------------------------------------------
+    def params(self) -> _Params:
+        p = _Params()
+        for field, op in (("a", self.a), ("b", self.b)):
+            contiguous, shape, strides = op.collapsed()
+            v = getattr(p, field)
+            v.ptr = op.ptr
+            v.ndim = len(shape)
+            v.itemsize = op.itemsize
+            for i, (d, s) in enumerate(zip(shape, strides, strict=True)):
+                v.shape[i] = d
+                v.strides[i] = s
+        p.n = self.n
+        p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
+        p.den_min_bits = self.setup.den_min_bits
+        p.inf_equal = int(self.setup.inf_equal)
+        return p
+
+    def grid(self, name: str, shared: int = 0) -> int:
+        """Blocks for kernel ``name``: as many as the device keeps resident (one wave of a
+        grid-stride loop), fewer for a small input."""
+        threads = STATS_THREADS if name == "poly_stats" else THREADS
+        per_sm = self.program.blocks_per_sm(name, threads, shared)
+        return max(1, min(self.device.sms * per_sm, -(-self.n // threads)))
+
+    def launch(self, name: str, params: _Params, grid: int, shared: int = 0) -> None:
+        threads = STATS_THREADS if name == "poly_stats" else THREADS
+        argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
+        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, threads, 1, 1, shared,
+                                        self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
+
+
+# -- the statistics pass ---------------------------------------------------------------------------
+def _merge_stream(parts: np.ndarray, n: int) -> dict:
+    """A stream's statistics from the per-block records, with the CPU engine's NumPy semantics."""
+    with np.errstate(all="ignore"):  # sums overflow to inf, and inf - inf gives NaN, as NumPy's would
+        return _merged(parts, n)
+
+
+def _merged(parts: np.ndarray, n: int) -> dict:
+    cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
+    nan = int(parts["nnan"].sum())
+    inf = int(parts["ninf"].sum())
+    total = float(cnt.sum())
+    valid = cnt > 0
+    mu = float(np.sum(cnt[valid] * mean[valid]) / total)
+    moment2 = float(np.sum(m2[valid]) + np.sum(cnt[valid] * (mean[valid] - mu) ** 2))
+    plain = float(np.sum(parts["sum"]))
+    nonfinite = nan > 0 or inf > 0
+    if not nonfinite and not (math.isfinite(mu) and math.isfinite(moment2)):
+        raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
+    r = {"nan": nan, "inf": inf}
+    r["mean"] = plain / n if nonfinite else mu
+    r["var"] = math.nan if nonfinite else moment2 / n
+    r["std"] = math.sqrt(r["var"]) if not math.isnan(r["var"]) else math.nan
+    r["mean_abs"] = float(np.sum(parts["ab"])) / n
+    r["mean_sq"] = float(np.sum(parts["sq"])) / n
+    if nan > 0:
+        first = int(parts["inan"][parts["inan"] >= 0].min())
+        r.update(min=math.nan, max=math.nan, argmin=first, argmax=first)
+    else:
+        for key, val, idx, pick in (("min", "mn", "imn", np.min), ("max", "mx", "imx", np.max)):
+            has = parts[idx] >= 0
+            best = pick(parts[val][has])
+            r[key] = float(best)
+            r["arg" + key] = int(parts[idx][has & (parts[val] == best)].min())
+    r["order"] = []
+    return r
+
+
+def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np.ndarray] | None]:
+    """The statistics pass. Returns the native engine's dictionary (without order statistics)
+    and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3)."""
+    n = run.n
+    grid = run.grid("poly_stats")
+    p = run.params()
+    p.out = run.alloc(grid * _PART.itemsize)
+    if want_hist:
+        p.hist = run.alloc(2 * _BINS * 8, zero=True)
+    run.launch("poly_stats", p, grid)
+    parts = run.read(p.out, np.empty(grid, dtype=_PART))
+    hists = None
+    if want_hist:
+        h = run.read(p.hist, np.empty(2 * _BINS, dtype=np.uint64))
+        hists = {2: h[:_BINS], 3: h[_BINS:]}
+    streams = [_merge_stream(parts["s"][:, k], n) for k in range(4)]
+    raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
+           "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
+    _metrics(raw, n, float(np.sum(parts["s"][:, 2]["sq"])), float(np.sum(parts["s"][:, 0]["sq"])),
+             float(np.sum(parts["s"][:, 1]["sq"])))
+    return raw, hists
+
+
+def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None:
+    """Distance and quality metrics, with the CPU engine's conventions for the degenerate cases."""
+    sb = raw["b"]
+    raw["l2"] = math.sqrt(abs_sq) if not math.isnan(abs_sq) else math.nan
+    mse = abs_sq / n
+    raw["mse"] = mse
+    norm_a = math.sqrt(a_sq) if not math.isnan(a_sq) else math.nan
+    norm_b = math.sqrt(b_sq) if not math.isnan(b_sq) else math.nan
+    if norm_a == 0 and norm_b == 0:
+        raw["cosine"] = 1.0
+    elif norm_a == 0 or norm_b == 0:
+        raw["cosine"] = 0.0
+    else:
+        with np.errstate(all="ignore"):
+            raw["cosine"] = float(np.float64(raw["dot"]) / (np.float64(norm_a) * np.float64(norm_b)))
+    if math.isnan(mse):
+        raw["psnr"] = raw["snr"] = math.nan
+    elif mse == 0:
+        raw["psnr"] = raw["snr"] = math.inf
+    else:
+        lo, hi = abs(sb["min"]), abs(sb["max"])
+        peak = hi if lo < hi else lo  # std::max's choice, NaN included
+        if peak == 0:
+            peak = 1.0
+        with np.errstate(all="ignore"):
+            raw["psnr"] = float(20.0 * np.log10(np.float64(peak)) - 10.0 * np.log10(np.float64(mse)))
+            signal = sb["mean_sq"]
+            raw["snr"] = -math.inf if signal == 0 else float(10.0 * np.log10(np.float64(signal) / np.float64(mse)))
+
+
+# -- order statistics ----------------------------------------------------------------------------------
+@dataclass
+class _Target:
+    stream: int
+    rank: int
+    prefix: int = 0
+    bits: int = 0
+    rank_in: int = 0
+    count: int = 0
+    done: bool = False
+    key: int = 0
+
+    def prefix_key(self) -> int:
+        return (self.prefix << (64 - self.bits)) & 0xFFFFFFFFFFFFFFFF if self.bits > 0 else 0
+
+    def descend(self, hist: np.ndarray, dbits: int) -> None:
+        total = int(hist.sum())
+        if total == 0:
+            self.key, self.done = self.prefix_key(), True
+            return
+        self.rank_in = min(self.rank_in, total - 1)
+        cum = np.cumsum(hist, dtype=np.uint64)
+        b = int(np.searchsorted(cum, self.rank_in, side="right"))
+        before = int(cum[b - 1]) if b > 0 else 0
+        self.prefix = (self.prefix << dbits) | b
+        self.bits += dbits
+        self.rank_in -= before
+        self.count = int(hist[b])
+
+
+def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None) -> list[int]:
+    """The keys of the (stream, rank) targets, by radix select over the device data."""
+    n = run.n
+    key_bits = 32 if run.setup.f32 else 64
+    targets = [_Target(stream=s, rank=r, rank_in=r, count=n) for s, r in wanted]
+    if first:
+        for t in targets:
+            if t.stream in first:
+                t.descend(first[t.stream], DIGIT_BITS)
+    for _ in range(key_bits // DIGIT_BITS + 3):
+        groups: dict[tuple[int, int, int], list[_Target]] = {}
+        for t in targets:
+            if t.done:
+                continue
+            if t.bits >= key_bits:
+                t.key, t.done = t.prefix_key(), True
+                continue
+            groups.setdefault((t.stream, t.prefix, t.bits), []).append(t)
+        if not groups:
+            break
+        # Candidates are gathered to the host once few: at most GATHER_CAP keys, and for small
+        # inputs no more than a 64th of the elements (so that no input comes back key by key).
+        cap = max(GATHER_MIN, min(GATHER_CAP, n // 64))
+        gather = [g for g, ts in groups.items() if (ts[0].count if g[2] > 0 else n) <= cap]
+        hist = [g for g in groups if g not in gather]
+        for i in range(0, len(hist), MAX_GROUPS):
+            chunk = hist[i:i + MAX_GROUPS]
+            p = run.params()
+            p.ngroups = len(chunk)
+            dbits = []
+            for j, (stream, prefix, bits) in enumerate(chunk):
+                d = min(DIGIT_BITS, key_bits - bits)
+                dbits.append(d)
+                p.groups[j].stream, p.groups[j].prefix, p.groups[j].bits, p.groups[j].dbits = stream, prefix, bits, d
+            p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
+            shared = len(chunk) * _BINS * 4
+            run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared=shared)
+            h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
+            for j, g in enumerate(chunk):
+                for t in groups[g]:
+                    t.descend(h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
+        for i in range(0, len(gather), MAX_GROUPS):
+            chunk = gather[i:i + MAX_GROUPS]
+            cap = max(min(GATHER_CAP, max(groups[g][0].count if g[2] > 0 else n for g in chunk)), 1)
+            p = run.params()
+            p.ngroups = len(chunk)
+            for j, (stream, prefix, bits) in enumerate(chunk):
+                p.groups[j].stream, p.groups[j].prefix, p.groups[j].bits, p.groups[j].dbits = stream, prefix, bits, 0
+            p.cap = cap
+            p.out = run.alloc(len(chunk) * 8, zero=True)
+            p.keys = run.alloc(len(chunk) * cap * 8)
+            run.launch("poly_radix_gather", p, run.grid("poly_radix_gather"))
+            counts = run.read(p.out, np.empty(len(chunk), dtype=np.uint64))
+            for j, g in enumerate(chunk):
+                m = min(int(counts[j]), cap)
+                keys = run.read(p.keys + j * cap * 8, np.empty(m, dtype=np.uint64))
+                for t in groups[g]:
+                    t.done = True
+                    if m == 0:
+                        t.key = t.prefix_key()
+                        continue
+                    r = min(t.rank_in, m - 1)
+                    t.key = int(np.partition(keys, r)[r])
+    return [t.key if t.done else t.prefix_key() for t in targets]
+
+
+def _key_value(key: int, f32: bool) -> float:
+    if f32:
+        u = (key >> 32) & 0xFFFFFFFF
+        u = (u & 0x7FFFFFFF) if u & 0x80000000 else (~u & 0xFFFFFFFF)
+        return float(np.array([u], dtype=np.uint32).view(np.float32)[0])
+    u = (key & 0x7FFFFFFFFFFFFFFF) if key & 0x8000000000000000 else (~key & 0xFFFFFFFFFFFFFFFF)
+    return float(np.array([u], dtype=np.uint64).view(np.float64)[0])
+
+
+def _ranks_for(q: float | None, n: int) -> tuple[int, int, float]:
+    """numpy.median (q None) / numpy.quantile(method="linear") neighbours and weight."""
+    if q is None:
+        return (n - 1) // 2, n // 2, 0.5
+    vi = float(n - 1) * q
+    if vi >= float(n - 1):
+        return n - 1, n - 1, vi + 1.0  # NumPy points both neighbours at the last element
+    prev = 0.0 if vi < 0 else math.floor(vi)
+    lo = int(prev)
+    return lo, lo + 1, 0.0 if vi < 0 else vi - prev
+
+
+def _lerp(lo: float, hi: float, gamma: float) -> float:
+    with np.errstate(all="ignore"):
+        diff = np.float64(hi) - np.float64(lo)
+        if gamma >= 0.5:
+            return float(np.float64(hi) - diff * (1.0 - gamma))
+        return float(np.float64(lo) + diff * gamma)
+
+
+def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
+                 first: dict[int, np.ndarray] | None = None) -> list[float]:
+    """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
+    NaN or an empty input, as NumPy gives."""
+    n = run.n
+    plan, wanted, index = [], [], {}
+    for stream, q in requests:
+        if n == 0 or nan_counts[stream] > 0:
+            plan.append(None)
+            continue
+        lo, hi, gamma = _ranks_for(q, n)
+        ids = []
+        for rank in (lo, hi):
+            if (stream, rank) not in index:
+                index[(stream, rank)] = len(wanted)
+                wanted.append((stream, rank))
+            ids.append(index[(stream, rank)])
+        plan.append((ids[0], ids[1], gamma, q is None))
+    keys = _select_keys(run, wanted, first) if wanted else []
+    out = []
+    for item in plan:
+        if item is None:
+            out.append(math.nan)
+            continue
+        i_lo, i_hi, gamma, median = item
+        lo, hi = _key_value(keys[i_lo], run.setup.f32), _key_value(keys[i_hi], run.setup.f32)
+        if median:
+            with np.errstate(all="ignore"):
+                out.append(lo if i_lo == i_hi else float((np.float64(lo) + np.float64(hi)) / 2.0))
+        else:
+            out.append(_lerp(lo, hi, gamma))
+    return out
+
+
+def count_zeros(run: DeviceRun) -> int:
+    """How many elements of ``b`` equal zero."""
+    p = run.params()
+    p.out = run.alloc(8, zero=True)
+    run.launch("poly_count_zeros", p, run.grid("poly_count_zeros"))
+    return int(run.read(p.out, np.empty(1, dtype=np.uint64))[0])
+
+
+__all__ += ["GATHER_CAP"]

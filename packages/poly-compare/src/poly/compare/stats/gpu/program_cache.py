@@ -1,0 +1,171 @@
+"""
+Compiling the on-device statistics kernels with NVRTC and loading them with the CUDA driver.
+
+A variant (``kernel_source.KernelVariant``) is compiled once per GPU architecture: its CUBIN is
+kept in memory per CUDA context and on disk under ``$POLY_CACHE_DIR`` (default
+``~/.cache/poly``), in ``gpu_kernels/``, named by the hash of the source and options, the
+architecture and the NVRTC version, so a later process loads it without compiling. No CUDA
+toolkit is needed beyond what cuda-python (``pip install poly-compare[gpu]``) finds: NVRTC and
+the driver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from poly.compare.stats.gpu.kernel_source import (
+    DIGIT_BITS,
+    KERNEL_SOURCE,
+    MAX_GROUPS,
+    KernelVariant,
+    kernel_options,
+)
+from poly.core.optional_import import lazy_import
+
+__all__ = ["GpuUnavailableError", "GpuError", "Program", "load_program", "cache_dir", "check", "driver_api",
+           "nvrtc_api"]
+
+_GPU_INSTALL = "poly-compare[gpu]"
+driver_api = lazy_import("cuda.bindings.driver", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
+nvrtc_api = lazy_import("cuda.bindings.nvrtc", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
+
+KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_count_zeros")
+
+
+class GpuError(RuntimeError):
+    """A CUDA driver call failed."""
+
+
+class GpuUnavailableError(GpuError):
+    """NVRTC or the driver cannot serve on-device statistics here (the comparison runs on the host)."""
+
+
+def check(result, what: str):
+    """The values of a cuda-python call's result tuple, or GpuError naming ``what`` and the error."""
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        raise GpuError(f"{what} failed: {getattr(err, 'name', err)}")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept: ``$POLY_CACHE_DIR/gpu_kernels`` or ``~/.cache/poly/gpu_kernels``."""
+    root = os.environ.get("POLY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "poly")
+    return Path(root) / "gpu_kernels"
+
+
+def _nvrtc_version() -> tuple[int, int]:
+    try:
+        major, minor = check(nvrtc_api.nvrtcVersion(), "nvrtcVersion")
+    except (OSError, RuntimeError) as err:  # the NVRTC library is not found
+        raise GpuUnavailableError(f"NVRTC is not available: {err}") from err
+    return int(major), int(minor)
+
+
+def _compile(options: list[str], arch: str) -> bytes:
+    nv = nvrtc_api
+    prog = check(nv.nvrtcCreateProgram(KERNEL_SOURCE.encode(), b"poly_error_stats.cu", 0, [], []),
+                 "nvrtcCreateProgram")
+    try:
+        opts = [o.encode() for o in options] + [f"--gpu-architecture={arch}".encode(), b"--fmad=false",
+                                                   b"-std=c++17"]
+        err = nv.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        if int(err) != 0:
+            size = check(nv.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+            log = b" " * int(size)
+            nv.nvrtcGetProgramLog(prog, log)
+            raise GpuError(f"NVRTC could not compile the statistics kernels for {arch}: "
+                           f"{log.decode(errors='replace').strip()}")
+        if arch.startswith("sm_"):
+            size = check(nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
+            image = b" " * int(size)
+            check(nv.nvrtcGetCUBIN(prog, image), "nvrtcGetCUBIN")
+        else:
+            size = check(nv.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
+            image = b" " * int(size)
+            check(nv.nvrtcGetPTX(prog, image), "nvrtcGetPTX")
+        return image
+    finally:
+        nv.nvrtcDestroyProgram(prog)
+
+
+def _supported_archs() -> list[int]:
+    try:
+        archs = check(nvrtc_api.nvrtcGetSupportedArchs(), "nvrtcGetSupportedArchs")
+        return [int(a) for a in archs]
+    except (GpuError, AttributeError):
+        return []
+
+
+def _image_for(variant: KernelVariant, cc: tuple[int, int]) -> bytes:
+    options = kernel_options(variant)
+    major, minor = _nvrtc_version()
+    sm = cc[0] * 10 + cc[1]
+    supported = _supported_archs()
+    # A GPU newer than this NVRTC gets PTX of the newest architecture it knows (the driver JITs it).
+    arch = f"sm_{sm}" if not supported or sm in supported else f"compute_{max(a for a in supported if a <= sm)}"
+    digest = hashlib.sha256((KERNEL_SOURCE + "\0" + " ".join(options)).encode()).hexdigest()[:32]
+    path = cache_dir() / f"{digest}-{arch}-nvrtc{major}.{minor}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    image = _compile(options, arch)
+    try:  # the cache is an optimisation: a read-only home directory only costs a compilation
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:
+            tmp.write(image)
+        os.replace(tmp.name, path)
+    except OSError:
+        pass
+    return image
+
+
+class Program:
+    """One variant's kernels, loaded in one CUDA context."""
+
+    def __init__(self, image: bytes):
+        drv = driver_api
+        buf = np.frombuffer(image, dtype=np.uint8).copy()
+        self.module = check(drv.cuModuleLoadData(buf.ctypes.data), "cuModuleLoadData")
+        self.functions = {name: check(drv.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction")
+                          for name in KERNEL_NAMES}
+        check(drv.cuFuncSetAttribute(
+            self.functions["poly_radix_hist"],
+            drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            MAX_GROUPS * (1 << DIGIT_BITS) * 4), "cuFuncSetAttribute")
+        self._occupancy: dict[tuple[str, int, int], int] = {}
+
+    def blocks_per_sm(self, name: str, threads: int, shared: int) -> int:
+        """Blocks of ``threads`` threads (and ``shared`` bytes of dynamic shared memory) of kernel
+        ``name`` resident per multiprocessor."""
+        key = (name, threads, shared)
+        if key not in self._occupancy:
+            blocks = check(driver_api.cuOccupancyMaxActiveBlocksPerMultiprocessor(self.functions[name], threads, shared),
+                           "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+            self._occupancy[key] = max(1, int(blocks))
+        return self._occupancy[key]
+
+
+_PROGRAMS: dict[tuple[int, KernelVariant], Program] = {}
+_LOCK = threading.Lock()
+
+
+def load_program(context: int, cc: tuple[int, int], variant: KernelVariant) -> Program:
+    """The loaded kernels of ``variant`` in CUDA context ``context`` (a handle as an int) of a
+    device of compute capability ``cc``, compiled or read from the disk cache on first use."""
+    key = (context, variant)
+    with _LOCK:
+        prog = _PROGRAMS.get(key)
+        if prog is None:
+            prog = Program(_image_for(variant, cc))
+            _PROGRAMS[key] = prog
+        return prog

@@ -1,0 +1,369 @@
+"""
+Error statistics of CUDA arrays computed on their GPU (``poly.compare.stats.gpu``): every
+``ErrorStats`` field equals the CPU engine's on the same data (exactly for extrema, indices,
+counts and order statistics; sums within 1e-12 of their magnitude), for every dtype pair the
+engine supports, NaN/Inf/ties/zeros, empty, one-element and strided inputs, CuPy arrays and
+torch CUDA tensors; every CompareFunc gives the same verdict as on host copies, values exactly
+on a tolerance included; and nothing is copied to the host on the way.
+
+Needs an NVIDIA GPU, cuda-python's NVRTC and CuPy/PyTorch (the GPU machine runs it through
+tools/run_device_tests.sh); the fallback test runs where NVRTC is missing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import poly.compare as pc
+from poly.compare import CompareFunc, error_stats
+from poly.compare.results import IterationResult
+from poly.compare.stats import gpu
+from poly.core.logger import G_LOGGER
+
+GPU_REASON = "needs an NVIDIA GPU and cuda-python's NVRTC"
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    try:
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:  # noqa: BLE001 - no driver or no device
+        return None
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _nvrtc_ok() -> bool:
+    try:
+        from cuda.bindings import nvrtc
+
+        return int(nvrtc.nvrtcVersion()[0]) == 0
+    except Exception:  # noqa: BLE001 - module or library missing
+        return False
+
+
+cp = _cupy()
+torch = _torch()
+ON_GPU = (cp is not None or torch is not None) and _nvrtc_ok()
+needs_gpu = pytest.mark.skipif(not ON_GPU, reason=GPU_REASON)
+needs_cupy = pytest.mark.skipif(not ON_GPU or cp is None, reason=GPU_REASON + " (with CuPy)")
+needs_torch = pytest.mark.skipif(not ON_GPU or torch is None, reason=GPU_REASON + " (with PyTorch CUDA)")
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+# every dtype with itself, and the mixed pairs that exercise each arithmetic (float32, float64,
+# integer wrap-around in int32/int64/uint64, int32/int64 divisors, bool xor)
+PAIRS = [(t, t) for t in ("bool", *INTS, *FLOATS)] + [
+    ("float16", "float32"), ("bfloat16", "float32"), ("float16", "bfloat16"), ("float32", "float64"),
+    ("bool", "float32"), ("float32", "bool"), ("int32", "float32"), ("float32", "int32"), ("float64", "int64"),
+    ("int8", "uint8"), ("uint32", "int32"), ("int64", "int32"), ("int32", "int64"), ("uint8", "int64"),
+    ("uint64", "bool"), ("int64", "uint64"), ("int16", "uint16"), ("bool", "int8"),
+]
+
+
+def _dtype(name: str) -> np.dtype:
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
+def _data(name: str, n: int, rng: np.random.Generator, special: bool, base: np.ndarray | None = None) -> np.ndarray:
+    """Random data of dtype ``name`` with ties and zeros (and NaN/Inf for floats when ``special``);
+    near ``base`` when given, so that the comparison has small differences too."""
+    dt = _dtype(name)
+    if name == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if name in INTS:
+        info = np.iinfo(dt)
+        x = rng.integers(info.min, info.max, n, endpoint=True, dtype=dt)
+        x[: n // 2] = np.clip(rng.integers(-3, 4, n // 2), info.min, info.max).astype(dt)  # ties and zeros
+        if n >= 4:
+            x[1], x[2] = info.min, info.max  # the wrap-around cases
+        return x
+    x = rng.standard_normal(n) * 4.0
+    if base is not None and (base.dtype.kind == "f" or base.dtype == BF16):
+        x = base.astype(np.float64) + rng.standard_normal(n) * 1e-2
+    x[::7] = x[0] if n else 0.0  # ties
+    x[::11] = 0.0
+    x[5::13] = -0.0
+    if special and n >= 8:
+        idx = rng.choice(n, size=max(3, n // 50), replace=False)
+        x[idx[0::3]] = np.nan
+        x[idx[1::3]] = np.inf
+        x[idx[2::3]] = -np.inf
+    return x.astype(dt)
+
+
+def _to_device(arr: np.ndarray, framework: str):
+    if framework == "torch" or arr.dtype == BF16:
+        if arr.dtype == BF16:
+            return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16).cuda()
+        return torch.from_numpy(np.ascontiguousarray(arr)).cuda()
+    return cp.asarray(arr)
+
+
+def _same(x: float, y: float) -> bool:
+    return (math.isnan(x) and math.isnan(y)) or x == y
+
+
+def _close(x: float, y: float, scale: float = 0.0) -> bool:
+    if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
+        return _same(x, y)
+    return abs(x - y) <= 1e-12 * max(abs(x), abs(y), abs(scale)) + 1e-300
+
+
+def assert_stats_equal(got, want):
+    """Every field of two ErrorStats: exact where the engine is exact, sums within 1e-12."""
+    assert got.shape == want.shape and got.size == want.size
+    assert got.compute_dtype == want.compute_dtype
+    assert got.mismatches == want.mismatches
+    for name in ("a", "b"):
+        g, w = getattr(got, name), getattr(want, name)
+        for f in ("min", "max"):
+            assert _same(getattr(g, f), getattr(w, f)), (name, f, getattr(g, f), getattr(w, f))
+        assert (g.argmin, g.argmax, g.nan_count, g.inf_count) == (w.argmin, w.argmax, w.nan_count, w.inf_count), name
+        for f, scale in (("mean", w.mean_abs), ("mean_abs", 0.0), ("mean_square", 0.0), ("var", w.mean_square),
+                         ("std", math.sqrt(w.mean_square) if w.mean_square >= 0 else 0.0)):
+            assert _close(getattr(g, f), getattr(w, f), scale), (name, f, getattr(g, f), getattr(w, f))
+        assert _same(g.median, w.median), (name, "median", g.median, w.median)
+    for name in ("absdiff", "reldiff"):
+        g, w = getattr(got, name), getattr(want, name)
+        for f in ("min", "max", "median"):
+            assert _same(getattr(g, f), getattr(w, f)), (name, f, getattr(g, f), getattr(w, f))
+        assert (g.argmin, g.argmax, g.nan_count, g.inf_count) == (w.argmin, w.argmax, w.nan_count, w.inf_count), name
+        assert g.quantiles.keys() == w.quantiles.keys()
+        for q in w.quantiles:
+            assert _same(g.quantiles[q], w.quantiles[q]), (name, q, g.quantiles[q], w.quantiles[q])
+        scale = max(abs(w.mean), abs(w.max) if math.isfinite(w.max) else 0.0)
+        for f in ("mean", "var", "std"):
+            assert _close(getattr(g, f), getattr(w, f), scale if f == "mean" else scale * scale if f == "var"
+                          else scale), (name, f, getattr(g, f), getattr(w, f))
+    for f in ("l2", "mse", "cosine"):
+        assert _close(getattr(got, f), getattr(want, f), 1.0 if f == "cosine" else 0.0), (f, getattr(got, f),
+                                                                                            getattr(want, f))
+    for f in ("psnr", "snr"):
+        g, w = getattr(got, f), getattr(want, f)
+        assert _same(g, w) or abs(g - w) <= 1e-9 * max(1.0, abs(w)), (f, g, w)
+
+
+QUANTILES = (0.0, 0.1, 0.5, 0.9, 0.95, 0.99, 1.0)
+
+
+def _check_pair(a_np, b_np, a_dev, b_dev, **kw):
+    want = error_stats(a_np, b_np, quantiles=QUANTILES, threads=1, **kw)
+    got = error_stats(a_dev, b_dev, quantiles=QUANTILES, **kw)
+    assert_stats_equal(got, want)
+
+
+@needs_gpu
+@pytest.mark.parametrize("special", [False, True], ids=["finite", "nan-inf"])
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}-{p[1]}")
+def test_every_dtype_pair_matches_the_cpu_engine(pair, special):
+    if cp is None and not all(t == "bfloat16" for t in pair):
+        pytest.skip(GPU_REASON + " (with CuPy)")
+    if torch is None and "bfloat16" in pair:
+        pytest.skip(GPU_REASON + " (bfloat16 needs PyTorch CUDA)")
+    rng = np.random.default_rng(abs(hash(pair)) % 2**32 + special)
+    framework = "torch" if "bfloat16" in pair else "cupy"
+    for shape in ((0,), (1,), (37, 29)):
+        n = math.prod(shape)
+        a = _data(pair[0], n, rng, special).reshape(shape)
+        b = _data(pair[1], n, rng, special, base=a.reshape(-1)).reshape(shape)
+        _check_pair(a, b, _to_device(a, framework), _to_device(b, framework))
+        if not special and pair[0] in FLOATS:
+            _check_pair(a, b, _to_device(a, framework), _to_device(b, framework), infinities_compare_equal=True,
+                        atol=1e-3, rtol=1e-2)
+
+
+@needs_cupy
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
+                                  ("int64", "int64"), ("uint8", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_strided_views_match_the_cpu_engine(pair):
+    rng = np.random.default_rng(7)
+    a = _data(pair[0], 60 * 50, rng, False).reshape(60, 50)
+    b = _data(pair[1], 60 * 50, rng, False, base=a.reshape(-1)).reshape(60, 50)
+    da, db = cp.asarray(a), cp.asarray(b)
+    for view in (lambda x: x[::2, 1::3], lambda x: x.T, lambda x: x[::-1, 5:45]):
+        va, vb = view(a), view(b)
+        _check_pair(va, vb, view(da), view(db))
+    _check_pair(a[::3, ::2], b[:20, :25], da[::3, ::2], cp.ascontiguousarray(db[:20, :25]))
+
+
+def _numpy_diffs(a: np.ndarray, b: np.ndarray, f32: bool) -> tuple[np.ndarray, np.ndarray]:
+    """absdiff and reldiff as the engine forms them (float32 arithmetic for narrow float pairs,
+    integer wrap-around for int32/int64 pairs, |INT_MIN| kept negative in the divisor), as float64."""
+    with np.errstate(all="ignore"):
+        if f32:
+            x, y = a.astype(np.float32), b.astype(np.float32)
+            ad = np.abs(x - y)
+            rd = ad / np.where(y == 0, np.float32(np.finfo(np.float64).eps), np.abs(y))
+            return ad.astype(np.float64), rd.astype(np.float64)
+        ad = np.abs(a - b).astype(np.float64)  # same-type integer pairs wrap as NumPy's (Polygraphy's) do
+        den = np.abs(b).astype(np.float64)
+        return ad, ad / np.where(b == 0, np.finfo(np.float64).eps, den)
+
+
+def _assert_matches_numpy(got, x: np.ndarray, y: np.ndarray):
+    """Every field of ``got`` against NumPy on the same data (finite inputs)."""
+    f32 = got.compute_dtype == "float32"
+    ad, rd = _numpy_diffs(x, y, f32)
+    n = x.size
+    for name, v in (("a", x.astype(np.float64)), ("b", y.astype(np.float64)), ("absdiff", ad), ("reldiff", rd)):
+        s = getattr(got, name)
+        assert (s.min, s.max, s.argmin, s.argmax) == (v.min(), v.max(), (int(v.argmin()),), (int(v.argmax()),)), name
+        assert (s.nan_count, s.inf_count) == (0, 0), name
+        assert _same(s.median, float(np.median(v))), (name, s.median, float(np.median(v)))
+        scale = float(np.abs(v).max())
+        assert _close(s.mean, float(np.mean(v)), scale), (name, s.mean, float(np.mean(v)))
+        assert _close(s.var, float(np.var(v)), scale * scale), (name, s.var, float(np.var(v)))
+        if name in ("absdiff", "reldiff"):
+            for q in QUANTILES:
+                assert _same(s.quantiles[q], float(np.quantile(v, q))), (name, q)
+        else:
+            assert _close(s.mean_abs, float(np.mean(np.abs(v))), scale), name
+            assert _close(s.mean_square, float(np.mean(v * v)), scale * scale), name
+    atol = float(np.float32(1e-5)) if f32 else 1e-5
+    assert got.mismatches == int(np.count_nonzero(~(ad <= atol) & ~(rd <= atol)))
+    xs, ys = x.astype(np.float64), y.astype(np.float64)
+    sq = float(np.sum(ad * ad))
+    assert _close(got.l2, math.sqrt(sq)) and _close(got.mse, sq / n)
+    na, nb = math.sqrt(float(np.sum(xs * xs))), math.sqrt(float(np.sum(ys * ys)))
+    cosine = 1.0 if na == 0 and nb == 0 else 0.0 if na == 0 or nb == 0 else float(np.sum(xs * ys)) / (na * nb)
+    assert _close(got.cosine, cosine, 1.0)
+    if sq == 0:
+        assert got.psnr == got.snr == math.inf
+    else:
+        peak = max(abs(float(ys.min())), abs(float(ys.max()))) or 1.0
+        assert abs(got.psnr - (20 * math.log10(peak) - 10 * math.log10(sq / n))) <= 1e-9 * max(1.0, abs(got.psnr))
+
+
+@needs_cupy
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
+                                  ("int64", "int64"), ("int32", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_large_inputs_take_every_radix_pass(pair):
+    # More elements than one gather holds: the first digit counted in the statistics pass, then
+    # histogram passes, then gathers. Checked against NumPy on the difference arrays.
+    rng = np.random.default_rng(11)
+    n = 700_001
+    a = _data(pair[0], n, rng, False)
+    b = _data(pair[1], n, rng, False, base=a)
+    ties = np.zeros(n, dtype=_dtype(pair[0]))  # a single value everywhere: one bin all the way down
+    for x, y in ((a, b), (ties, ties.astype(_dtype(pair[1])))):
+        got = error_stats(cp.asarray(x), cp.asarray(y), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
+        _assert_matches_numpy(got, x, y)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "int64", "bool"])
+def test_torch_cuda_tensors_match_the_cpu_engine(dtype):
+    rng = np.random.default_rng(5)
+    a = _data(dtype, 4096, rng, True).reshape(64, 64)
+    b = _data(dtype, 4096, rng, True, base=a.reshape(-1)).reshape(64, 64)
+    _check_pair(a, b, _to_device(a, "torch"), _to_device(b, "torch"))
+    ta, tb = _to_device(a, "torch"), _to_device(b, "torch")
+    _check_pair(a.T, b.T, ta.t(), tb.t())  # transposed views of tensors
+
+
+def _funcs(tol: float):
+    return [
+        CompareFunc.simple(atol=tol, rtol=0.0), CompareFunc.simple(atol=tol, rtol=tol),
+        CompareFunc.simple(check_error_stat="max", atol=tol, rtol=0.0),
+        CompareFunc.simple(check_error_stat="mean", atol=tol, rtol=0.0),
+        CompareFunc.simple(check_error_stat="median", atol=tol, rtol=0.0),
+        CompareFunc.simple(check_error_stat="quantile", error_quantile=0.9, atol=tol, rtol=0.0),
+        pc.L2CompareFunc(l2_threshold=tol * 8), pc.CosineSimilarityCompareFunc(), pc.PsnrCompareFunc(),
+        pc.SnrCompareFunc(),
+    ]
+
+
+@needs_gpu
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize("tol", [0.5, 0.4999, 0.25], ids=["on-tolerance", "below", "far-below"])
+def test_compare_func_verdicts_match_host_copies(framework, tol):
+    if (cp if framework == "cupy" else torch) is None:
+        pytest.skip(GPU_REASON + f" (with {framework})")
+    b = np.arange(1, 65, dtype=np.float32).reshape(8, 8)
+    a = b.copy()
+    a[::3] += 0.5  # absdiff exactly 0.5 on a third of the rows: on the tolerance when atol == 0.5
+    for func in _funcs(tol):
+        on_host = func(IterationResult({"x": a}, runner_name="r0"), IterationResult({"x": b}, runner_name="r1"))
+        on_dev = func(IterationResult({"x": _to_device(a, framework)}, runner_name="r0"),
+                      IterationResult({"x": _to_device(b, framework)}, runner_name="r1"))
+        assert bool(on_dev["x"]) == bool(on_host["x"]), (type(func).__name__, tol)
+    assert bool(CompareFunc.simple(atol=0.5, rtol=0.0)(
+        IterationResult({"x": _to_device(a, framework)}, runner_name="r0"),
+        IterationResult({"x": _to_device(b, framework)}, runner_name="r1"))["x"])
+
+
+@needs_gpu
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+def test_no_host_copy_of_the_arrays(framework, monkeypatch):
+    if (cp if framework == "cupy" else torch) is None:
+        pytest.skip(GPU_REASON + f" (with {framework})")
+    import poly.compare.funcs.base as base
+    import poly.compare.funcs.metrics as metrics
+    import poly.compare.stats.gpu.device_output as device_output
+    import poly.compare.stats.native as native
+    import poly.compare.stats.polygraphy_quirks as quirks
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((200, 200)).astype(np.float32)
+    b = (a + rng.uniform(-1e-6, 1e-6, a.shape)).astype(np.float32)
+    want = error_stats(a, b, quantiles=(0.5, 0.9, 0.99))
+    da, db = _to_device(a, framework), _to_device(b, framework)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a CUDA array was copied to the host")
+
+    for module in (base, metrics, native, quirks, device_output):
+        monkeypatch.setattr(module, "host_array", refuse)
+    monkeypatch.setattr(device_output.DeviceOutput, "host", refuse)
+
+    before = gpu.transfer_counter["dtoh_bytes"]
+    gpu.transfer_counter["largest"] = 0
+    stats = error_stats(da, db, quantiles=(0.5, 0.9, 0.99))
+    assert_stats_equal(stats, want)
+    for func in (CompareFunc.simple(atol=1e-4), CompareFunc.simple(check_error_stat="median", atol=1e-4),
+                 pc.L2CompareFunc(l2_threshold=1.0), pc.CosineSimilarityCompareFunc(), pc.PsnrCompareFunc(),
+                 pc.SnrCompareFunc()):
+        assert bool(func(IterationResult({"x": da}, runner_name="r0"), IterationResult({"x": db}, runner_name="r1"))["x"])
+    assert gpu.transfer_counter["dtoh_bytes"] > before
+    assert 0 < gpu.transfer_counter["largest"] < a.nbytes  # per-block records and histograms, never an array
+
+
+@needs_cupy
+def test_streams_are_honoured():
+    # the arrays are written on a non-blocking stream; the statistics run after that work
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        a = cp.arange(1 << 22, dtype=cp.float32)
+        b = a * 1.0
+        b[123] += 1.0
+        stats = error_stats(a, b)
+    assert stats.absdiff.argmax == (123,) and stats.mismatches == 1
+
+
+@pytest.mark.skipif(_nvrtc_ok(), reason="NVRTC is loadable here: the fallback does not apply")
+def test_without_nvrtc_cuda_arrays_fall_back_with_one_info_line(monkeypatch):
+    from poly.compare.stats.gpu import dispatch
+
+    monkeypatch.setattr(dispatch, "_READY", {})
+    lines = []
+    monkeypatch.setattr(G_LOGGER, "info", lambda msg, *a, **k: lines.append(str(msg)))
+    assert dispatch.gpu_ready() is False
+    assert dispatch.gpu_ready() is False  # checked once
+    assert len(lines) == 1 and "pip install poly-compare[gpu]" in lines[0]

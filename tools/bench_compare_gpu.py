@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""
+Benchmark of the on-device error statistics (poly.compare.stats.gpu) on a GPU.
+
+On N float32 pairs held as torch CUDA tensors (default 10^9, or as many as fit), it measures:
+
+- the device read bandwidth floor: a float32 sum of each of the two arrays (torch's reduction
+  kernels), i.e. reading both arrays once;
+- poly's ``error_stats`` without order statistics (target: >= 60% of that bandwidth);
+- poly's ``error_stats`` with the median and the 90/95/99% quantiles (target: <= 4x the floor);
+- Polygraphy's ``CompareFunc.simple`` and poly's on the same torch CUDA tensors (target: poly
+  >= 20x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
+  larger inputs), poly's CompareFunc on the same.
+
+Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios.
+
+Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+
+
+def _timed(fn, sync, repeat):
+    fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10**9, help="float32 pairs (default 10^9)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median reported)")
+    parser.add_argument("--pg-size", type=int, default=1 << 24, help="elements for the Polygraphy comparison")
+    args = parser.parse_args()
+
+    import torch
+
+    from poly.compare import CompareFunc, error_stats
+    from poly.compare.results import IterationResult
+    from poly.compare.stats import gpu
+
+    if not torch.cuda.is_available() or not gpu.gpu_ready():
+        print("needs an NVIDIA GPU, PyTorch CUDA and cuda-python's NVRTC", file=sys.stderr)
+        return 1
+    sync = torch.cuda.synchronize
+    n = args.size
+    free, _ = torch.cuda.mem_get_info()
+    n = min(n, int(free * 0.8) // 8)  # both arrays within 80% of the free memory
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(n, device="cuda", generator=gen, dtype=torch.float32)
+    b = a + 1e-3 * torch.randn(n, device="cuda", generator=gen, dtype=torch.float32)
+    sync()
+    nbytes = 2 * 4 * n
+    print(f"device: {torch.cuda.get_device_name()}  pairs: {n:,} float32 ({nbytes / 1e9:.2f} GB read per pass)")
+
+    floor = _timed(lambda: (a.sum() + b.sum()).item(), sync, args.repeat)
+    bw = nbytes / floor
+    print(f"read floor (sum of both arrays): {floor * 1e3:9.2f} ms  {bw / 1e9:8.1f} GB/s")
+
+    t_stats = _timed(lambda: error_stats(a, b, median=False), sync, args.repeat)
+    frac = (nbytes / t_stats) / bw
+    print(f"poly error_stats, no order stats: {t_stats * 1e3:9.2f} ms  {nbytes / t_stats / 1e9:8.1f} GB/s  "
+          f"= {frac * 100:5.1f}% of the floor's bandwidth (target >= 60%)")
+
+    t_full = _timed(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, args.repeat)
+    print(f"poly error_stats, median + p90/95/99: {t_full * 1e3:9.2f} ms  = {t_full / floor:5.2f}x the floor "
+          f"(target <= 4x)")
+
+    m = min(n, args.pg_size)
+    a_m, b_m = a[:m].clone(), b[:m].clone()
+    pairs = (IterationResult({"x": a_m}, runner_name="r0"), IterationResult({"x": b_m}, runner_name="r1"))
+    from poly.core.logger import G_LOGGER
+
+    G_LOGGER.module_severity = G_LOGGER.ERROR
+    t_poly_cf = _timed(lambda: CompareFunc.simple()(*pairs), sync, args.repeat)
+    print(f"poly CompareFunc.simple on {m:,} pairs: {t_poly_cf * 1e3:9.2f} ms")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from polygraphy.comparator import CompareFunc as PgCompareFunc
+            from polygraphy.comparator import IterationResult as PgIterationResult
+            from polygraphy.logger import G_LOGGER as PG_LOGGER
+
+            PG_LOGGER.module_severity = PG_LOGGER.ERROR
+            pg_pairs = (PgIterationResult({"x": a_m}, runner_name="r0"), PgIterationResult({"x": b_m}, runner_name="r1"))
+            t_pg = _timed(lambda: PgCompareFunc.simple()(*pg_pairs), sync, max(1, args.repeat // 2))
+        print(f"Polygraphy CompareFunc.simple on {m:,} pairs: {t_pg * 1e3:9.2f} ms  = {t_pg / t_poly_cf:6.1f}x "
+              f"poly's time (target >= 20x)")
+    except ImportError:
+        print("Polygraphy is not installed: no baseline")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
