@@ -24,5 +24,6 @@ log="${OUT:-/tmp}/cuda_tests.log"
   python3 -m pytest -q -p no:cacheprovider -rs \
     tests/core/test_core_cuda.py tests/core/test_core_memory_ownership.py tests/trt/test_trt_runner_double.py \
     tests/trt/test_trt_calibrator.py tests/trt/test_trt_tensor_binding.py tests/core/test_core_cuda_arrays.py \
-    tests/trt/test_trt_context_memory.py tests/core/test_core_host_arrays.py tests/compare/test_compare_gpu_stats.py
+    tests/trt/test_trt_context_memory.py tests/core/test_core_host_arrays.py tests/compare/test_compare_gpu_stats.py \
+    tests/compare/test_compare_torch_results.py
 } 2>&1 | tee "$log"

@@ -89,7 +89,7 @@ class LazyArray:
             return self.arr
         if self.tmpfile.endswith(".pt"):
             # weights_only: rebuilding plain tensors runs no code from the file
-            return torch.load(self.tmpfile, weights_only=True)
+            return torch.load().load(self.tmpfile, weights_only=True)  # LazyModule.load() gives the module
         return np.load(self.tmpfile, allow_pickle=False)
 
 
