@@ -5,6 +5,8 @@ translate ends the command with one line naming it."""
 from __future__ import annotations
 
 import copy
+import inspect
+import re
 import subprocess
 import sys
 import textwrap
@@ -164,3 +166,118 @@ def test_a_flag_the_generator_cannot_translate_is_one_line_naming_it(models, tmp
     # without --gen-script the flag does not get in the way
     assert CliRunner().invoke(extended, [models["identity"], "--onnxrt", "--future-flag"],
                               standalone_mode=False).return_value == 0
+
+
+# ---- every flag: the script makes the loaders, runners and Comparator.run call the command makes ----
+
+def _normalized(value):
+    """Strings without what differs from one process or run to the next: a runner's
+    `-N<count>-<time>` name suffix, the temporary directory of the model TensorRT's parser reads."""
+    value = re.sub(r"-N\d+-\S+$", "", value)
+    return re.sub(r"poly-trt-onnx-[^/]+", "poly-trt-onnx-TMP", value)
+
+
+def _assert_same_structure(ours, theirs, where="runners"):
+    """``ours`` and ``theirs`` are made of the same loaders and runners (same classes), with the
+    same arguments (their attributes, compared recursively)."""
+    assert type(ours) is type(theirs), f"{where}: {type(ours).__name__} != {type(theirs).__name__}"
+    if isinstance(ours, (list, tuple)):
+        assert len(ours) == len(theirs), f"{where}: {ours!r} != {theirs!r}"
+        for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            _assert_same_structure(a, b, f"{where}[{index}]")
+    elif isinstance(ours, dict):
+        assert list(ours) == list(theirs), f"{where}: {list(ours)} != {list(theirs)}"
+        for key in ours:
+            _assert_same_structure(ours[key], theirs[key], f"{where}[{key!r}]")
+    elif inspect.ismethod(ours):  # a loader's own method: the loader itself is being compared
+        assert ours.__func__ is theirs.__func__, f"{where}: {ours!r} != {theirs!r}"
+    elif isinstance(ours, str):
+        assert _normalized(ours) == _normalized(theirs), f"{where}: {ours!r} != {theirs!r}"
+    elif type(ours).__module__.startswith("poly.") and hasattr(ours, "__dict__"):
+        _assert_same_structure(vars(ours), vars(theirs), f"{where}<{type(ours).__name__}>")
+    else:
+        assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
+
+
+def _captured_run(monkeypatch, target):
+    """Runs ``target()`` with ``Comparator.run`` replaced by a recorder (nothing is inferred);
+    returns the (runners, keyword arguments) it was called with."""
+    from poly.compare import Comparator
+
+    calls = []
+
+    def record(runners, **kwargs):
+        calls.append((list(runners), kwargs))
+        return RunResults()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Comparator, "run", staticmethod(record))
+        target()
+    (call,) = calls
+    return call
+
+
+def _assert_script_makes_the_same_run(monkeypatch, tmp_path, args):
+    """`poly run ARGS` and the script `poly run ARGS --gen-script` writes call Comparator.run
+    with the same runners (loader by loader, argument by argument) and the same arguments."""
+    import runpy
+
+    from poly.cli.commands.run import run
+
+    monkeypatch.chdir(tmp_path)
+    args = [str(arg) for arg in args]
+    gen = CliRunner().invoke(run, [*args, "--gen-script", str(tmp_path / "gen.py")], standalone_mode=False)
+    assert gen.return_value == 0, gen.output
+    def run_command():
+        result = CliRunner().invoke(run, args, standalone_mode=False)
+        assert result.exception is None and "RUNNING" in result.output, result.output
+
+    command = _captured_run(monkeypatch, run_command)
+
+    def run_script():
+        with pytest.raises(SystemExit):
+            runpy.run_path(str(tmp_path / "gen.py"), run_name="__main__")
+
+    script = _captured_run(monkeypatch, run_script)
+    _assert_same_structure(script[0], command[0])
+    # (the script leaves out the arguments that are None: their defaults)
+    given = {key: value for key, value in command[1].items() if value is not None}
+    _assert_same_structure(dict(sorted(script[1].items())), dict(sorted(given.items())), "Comparator.run arguments")
+    return (tmp_path / "gen.py").read_text(), command
+
+
+def test_every_run_flag_is_translated():
+    """A flag added to `poly run` without its translation fails here (and, given with
+    --gen-script, ends the command with one line naming it)."""
+    from poly.cli.commands.run import run
+    from poly.cli.gen_script.run_script import TRANSLATED_FLAGS
+
+    params = {param.name for param in run.params}
+    assert sorted(params - TRANSLATED_FLAGS) == []
+    assert sorted(TRANSLATED_FLAGS - params) == ["help"]  # click adds --help itself
+
+
+def test_trt_builder_flags_make_the_same_create_config(monkeypatch, models, tmp_path):
+    for name in ("tactics.json", "cache.bin", "runtime.so", "plugin.so"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "post.py").write_text("def postprocess(network):\n    pass\n\ndef fix(network):\n    pass\n")
+    text, (runners, _) = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
+        models["dynamic"], "--trt", "--input-shapes", "X:[1,1,4,4]", "--trt-min-shapes", "X:[1,1,2,2]",
+        "--trt-opt-shapes", "X:[1,1,4,4]", "--trt-max-shapes", "X:[2,1,8,8]", "--fp16", "--bf16",
+        "--calibration-cache", tmp_path / "cal.cache", "--calib-base-cls", "IInt8MinMaxCalibrator",
+        "--precision-constraints", "obey", "--load-timing-cache", tmp_path / "cache.bin", "--pool-limit",
+        "workspace:1M", "--builder-optimization-level", "2", "--profiling-verbosity", "detailed",
+        "--sparse-weights", "--version-compatible",
+        "--exclude-lean-runtime", "--error-on-timing-cache-miss", "--disable-compilation-cache",
+        "--tactic-sources", "--refittable", "--strip-plan", "--use-dla", "--allow-gpu-fallback",
+        "--preview-features", "--max-aux-streams", "2", "--quantization-flags", "calibrate_before_fusion",
+        "--weight-streaming", "--runtime-platform", "same_as_build", "--tiling-optimization-level", "fast",
+        "--plugins", tmp_path / "plugin.so", "--onnx-flags", "native_instancenorm", "--plugin-instancenorm",
+        "--trt-outputs", "Y", "--trt-exclude-outputs", "Z", "--layer-precisions", "identity:float16",
+        "--tensor-dtypes", "X:float32", "--mark-debug", "Y", "--mark-unfused-tensors-as-debug-tensors",
+        "--trt-npps", tmp_path / "post.py", f"{tmp_path / 'post.py'}:fix", "--trt-cpps", tmp_path / "post.py",
+        "--load-runtime", tmp_path / "runtime.so", "--optimization-profile", "0", "--allocation-strategy",
+        "runtime", "--weight-streaming-budget", "50%", "--warm-up", "3", "--use-subprocess",
+        "--save-engine", tmp_path / "m.engine", "--save-timing-cache", tmp_path / "t.cache"])
+    assert "LoadPlugins([" in text and "SetLayerPrecisions(" in text and "PostprocessConfig(config" in text
+    assert "warm_up=3, use_subprocess=True" in text
