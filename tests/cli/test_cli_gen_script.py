@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from fixtures.cli_helpers import POLY, run_cli
+from fixtures.trt_double import tensorrt_double  # noqa: F401 (a fixture of the --int8 test)
 
 from poly.compare import RunResults
 
@@ -180,7 +181,9 @@ def _normalized(value):
 def _assert_same_structure(ours, theirs, where="runners"):
     """``ours`` and ``theirs`` are made of the same loaders and runners (same classes), with the
     same arguments (their attributes, compared recursively)."""
-    assert type(ours) is type(theirs), f"{where}: {type(ours).__name__} != {type(theirs).__name__}"
+    # (by name: a Calibrator's class is made per TensorRT base class)
+    kinds = [(type(value).__module__, type(value).__qualname__) for value in (ours, theirs)]
+    assert kinds[0] == kinds[1], f"{where}: {kinds[0]} != {kinds[1]}"
     if isinstance(ours, (list, tuple)):
         assert len(ours) == len(theirs), f"{where}: {ours!r} != {theirs!r}"
         for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
@@ -281,3 +284,85 @@ def test_trt_builder_flags_make_the_same_create_config(monkeypatch, models, tmp_
         "--save-engine", tmp_path / "m.engine", "--save-timing-cache", tmp_path / "t.cache"])
     assert "LoadPlugins([" in text and "SetLayerPrecisions(" in text and "PostprocessConfig(config" in text
     assert "warm_up=3, use_subprocess=True" in text
+
+
+def test_int8_calibrator_is_the_same_with_full_tensorrt(monkeypatch, models, tmp_path, tensorrt_double):
+    # TensorRT-RTX has no INT8 calibrator classes: the TensorRT double has them, as full TensorRT does
+    text, (runners, kwargs) = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
+        models["identity"], "--trt", "--int8", "--calibration-cache", tmp_path / "cal.cache",
+        "--calibration-base-class", "IInt8MinMaxCalibrator", "--seed", "5", "--iterations", "2"])
+    assert "calibrator=Calibrator(data_loader, cache=" in text and "algo='minmax'" in text
+
+
+def test_network_script_model_and_config_script(monkeypatch, tmp_path):
+    (tmp_path / "net.py").write_text("def make():\n    pass\n\ndef load_network():\n    pass\n")
+    (tmp_path / "cfg.py").write_text("def load_config(builder, network):\n    pass\n\n"
+                                     "def my_config(builder, network):\n    pass\n")
+    text, _ = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
+        f"{tmp_path / 'net.py'}:make", "--trt", "--trt-config-script", tmp_path / "cfg.py",
+        "--trt-config-func-name", "my_config", "--fp16"])
+    assert f"network = InvokeFromScript({str(tmp_path / 'net.py')!r}, 'make')" in text
+    assert f"config = InvokeFromScript({str(tmp_path / 'cfg.py')!r}, 'my_config')" in text
+    assert "CreateConfig" not in text  # the config script replaces the builder flags, as in the command
+    text, _ = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
+        tmp_path / "net.py", "--model-type", "trt-network-script", "--trt", "--trt-network-func-name", "make"])
+    assert "InvokeFromScript(" in text and "'make')" in text
+
+
+def test_onnx_loading_and_saving_flags(monkeypatch, models, tmp_path):
+    text, _ = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
+        models["multi"], "--onnxrt", "--onnx-ref", "--trt", "--shape-inference", "--no-onnxruntime-shape-inference",
+        "--onnx-outputs", "r", "--external-data-dir", tmp_path, "--ignore-external-data", "--fp-to-fp16",
+        "--save-onnx", tmp_path / "saved.onnx", "--save-external-data", "w.data",
+        "--external-data-size-threshold", "0", "--no-save-all-tensors-to-one-file", "--providers", "cpu"])
+    assert "InferShapes(OnnxFromPath(" in text and "allow_onnxruntime=False" in text
+    assert "ConvertToFp16(" in text and "SaveOnnx(onnx_model" in text and "all_tensors_to_one_file=False" in text
+    assert "NetworkFromOnnxPath(trt_onnx_path)" in text  # TensorRT parses the converted model, as in the command
+    assert (tmp_path / "saved.onnx").is_file()
+
+
+def test_postprocess_warm_up_and_subprocess_give_the_same_results(models, tmp_path):
+    text, script = _compare_with_run(models, [
+        models["multi"], "--onnxrt", "--onnx-ref", "--postprocess", "sum:top-2", "top-1,axis=0", "--warm-up", "2",
+        "--use-subprocess", "--seed", "11"], tmp_path, 0)
+    assert "Comparator.postprocess(results, PostprocessFunc.top_k({'sum': 2, '': (1, 0)}))" in text
+    assert "warm_up=2, use_subprocess=True" in text
+    # the script's saved outputs are the raw outputs (post-processing happens after saving), as the command's
+    assert RunResults.load(str(tmp_path / "script.json"))[0][1][0]["sum"].dtype == np.float32
+
+
+def test_saved_results_alone_and_a_compare_func_script(models, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "1", "--save-outputs", a).returncode == 0
+    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "2", "--save-outputs", b).returncode == 0
+    (tmp_path / "cmp.py").write_text(textwrap.dedent("""
+        def equal_names(run_a, run_b):
+            return {name: name in run_b for name in run_a}
+    """))
+    for flags, verdict in ((["--atol", "0", "--rtol", "0"], 1),
+                           (["--compare-func-script", f"{tmp_path / 'cmp.py'}:equal_names"], 0)):
+        direct = run_cli(POLY, "run", "--load-outputs", a, b, *flags, cwd=tmp_path)
+        assert direct.returncode == verdict, direct.stdout + direct.stderr
+        gen = run_cli(POLY, "run", "--load-outputs", a, b, *flags, "--gen-script", tmp_path / "gen.py", cwd=tmp_path)
+        assert gen.returncode == 0, gen.stdout + gen.stderr
+        text = (tmp_path / "gen.py").read_text()
+        assert "results = RunResults()" in text and "Comparator.run" not in text
+        script = _run_script(tmp_path / "gen.py", tmp_path)
+        assert script.returncode == verdict, script.stdout + script.stderr
+    assert f"compare_func = InvokeFromScript({str(tmp_path / 'cmp.py')!r}, 'equal_names')" in text
+
+
+def test_show_heatmaps_without_a_display_saves_them(models, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib", reason="heatmaps need matplotlib")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    out = tmp_path / "maps"
+    gen = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--onnx-ref", "--show-heatmaps", "--save-heatmaps", out,
+                  "--gen-script", tmp_path / "gen.py", cwd=tmp_path)
+    assert gen.returncode == 0, gen.stdout + gen.stderr
+    text = (tmp_path / "gen.py").read_text()
+    assert f"show_heatmaps, save_heatmaps = resolve_display('--show-heatmaps', True, {str(out)!r})" in text
+    assert "save_heatmaps=save_heatmaps, show_heatmaps=show_heatmaps" in text
+    script = _run_script(tmp_path / "gen.py", tmp_path)
+    assert script.returncode == 0, script.stdout + script.stderr
+    assert "no display" in script.stdout + script.stderr and any(out.iterdir())
