@@ -142,14 +142,24 @@ def test_trt_script_builds_the_engine_as_run_does(models, tmp_path):
         trt.load()
     except Exception as err:
         pytest.skip(f"no TensorRT flavour is installed ({err}): building an engine needs TensorRT or TensorRT-RTX")
-    flags = [models["identity"], "--trt", "--builder-optimization-level", "0"]
+    flags = [models["dynamic"], "--trt", "--builder-optimization-level", "0", "--input-shapes", "X:[1,1,4,4]",
+             "--refittable", "--max-aux-streams", "0", "--runtime-platform", "same_as_build",
+             "--tiling-optimization-level", "none", "--pool-limit", "workspace:16M", "--onnx-flags",
+             "native_instancenorm", "--trt-outputs", "Y", "--fp-to-fp16", "--optimization-profile", "0",
+             "--allocation-strategy", "static"]
     direct = run_cli(POLY, "run", *flags, "--save-engine", tmp_path / "direct.engine", cwd=tmp_path)
     assert run_cli(POLY, "run", *flags, "--save-engine", tmp_path / "script.engine", "--gen-script",
                    tmp_path / "gen.py", cwd=tmp_path).returncode == 0
     script = _run_script(tmp_path / "gen.py", tmp_path)
     assert script.returncode == direct.returncode
-    # built (and saved) before running it; where the engine cannot run here both stop
-    assert (tmp_path / "direct.engine").stat().st_size > 0 and (tmp_path / "script.engine").stat().st_size > 0
+    # built (and saved) before running it; where the engine cannot run here both stop; same build, same bytes
+    direct_engine, script_engine = (tmp_path / "direct.engine").read_bytes(), (tmp_path / "script.engine").read_bytes()
+    assert direct_engine and script_engine == direct_engine
+    # (and the flags matter: without --refittable and --fp-to-fp16 the engine differs)
+    plain = [flag for flag in flags if flag not in ("--refittable", "--fp-to-fp16")]
+    assert run_cli(POLY, "run", *plain, "--save-engine", tmp_path / "plain.engine", cwd=tmp_path).returncode == \
+        direct.returncode
+    assert (tmp_path / "plain.engine").read_bytes() != direct_engine
 
 
 def test_a_flag_the_generator_cannot_translate_is_one_line_naming_it(models, tmp_path):
