@@ -296,7 +296,8 @@ def test_trt_builder_flags_make_the_same_create_config(monkeypatch, models, tmp_
     assert "warm_up=3, use_subprocess=True" in text
 
 
-def test_int8_calibrator_is_the_same_with_full_tensorrt(monkeypatch, models, tmp_path, tensorrt_double):
+@pytest.mark.usefixtures("tensorrt_double")
+def test_int8_calibrator_is_the_same_with_full_tensorrt(monkeypatch, models, tmp_path):
     # TensorRT-RTX has no INT8 calibrator classes: the TensorRT double has them, as full TensorRT does
     text, (runners, kwargs) = _assert_script_makes_the_same_run(monkeypatch, tmp_path, [
         models["identity"], "--trt", "--int8", "--calibration-cache", tmp_path / "cal.cache",
