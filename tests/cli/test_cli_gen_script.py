@@ -377,3 +377,16 @@ def test_show_heatmaps_without_a_display_saves_them(models, tmp_path, monkeypatc
     script = _run_script(tmp_path / "gen.py", tmp_path)
     assert script.returncode == 0, script.stdout + script.stderr
     assert "no display" in script.stdout + script.stderr and any(out.iterdir())
+
+
+def test_tactic_replays_become_the_algorithm_selector(poly, models, tmp_path):
+    # TacticRecorder/TacticReplayer need trt.IAlgorithmSelector (full TensorRT 10 or older): the
+    # script names them as the command creates them
+    (tmp_path / "replay.json").write_text("{}")
+    for flag, loader in (("--save-tactics", "TacticRecorder"), ("--load-tactics", "TacticReplayer")):
+        result = poly("run", models["identity"], "--trt", flag, tmp_path / "replay.json", "--gen", "-")
+        assert result.exit_code == 0, result.output
+        assert f"algorithm_selector={loader}({str(tmp_path / 'replay.json')!r})" in result.output
+    both = poly("run", models["identity"], "--trt", "--save-tactics", tmp_path / "a.json", "--load-tactics",
+                tmp_path / "replay.json", "--gen", "-")
+    assert both.exit_code == 2 and "--save-tactics and --load-tactics cannot be used together" in both.output
