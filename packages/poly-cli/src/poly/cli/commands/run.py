@@ -73,8 +73,10 @@ def run(**kwargs):
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
     onnx_save = OnnxSaveArgs.from_kwargs(kwargs)
     if kwargs["gen_script"]:
-        return write_run_script(kwargs["gen_script"], command, model, runners, onnx, onnxrt, trt_network, trt_config,
-                                data, comparison)
+        return write_run_script(kwargs["gen_script"], command, model=model, runners=runners, onnx=onnx,
+                                onnxrt=onnxrt, trt_network=trt_network, trt_config=trt_config, trt_runtime=trt_runtime,
+                                onnx_save=onnx_save, data=data, inference=inference, postprocess=postprocess,
+                                comparison=comparison)
     G_LOGGER.start(f"RUNNING | Command: {command}")
 
     built = []

@@ -15,18 +15,25 @@ from typing import TYPE_CHECKING
 
 import click
 
+from poly.cli.gen_script.compare_script import compare_func_lines
+from poly.cli.gen_script.onnx_script import onnx_model_lines
 from poly.cli.gen_script.script_source import Code, ScriptSource, call, literal
+from poly.cli.gen_script.trt_script import TrtScript
 
 if TYPE_CHECKING:
     from poly.cli.args.comparison import ComparisonArgs
     from poly.cli.args.data_loader import DataLoaderArgs
+    from poly.cli.args.inference_runs import InferenceRunArgs
     from poly.cli.args.logging import LoggingArgs
     from poly.cli.args.model import ModelArgs
     from poly.cli.args.onnx_load import OnnxLoadArgs
+    from poly.cli.args.onnx_save import OnnxSaveArgs
     from poly.cli.args.onnxrt import OnnxrtArgs
+    from poly.cli.args.postprocess import PostprocessArgs
     from poly.cli.args.runners import RunnerArgs
     from poly.cli.args.trt_config import TrtConfigArgs
     from poly.cli.args.trt_network import TrtNetworkArgs
+    from poly.cli.args.trt_runtime import TrtRuntimeArgs
 
 TRANSLATED_FLAGS = frozenset({
     # the command itself, the model and the logging options
@@ -34,21 +41,35 @@ TRANSLATED_FLAGS = frozenset({
     "verbose", "quiet", "verbosity", "silent", "log_format", "log_file",
     # runners
     "onnxrt", "onnx_ref", "trt",
-    # ONNX loading and ONNX-Runtime
-    "onnx_outputs", "onnx_exclude_outputs", "shape_inference", "providers",
-    # TensorRT network and builder
-    "trt_outputs", "trt_exclude_outputs", "strongly_typed", "trt_min_shapes", "trt_opt_shapes", "trt_max_shapes",
+    # ONNX loading and saving, shape inference, ONNX-Runtime
+    "onnx_outputs", "onnx_exclude_outputs", "shape_inference", "allow_onnxruntime", "providers",
+    "external_data_dir", "ignore_external_data", "fp_to_fp16",
+    "save_onnx", "external_data_path", "external_data_size_threshold", "all_tensors_to_one_file",
+    # TensorRT network: parser, plugins, outputs, layer and tensor settings, network scripts
+    "plugins", "onnx_flags", "plugin_instancenorm", "trt_outputs", "trt_exclude_outputs", "strongly_typed",
+    "layer_precisions", "tensor_dtypes", "mark_debug", "mark_unfused_tensors_as_debug_tensors",
+    "trt_network_func_name", "trt_network_postprocess_script",
+    # TensorRT builder configuration and engine
+    "trt_min_shapes", "trt_opt_shapes", "trt_max_shapes",
     "tf32", "fp16", "bf16", "fp8", "int8", "precision_constraints", "calibration_cache", "calibration_base_class",
     "load_timing_cache", "save_timing_cache", "pool_limit", "builder_optimization_level", "profiling_verbosity",
     "save_engine", "save_tactics", "load_tactics",
-    # data loader
+    "sparse_weights", "version_compatible", "exclude_lean_runtime", "error_on_timing_cache_miss",
+    "disable_compilation_cache", "tactic_sources", "refittable", "strip_plan", "use_dla", "allow_gpu_fallback",
+    "preview_features", "hardware_compatibility_level", "max_aux_streams", "quantization_flags",
+    "weight_streaming", "runtime_platform", "tiling_optimization_level",
+    "trt_config_script", "trt_config_func_name", "trt_config_postprocess_script",
+    # TensorRT runtime
+    "load_runtime", "optimization_profile", "allocation_strategy", "weight_streaming_budget",
+    # data loader and inference runs
     "input_shapes", "seed", "val_range", "iterations", "data_loader_script", "data_loader_func_name",
-    "load_inputs", "save_inputs",
-    # comparison
+    "load_inputs", "save_inputs", "warm_up", "use_subprocess",
+    # post-processing and comparison
+    "postprocess",
     "save_outputs", "load_outputs", "atol", "rtol", "check_error_stat", "error_quantile", "infinities_compare_equal",
     "no_shape_check", "compare_func", "index_tolerance", "l2_threshold", "cosine_similarity_threshold",
     "psnr_threshold", "snr_threshold", "lpips_threshold", "fail_fast", "check_average", "save_heatmaps",
-    "save_error_metrics_plot", "validate",
+    "save_error_metrics_plot", "show_heatmaps", "show_error_metrics_plot", "compare_func_script", "validate",
 })
 """The click parameter names of the `poly run` flags the generated script reproduces."""
 
@@ -89,12 +110,15 @@ def write_script(dest: str, text: str) -> None:
 class RunScript:
     """Builds the script of one `poly run` command line from its parsed option groups."""
 
-    def __init__(self, command: str, model: ModelArgs, runners: RunnerArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs,
-                 trt_network: TrtNetworkArgs, trt_config: TrtConfigArgs, data: DataLoaderArgs,
-                 comparison: ComparisonArgs, logging: LoggingArgs):
+    def __init__(self, command: str, *, model: ModelArgs, runners: RunnerArgs, onnx: OnnxLoadArgs,
+                 onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs, trt_config: TrtConfigArgs,
+                 trt_runtime: TrtRuntimeArgs, onnx_save: OnnxSaveArgs, data: DataLoaderArgs,
+                 inference: InferenceRunArgs, postprocess: PostprocessArgs, comparison: ComparisonArgs,
+                 logging: LoggingArgs):
         self.model, self.runners, self.onnx, self.onnxrt = model, runners, onnx, onnxrt
-        self.trt_network, self.trt_config, self.data, self.comparison = trt_network, trt_config, data, comparison
-        self.logging = logging
+        self.trt_network, self.trt_config, self.trt_runtime = trt_network, trt_config, trt_runtime
+        self.onnx_save, self.data, self.inference = onnx_save, data, inference
+        self.postprocess, self.comparison, self.logging = postprocess, comparison, logging
         program, _, rest = command.partition(" ")
         command = f"poly {rest}" if os.path.basename(program) == "poly" else command
         names = {"onnxrt": "ONNX-Runtime", "onnx_ref": "the ONNX reference evaluator", "trt": "TensorRT"}
@@ -116,10 +140,14 @@ class RunScript:
         src.section("Data loader", self._data_loader_lines())
         src.section("Runners", self._runner_lines())
         src.use("poly.compare", "Comparator")
-        src.section("Runner execution", [
-            "results = " + call("Comparator.run", "runners", data_loader=Code("data_loader"),
-                                save_inputs_path=self.data.save_inputs, save_outputs_path=self.comparison.save_outputs),
-        ])
+        if self.runners.names or not self.comparison.load_outputs:
+            run = ["results = " + call("Comparator.run", "runners", data_loader=Code("data_loader"),
+                                       save_inputs_path=self.data.save_inputs,
+                                       save_outputs_path=self.comparison.save_outputs, **self.inference.run_kwargs())]
+        else:  # only saved results to compare: no inference
+            src.use("poly.compare", "RunResults")
+            run = ["results = RunResults()"]
+        src.section("Runner execution", run)
         src.section("Checks and comparisons", ["success = True"] + self._check_lines())
         src.section("Report results", [
             "status = 'PASSED' if success else 'FAILED'",
@@ -162,167 +190,53 @@ class RunScript:
         return lines
 
     def _runner_lines(self) -> list:
-        src, lines, runners = self.source, [], []
-        onnx_model = None
-        if any(name != "trt" for name in self.runners.names) and not self.model.is_engine:
-            onnx_model = self._onnx_model_lines(lines)
+        """Mirrors RunnerArgs.create_runners: one ONNX loader shared by the ONNX runners (saved
+        first with --save-onnx), the TensorRT runner built by ``TrtScript``."""
+        src, model, lines, runners = self.source, self.model, [], []
+        if model.path is None:
+            return ["runners = []"]
+        self.runners.check_engine_model(model)
+        if model.is_onnx and (any(name != "trt" for name in self.runners.names) or self.onnx_save.path):
+            lines += onnx_model_lines(src, model.path, self.onnx, self.onnx_save)
         for name in self.runners.names:
             if name == "onnxrt":
                 src.use("poly.onnx", "OnnxrtRunner", "SessionFromOnnx")
                 providers = list(self.onnxrt.providers) or None
-                lines.append("session = " + call("SessionFromOnnx", onnx_model, providers=providers))
+                lines.append("session = " + call("SessionFromOnnx", "onnx_model", providers=providers))
                 runners.append("OnnxrtRunner(session)")
             elif name == "onnx_ref":
                 src.use("poly.onnx", "OnnxRefRunner")
-                runners.append(f"OnnxRefRunner({onnx_model})")
+                runners.append("OnnxRefRunner(onnx_model)")
             elif name == "trt":
-                src.use("poly.trt", "EngineFromBytes", "TrtRunner")
-                self._engine_lines(lines)
-                runners.append("TrtRunner(EngineFromBytes(engine_bytes))")
+                runners.append(TrtScript(src, model, self.onnx, self.trt_network, self.trt_config,
+                                         self.trt_runtime).runner_lines(lines))
         return lines + ["runners = [" + "".join(f"\n    {runner}," for runner in runners) + ("\n" if runners else "") + "]"]
 
-    def _onnx_model_lines(self, lines: list) -> str:
-        """Mirrors OnnxLoadArgs.load_onnx: the path itself when nothing changes the model."""
-        onnx, src = self.onnx, self.source
-        if onnx.outputs is None and onnx.exclude_outputs is None and not onnx.shape_inference:
-            lines.append(f"onnx_model = {literal(self.model.path)}")
-            return "onnx_model"
-        src.use("poly.onnx", "OnnxFromPath")
-        expr = f"OnnxFromPath({literal(self.model.path)})"
-        if onnx.shape_inference:
-            src.use("poly.onnx", "InferShapes")
-            expr = f"InferShapes({expr})"
-        if onnx.outputs is not None or onnx.exclude_outputs is not None:
-            src.use("poly.onnx", "ModifyOutputs")
-            expr = call("ModifyOutputs", expr, outputs=self._outputs(onnx.outputs),
-                        exclude_outputs=list(onnx.exclude_outputs) if onnx.exclude_outputs is not None else None)
-        lines.append(f"onnx_model = {expr}")
-        return "onnx_model"
-
-    def _outputs(self, outputs):
-        """--onnx-outputs / --trt-outputs as an argument: a list of names, or MARK_ALL."""
-        from poly.core import MARK_ALL
-
-        if outputs is None:
-            return None
-        if outputs == MARK_ALL:
-            self.source.use("poly.core", "MARK_ALL")
-            return Code("MARK_ALL")
-        return list(outputs)
-
-    def _engine_lines(self, lines: list) -> None:
-        """Mirrors TrtConfigArgs.load_engine_bytes: ``engine_bytes``, read or built (and saved)."""
-        src, config, network = self.source, self.trt_config, self.trt_network
-        if self.model.is_engine:
-            src.use("poly.trt", "BytesFromPath")
-            lines.append(f"engine_bytes = BytesFromPath({literal(self.model.path)}, what='engine')")
-            return
-        src.use("poly.trt", "NetworkFromOnnxPath")
-        expr = call("NetworkFromOnnxPath", literal(self.model.path), strongly_typed=network.strongly_typed or None)
-        if network.outputs is not None or network.exclude_outputs is not None:
-            src.use("poly.trt", "ModifyNetworkOutputs")
-            expr = call("ModifyNetworkOutputs", expr, outputs=self._outputs(network.outputs),
-                        exclude_outputs=list(network.exclude_outputs) if network.exclude_outputs is not None else None)
-        lines.append(f"network = {expr}")
-        if config.profiles:
-            src.use("poly.trt", "Profile")
-            lines.append("profiles = [")
-            for profile in config.profiles:
-                adds = "".join(f".add({literal(name)}, min={literal(list(shapes.min))}, opt={literal(list(shapes.opt))}, "
-                               f"max={literal(list(shapes.max))})" for name, shapes in profile.items())
-                lines.append(f"    Profile(){adds},")
-            lines.append("]")
-        calibrator = None
-        if config.int8:
-            src.use("poly.trt", "Calibrator")
-            calibrator = Code(call("Calibrator", "data_loader", cache=config.calibration_cache,
-                                   algo=config.calibration_algo))
-        src.use("poly.trt", "CreateConfig")
-        lines.append("config = " + call(
-            "CreateConfig", tf32=config.tf32 or None, fp16=config.fp16 or None, bf16=config.bf16 or None,
-            fp8=config.fp8 or None, int8=config.int8 or None,
-            profiles=Code("profiles") if config.profiles else None, calibrator=calibrator,
-            precision_constraints=config.precision_constraints, load_timing_cache=config.load_timing_cache,
-            memory_pool_limits=dict(config.pool_limits) or None,
-            builder_optimization_level=config.builder_optimization_level,
-            profiling_verbosity=config.profiling_verbosity, algorithm_selector=self._algorithm_selector()))
-        src.use("poly.trt", "EngineBytesFromNetwork")
-        expr = call("EngineBytesFromNetwork", "network", config=Code("config"),
-                    save_timing_cache=config.save_timing_cache)
-        if config.save_engine:
-            src.use("poly.trt", "SaveEngine")
-            expr = f"SaveEngine({expr}, {literal(config.save_engine)})"
-        lines.append(f"engine_bytes = {expr}")
-
-    def _algorithm_selector(self):
-        config = self.trt_config
-        if config.save_tactics and config.load_tactics:
-            raise click.UsageError("--save-tactics and --load-tactics cannot be used together")
-        if config.save_tactics:
-            self.source.use("poly.trt", "TacticRecorder")
-            return Code(f"TacticRecorder({literal(config.save_tactics)})")
-        if config.load_tactics:
-            self.source.use("poly.trt", "TacticReplayer")
-            return Code(f"TacticReplayer({literal(config.load_tactics)})")
-        return None
-
     def _check_lines(self) -> list:
-        """Mirrors ComparisonArgs.add_loaded_outputs and check_results."""
+        """Mirrors ComparisonArgs.add_loaded_outputs, PostprocessArgs.apply and check_results."""
         comparison, src, lines = self.comparison, self.source, []
         if comparison.load_outputs:
             src.use("poly.compare", "RunResults")
             lines += [f"for path in {literal(list(comparison.load_outputs))}:",
-                      "    G_LOGGER.info(f'Loading inference results from {path}')",
                       "    results.extend(RunResults.load(path))"]
+        if self.postprocess.top_k is not None:
+            src.use("poly.compare", "PostprocessFunc")
+            lines.append(f"Comparator.postprocess(results, PostprocessFunc.top_k({literal(self.postprocess.top_k)}))")
         if comparison.validate:
             lines.append("success = bool(Comparator.validate(results, check_inf=True, check_nan=True)) and success")
-        src.use("poly.compare", "CompareFunc")
-        funcs = self._compare_funcs()
-        lines += ["if len(results) > 1:",
-                  "    compare_func = " + (funcs[0] if len(funcs) == 1 else "[" + ", ".join(funcs) + "]"),
+        compare_lines, compare_func = compare_func_lines(src, comparison)
+        lines += ["if len(results) > 1:", *("    " + line for line in compare_lines),
                   "    accuracy = " + call("Comparator.compare_accuracy", "results", fail_fast=comparison.fail_fast,
-                                           compare_func=Code("compare_func"), check_average=comparison.check_average),
+                                           compare_func=Code(compare_func), check_average=comparison.check_average),
                   "    success = bool(accuracy) and success"]
         return lines
 
-    def _compare_funcs(self) -> list:
-        """Mirrors ComparisonArgs.create_compare_func: source of each comparison function."""
-        c = self.comparison
-        shapes = None if c.check_shapes else False
-        fail_fast = c.fail_fast or None
-        funcs = []
-        for name in c.compare_funcs or ("simple",):
-            if name == "simple":
-                funcs.append(call("CompareFunc.simple", check_shapes=shapes, rtol=c.rtol, atol=c.atol,
-                                  fail_fast=fail_fast, check_error_stat=c.check_error_stat,
-                                  error_quantile=c.error_quantile,
-                                  infinities_compare_equal=c.infinities_compare_equal or None,
-                                  save_heatmaps=c.save_heatmaps, save_error_metrics_plot=c.save_error_metrics_plot))
-            elif name == "indices":
-                funcs.append(call("CompareFunc.indices", index_tolerance=c.index_tolerance, fail_fast=fail_fast))
-            elif name == "distance_metrics":
-                funcs.append(call("CompareFunc.distance_metrics", l2_tolerance=c.l2_threshold,
-                                  cosine_similarity_threshold=c.cosine_similarity_threshold, check_shapes=shapes,
-                                  fail_fast=fail_fast))
-            elif name == "quality_metrics":
-                funcs.append(call("CompareFunc.quality_metrics", psnr_tolerance=c.psnr_threshold,
-                                  snr_tolerance=c.snr_threshold, check_shapes=shapes, fail_fast=fail_fast))
-            else:  # l2, cosine_similarity, psnr, snr, perceptual_metrics: one threshold each
-                threshold = {"l2": c.l2_threshold, "cosine_similarity": c.cosine_similarity_threshold,
-                             "psnr": c.psnr_threshold, "snr": c.snr_threshold,
-                             "perceptual_metrics": c.lpips_threshold}[name]
-                keyword = "lpips_threshold" if name == "perceptual_metrics" else f"{name}_threshold"
-                funcs.append(call(f"CompareFunc.{name}", check_shapes=shapes, fail_fast=fail_fast,
-                                  **{keyword: threshold}))
-        return funcs
 
-
-def write_run_script(dest: str, command: str, *groups) -> int:
+def write_run_script(dest: str, command: str, **groups) -> int:
     """
     `poly run --gen-script DEST`: writes the script of the current command line (``groups``:
-    its parsed ModelArgs, RunnerArgs, OnnxLoadArgs, OnnxrtArgs, TrtNetworkArgs, TrtConfigArgs,
-    DataLoaderArgs and ComparisonArgs, in that order) and returns the exit status 0. A flag the
-    script cannot reproduce is a PolyException naming it.
+    its parsed option groups, by ``RunScript``'s argument names) and returns the exit status 0.
+    A flag the script cannot reproduce is a PolyException naming it.
     """
     from poly.cli.args.logging import LoggingArgs
     from poly.core import PolyException
@@ -331,5 +245,5 @@ def write_run_script(dest: str, command: str, *groups) -> int:
     if flag is not None:
         raise PolyException(f"--gen-script cannot translate {flag} into a script; run the command without "
                             "--gen-script, or leave that flag out")
-    write_script(dest, RunScript(command, *groups, logging=LoggingArgs.current()).text())
+    write_script(dest, RunScript(command, **groups, logging=LoggingArgs.current()).text())
     return 0

@@ -24,7 +24,7 @@ def literal(value) -> str:
     raise TypeError(f"no Python literal for {type(value).__name__}")
 
 
-def call(func: str, *args: str, **kwargs) -> str:
+def call(func: str, /, *args: str, **kwargs) -> str:
     """Source of a call: ``args`` are source text, ``kwargs`` values (``literal``-ized, those
     that are None left out; a value that is already source text is wrapped in ``Code``)."""
     parts = list(args)
