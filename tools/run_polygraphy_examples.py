@@ -3,8 +3,9 @@
 
     tools/run_polygraphy_examples.py PATH/TO/Polygraphy/examples [--only run/04] [--json out.json]
 
-Each example directory under ``examples/cli`` and ``examples/api`` (or those matching ``--only``) is copied
-to a temporary directory (never into this repository). Its README's shell blocks are read in
+Each example directory under ``examples/cli`` and ``examples/api`` (or those matching ``--only``) runs in
+a temporary copy of the whole examples tree (never in this repository), so that paths into
+neighbouring examples (``../../../api/...``) resolve. Its README's shell blocks are read in
 order; each command runs in that copy, with ``polygraphy`` replaced by ``poly`` (the ``poly`` of
 the Python running this tool), and every Python file of the copy has its ``polygraphy`` imports
 rewritten to ``poly`` (so the example's own scripts use poly's API). Commands that are not
@@ -124,15 +125,16 @@ def example_dirs(examples: Path, only: list[str]) -> list[Path]:
     return found
 
 
-def run_example(directory: Path, name: str, poly: str, timeout: float) -> list[dict]:
+def run_example(directory: Path, name: str, poly: str, timeout: float, examples: Path | None = None) -> list[dict]:
     """Runs the README's commands in a rewritten copy of ``directory``; the records of the poly
     commands (and of the python commands of an API example)."""
     api = name.startswith("api/")
     records = []
+    examples = examples or directory
     with tempfile.TemporaryDirectory(prefix="poly-example-") as tmp:
-        work = Path(tmp) / directory.name
-        shutil.copytree(directory, work)
-        rewrite_python_files(work)
+        shutil.copytree(examples, Path(tmp) / "examples")
+        work = Path(tmp) / "examples" / directory.relative_to(examples)
+        rewrite_python_files(Path(tmp) / "examples")
         env = dict(os.environ, PYTHONPATH=str(work) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         for command in shell_commands((directory / "README.md").read_text()):
             words = command.split()
@@ -174,7 +176,7 @@ def main(argv=None) -> int:
     records = []
     for directory in example_dirs(args.examples, args.only):
         name = str(directory.relative_to(args.examples))
-        for record in run_example(directory, name, shlex.quote(poly), args.timeout):
+        for record in run_example(directory, name, shlex.quote(poly), args.timeout, args.examples):
             records.append(record)
             print(f"{record['outcome']:<9} {name}: {record['command'][:110]}")
             if record["outcome"] != "ok":
