@@ -13,9 +13,15 @@ more nodes fails whenever one made of fewer does. Three phases, each a loop of t
 
 Bisect mode needs at most ``ceil(log2(nodes))`` iterations for phase 1 and one for phases 2
 and 3 when a single node fails. Linear mode walks one node at a time.
+
+No check runs for a candidate whose answer the checks so far already give (under the same
+assumption): one made of the same nodes as a checked candidate, one holding every node of a
+failing candidate (it fails), or one whose nodes all belong to a passing candidate (it passes).
+Such an iteration is decided without the check and recorded as such in the replay.
 """
 
 from poly.core import G_LOGGER, invoke_if_callable
+from poly.debug.context import SkipIteration
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
@@ -124,6 +130,8 @@ class Reduce:
         self.builder = None
         self._passed = []  # (node count, indices) of passing candidates
         self._failed = []
+        self._passed_sets = []  # the same node sets, as frozensets
+        self._failed_sets = []
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -163,6 +171,11 @@ class Reduce:
 
         def make_artifact(context):
             nodes = candidate(marker.index)
+            implied = self.implied_result(nodes)
+            if implied is not None:
+                context.state["nodes"] = describe_nodes(nodes)
+                context.iteration_info["num_nodes"] = len(nodes)
+                raise SkipIteration(implied, self._implied_reason(nodes, implied))
             self._write(context, nodes)
 
         def advance(context):
@@ -194,6 +207,30 @@ class Reduce:
 
     def _record(self, success, nodes):
         (self._passed if success else self._failed).append((len(nodes), list(nodes)))
+        (self._passed_sets if success else self._failed_sets).append(frozenset(nodes))
+
+    def implied_result(self, nodes):
+        """
+        What the check would say about the candidate made of ``nodes``, as far as the candidates
+        decided so far tell (failures being monotone in the node set): False when it holds all
+        the nodes of a failing candidate, True when all its nodes belong to a passing one, None
+        when only the check can tell.
+        """
+        chosen = frozenset(nodes)
+        if any(failed <= chosen for failed in self._failed_sets):
+            return False
+        if any(chosen <= passed for passed in self._passed_sets):
+            return True
+        return None
+
+    def _implied_reason(self, nodes, success):
+        chosen = frozenset(nodes)
+        known = self._passed_sets if success else self._failed_sets
+        if chosen in known:
+            return f"the same {len(chosen)} node(s) were already checked and {'passed' if success else 'failed'}"
+        if success:
+            return "every node of this candidate belongs to a candidate that passed"
+        return "this candidate holds every node of a candidate that failed"
 
     # -- phases -------------------------------------------------------------------------------
 
@@ -282,8 +319,8 @@ class Reduce:
         if len(nodes) > 2:
             nodes = self._prune(nodes) if self.mode == "linear" else self._reduce_branch(nodes)
 
-        if not any(failed == nodes for _, failed in self._failed):
-            # The result was only assumed to fail (no smaller model failed): confirm it.
+        if self.implied_result(nodes) is not False:
+            # The result was only assumed to fail (no candidate within it failed): confirm it.
             marker = _OneShot()
             self._loop("verify", lambda _: nodes, marker)
             if not marker.failed:
