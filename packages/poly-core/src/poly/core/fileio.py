@@ -99,15 +99,16 @@ def atomic_write(path, mode="wb", encoding=None, newline=None, durable=True):
         _fsync_dir(dir_path)
 
 
-def atomic_write_bytes(path, data):
+def atomic_write_bytes(path, data, durable=True):
     """
     Atomically replaces ``path`` with ``data``.
 
     Args:
         path (Union[str, os.PathLike]): The destination.
         data (bytes-like): The contents.
+        durable (bool): Whether the write is flushed to disk (see ``atomic_write``).
     """
-    with atomic_write(path, "wb") as f:
+    with atomic_write(path, "wb", durable=durable) as f:
         f.write(data)
 
 

@@ -14,14 +14,13 @@ more nodes fails whenever one made of fewer does. Three phases, each a loop of t
 Bisect mode needs at most ``ceil(log2(nodes))`` iterations for phase 1 and one for phases 2
 and 3 when a single node fails. Linear mode walks one node at a time.
 
-No check runs for a candidate whose answer the checks so far already give (under the same
-assumption): one made of the same nodes as a checked candidate, one holding every node of a
-failing candidate (it fails), or one whose nodes all belong to a passing candidate (it passes).
-Such an iteration is decided without the check and recorded as such in the replay.
+The phases never propose a candidate whose answer earlier checks already give (under the same
+assumption: one holding every node of a failing candidate fails, one within a passing
+candidate passes); ``Reduce.implied_result`` tells, and the final confirmation check runs only
+when the result is not already known to fail.
 """
 
 from poly.core import G_LOGGER, invoke_if_callable
-from poly.debug.context import SkipIteration
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
@@ -171,11 +170,6 @@ class Reduce:
 
         def make_artifact(context):
             nodes = candidate(marker.index)
-            implied = self.implied_result(nodes)
-            if implied is not None:
-                context.state["nodes"] = describe_nodes(nodes)
-                context.iteration_info["num_nodes"] = len(nodes)
-                raise SkipIteration(implied, self._implied_reason(nodes, implied))
             self._write(context, nodes)
 
         def advance(context):
@@ -222,15 +216,6 @@ class Reduce:
         if any(chosen <= passed for passed in self._passed_sets):
             return True
         return None
-
-    def _implied_reason(self, nodes, success):
-        chosen = frozenset(nodes)
-        known = self._passed_sets if success else self._failed_sets
-        if chosen in known:
-            return f"the same {len(chosen)} node(s) were already checked and {'passed' if success else 'failed'}"
-        if success:
-            return "every node of this candidate belongs to a candidate that passed"
-        return "this candidate holds every node of a candidate that failed"
 
     # -- phases -------------------------------------------------------------------------------
 
@@ -399,4 +384,4 @@ class _Sequence:
 def _save(model, path):
     from poly.onnx import SaveOnnx
 
-    SaveOnnx(model, path)()
+    SaveOnnx(model, path, durable=False)()  # a candidate lives for one iteration
