@@ -289,6 +289,11 @@ def main():
         help="Where the failing node is: in a head's tower (a branch) or on the backbone's path.",
     )
     parser.add_argument(
+        "--small",
+        action="store_true",
+        help="A small model of the same structure (two backbone stages, shallow heads) for a quick run.",
+    )
+    parser.add_argument(
         "--check-kind",
         choices=["script", "inspect"],
         default="script",
@@ -315,7 +320,8 @@ def main():
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_reduce_"))
     root.mkdir(parents=True, exist_ok=True)
     model = root / "model.onnx"
-    count = build_detector(model, plant=args.plant)
+    scale = {"blocks": (2, 2), "head_depth": 2} if args.small else {}
+    count = build_detector(model, plant=args.plant, **scale)
     script = root / "check.py"
     # The check runs in the tool's working directory (one per run): its log is checks.log there.
     script.write_text(_CHECK_SCRIPT.format(planted=PLANTED, log="checks.log"))
