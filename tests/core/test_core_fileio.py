@@ -84,3 +84,32 @@ def test_save_and_load_file(tmp_path):
     buffer.seek(2)
     assert load_file(buffer) == b"prefix-data"
     assert buffer.tell() == 2
+
+
+def _count_fsyncs(monkeypatch):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    return calls
+
+
+def test_durable_write_flushes_file_and_directory(tmp_path, monkeypatch):
+    calls = _count_fsyncs(monkeypatch)
+    atomic_write_bytes(tmp_path / "a.bin", b"data")
+    assert len(calls) == 2  # the file, then the directory holding the rename
+    assert (tmp_path / "a.bin").read_bytes() == b"data"
+
+
+def test_non_durable_write_is_atomic_without_fsync(tmp_path, monkeypatch):
+    calls = _count_fsyncs(monkeypatch)
+    path = tmp_path / "replay.json"
+    path.write_text("old")
+    save_file('{"new": 1}', path, mode="w", durable=False)
+    atomic_write_bytes(tmp_path / "b.bin", b"bytes", durable=False)
+    with pytest.raises(RuntimeError, match="crash"):
+        with atomic_write(path, "w", durable=False) as f:
+            f.write("half")
+            raise RuntimeError("crash")
+    assert calls == []
+    assert path.read_text() == '{"new": 1}'
+    assert sorted(os.listdir(tmp_path)) == ["b.bin", "replay.json"]

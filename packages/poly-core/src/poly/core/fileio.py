@@ -49,7 +49,7 @@ def _fsync_dir(dir_path):
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="wb", encoding=None, newline=None):
+def atomic_write(path, mode="wb", encoding=None, newline=None, durable=True):
     """
     Context manager that yields a file object whose contents replace ``path`` on success.
 
@@ -63,6 +63,10 @@ def atomic_write(path, mode="wb", encoding=None, newline=None):
         mode (str): ``"wb"`` (default) or ``"w"``; only whole-file write modes are accepted.
         encoding (str): Text encoding in text mode. Defaults to UTF-8.
         newline (str): Passed to ``open`` in text mode.
+        durable (bool): Whether to flush the data and the rename to disk (fsync) before returning.
+                False keeps the write atomic for readers and against a crash of the process, not
+                against a power loss: for files rewritten often and cheap to lose (a debug
+                session's replay, written after every iteration).
 
     Yields:
         file: The open temporary file.
@@ -83,25 +87,28 @@ def atomic_write(path, mode="wb", encoding=None, newline=None):
         with f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp_path, permissions)
         os.replace(tmp_path, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp_path)
         raise
-    _fsync_dir(dir_path)
+    if durable:
+        _fsync_dir(dir_path)
 
 
-def atomic_write_bytes(path, data):
+def atomic_write_bytes(path, data, durable=True):
     """
     Atomically replaces ``path`` with ``data``.
 
     Args:
         path (Union[str, os.PathLike]): The destination.
         data (bytes-like): The contents.
+        durable (bool): Whether the write is flushed to disk (see ``atomic_write``).
     """
-    with atomic_write(path, "wb") as f:
+    with atomic_write(path, "wb", durable=durable) as f:
         f.write(data)
 
 
@@ -122,7 +129,7 @@ def _is_file_like(obj):
     return hasattr(obj, "write") or hasattr(obj, "read")
 
 
-def save_file(contents, dest, mode="wb", description=None):
+def save_file(contents, dest, mode="wb", description=None, durable=True):
     """
     Writes ``contents`` to a path (atomically) or to a file-like object.
 
@@ -131,6 +138,7 @@ def save_file(contents, dest, mode="wb", description=None):
         dest (Union[str, os.PathLike, file-like]): The destination.
         mode (str): ``"wb"`` or ``"w"``; used for paths only.
         description (str): What is being saved; when given, an info message is logged.
+        durable (bool): For paths: whether the write is flushed to disk (see ``atomic_write``).
 
     Returns:
         The destination.
@@ -145,7 +153,7 @@ def save_file(contents, dest, mode="wb", description=None):
         dest.flush()
         return dest
 
-    with atomic_write(dest, mode) as f:
+    with atomic_write(dest, mode, durable=durable) as f:
         f.write(contents)
     return dest
 

@@ -442,7 +442,7 @@ def _describe_source(src):
     return getattr(src, "name", None) or "<file object>"
 
 
-def save_json(obj, dest, description=None):
+def save_json(obj, dest, description=None, durable=True):
     """
     Encodes ``obj`` as JSON and writes it to a path (atomically) or a file-like object.
 
@@ -450,8 +450,9 @@ def save_json(obj, dest, description=None):
         obj: The object.
         dest (Union[str, os.PathLike, file-like]): Where to write.
         description (str): What is being saved; when given, an info message is logged.
+        durable (bool): For paths: whether the write is flushed to disk (see ``atomic_write``).
     """
-    save_file(to_json(obj), dest, mode="w", description=description)
+    save_file(to_json(obj), dest, mode="w", description=description, durable=durable)
 
 
 def load_json(src, description=None):

@@ -129,8 +129,11 @@ class IterativeDebugger:
             context.success for context in self.replay.values())
 
     def _save_replay(self, path, description=None):
+        # Rewritten twice per iteration: atomic (a crash of the session leaves the previous
+        # replay whole) but not flushed to disk each time, which would cost more than the
+        # iteration's own work.
         if path:
-            self.replay.save(path, description)
+            self.replay.save(path, description, durable=False)
 
     def _run_one(self, context, make_artifact, key, stack):
         """Produces, checks and sorts one iteration; fills ``context``."""

@@ -13,6 +13,11 @@ more nodes fails whenever one made of fewer does. Three phases, each a loop of t
 
 Bisect mode needs at most ``ceil(log2(nodes))`` iterations for phase 1 and one for phases 2
 and 3 when a single node fails. Linear mode walks one node at a time.
+
+The phases never propose a candidate whose answer earlier checks already give (under the same
+assumption: one holding every node of a failing candidate fails, one within a passing
+candidate passes); ``Reduce.implied_result`` tells, and the final confirmation check runs only
+when the result is not already known to fail.
 """
 
 from poly.core import G_LOGGER, invoke_if_callable
@@ -124,6 +129,8 @@ class Reduce:
         self.builder = None
         self._passed = []  # (node count, indices) of passing candidates
         self._failed = []
+        self._passed_sets = []  # the same node sets, as frozensets
+        self._failed_sets = []
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -194,6 +201,21 @@ class Reduce:
 
     def _record(self, success, nodes):
         (self._passed if success else self._failed).append((len(nodes), list(nodes)))
+        (self._passed_sets if success else self._failed_sets).append(frozenset(nodes))
+
+    def implied_result(self, nodes):
+        """
+        What the check would say about the candidate made of ``nodes``, as far as the candidates
+        decided so far tell (failures being monotone in the node set): False when it holds all
+        the nodes of a failing candidate, True when all its nodes belong to a passing one, None
+        when only the check can tell.
+        """
+        chosen = frozenset(nodes)
+        if any(failed <= chosen for failed in self._failed_sets):
+            return False
+        if any(chosen <= passed for passed in self._passed_sets):
+            return True
+        return None
 
     # -- phases -------------------------------------------------------------------------------
 
@@ -282,8 +304,8 @@ class Reduce:
         if len(nodes) > 2:
             nodes = self._prune(nodes) if self.mode == "linear" else self._reduce_branch(nodes)
 
-        if not any(failed == nodes for _, failed in self._failed):
-            # The result was only assumed to fail (no smaller model failed): confirm it.
+        if self.implied_result(nodes) is not False:
+            # The result was only assumed to fail (no candidate within it failed): confirm it.
             marker = _OneShot()
             self._loop("verify", lambda _: nodes, marker)
             if not marker.failed:
@@ -362,4 +384,4 @@ class _Sequence:
 def _save(model, path):
     from poly.onnx import SaveOnnx
 
-    SaveOnnx(model, path)()
+    SaveOnnx(model, path, durable=False)()  # a candidate lives for one iteration

@@ -51,9 +51,9 @@ class DebugReplay(OrderedDict):
             )
         return cls(data)
 
-    def save(self, path, description=None):
-        """Writes the replay (atomically)."""
-        save_json(dict(self), path, description)
+    def save(self, path, description=None, durable=True):
+        """Writes the replay (atomically; ``durable=False``: without waiting for the disk)."""
+        save_json(dict(self), path, description, durable=durable)
 
     def summary(self):
         """'3 iteration(s): 1 passed, 2 failed'."""

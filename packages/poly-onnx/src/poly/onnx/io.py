@@ -273,7 +273,13 @@ class SaveOnnx(BaseLoader):
     """
 
     def __init__(
-        self, model, path, external_data_path=None, size_threshold=None, all_tensors_to_one_file=None
+        self,
+        model,
+        path,
+        external_data_path=None,
+        size_threshold=None,
+        all_tensors_to_one_file=None,
+        durable=True,
     ):
         """
         Saves an ONNX model to the specified path.
@@ -294,12 +300,17 @@ class SaveOnnx(BaseLoader):
                     ones stay in the model file. Defaults to 1024.
             all_tensors_to_one_file (bool):
                     Whether all external tensors share one file. Defaults to True.
+            durable (bool):
+                    Whether the model file is flushed to disk before returning (it is written
+                    atomically either way). False suits short-lived files, like the candidate
+                    models of ``debug reduce``. Defaults to True.
         """
         self._model = model
         self.path = path
         self.external_data_path = external_data_path
         self.size_threshold = size_threshold
         self.all_tensors_to_one_file = all_tensors_to_one_file
+        self.durable = durable
 
     def call_impl(self):
         """
@@ -325,7 +336,7 @@ class SaveOnnx(BaseLoader):
                     G_LOGGER.warning(
                         f"{name} is set, but external_data_path is not: no external data is written"
                     )
-            atomic_write_bytes(path, model.SerializeToString())
+            atomic_write_bytes(path, model.SerializeToString(), durable=self.durable)
             return model
 
         self._save_with_external_data(model, path, external_data_path)

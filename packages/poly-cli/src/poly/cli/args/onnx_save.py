@@ -53,13 +53,14 @@ class OnnxSaveArgs:
             path=kwargs.get("save_onnx"),
         )
 
-    def save_onnx(self, model, path: str):
+    def save_onnx(self, model, path: str, durable: bool = True):
         """A SaveOnnx loader that writes ``model`` (a model or a loader of one) to ``path``
-        (atomically, with external data as asked); call it to save."""
+        (atomically, with external data as asked; ``durable=False``: without flushing it to disk);
+        call it to save."""
         from poly.onnx import SaveOnnx
 
         return SaveOnnx(model, path, external_data_path=self.external_data_path, size_threshold=self.size_threshold,
-                        all_tensors_to_one_file=self.all_tensors_to_one_file)
+                        all_tensors_to_one_file=self.all_tensors_to_one_file, durable=durable)
 
     def save_if_asked(self, model):
         """With --save-onnx, loads ``model`` (a path or an ONNX loader) once, saves it and returns

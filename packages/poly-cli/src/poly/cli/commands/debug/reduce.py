@@ -132,7 +132,8 @@ def reduce(
     candidate_save = dataclasses.replace(save, external_data_path=None if save.external_data_path is None else "")
 
     def save_candidate(candidate, path):
-        candidate_save.save_onnx(candidate, path)()
+        # A candidate lives for one iteration: written atomically, not flushed to disk.
+        candidate_save.save_onnx(candidate, path, durable=False)()
 
     debugger = DebuggerArgs.from_kwargs(kwargs).create_debugger()
     reducer = Reduce(
