@@ -99,7 +99,9 @@ class RayValidation:
                 if self.max_failures is not None and acc.failed >= self.max_failures:
                     stopped_early = True
                     break
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, ray.exceptions.RayError):  # a worker's error (Ray's errors subclass the cause's)
+                raise
             interrupted = True
         finally:
             close = getattr(iterator, "close", None)
