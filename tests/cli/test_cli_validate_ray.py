@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pytest
 
+# Workers run in this environment, not in a `uv run` of the packaged repository (read at import).
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install poly-cli[ray])")
 
 N = 24

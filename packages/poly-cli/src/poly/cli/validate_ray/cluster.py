@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from poly.core.optional_import import lazy_import
 
-__all__ = ["ray", "RayCluster", "LOCAL"]
+__all__ = ["ray", "RayCluster", "LOCAL", "UV_HOOK"]
 
 ray = lazy_import("ray", install="poly-cli[ray]", purpose="Validating on a Ray cluster (--ray)")
+
+UV_HOOK = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
 
 LOCAL = ""
 """The address that starts a local Ray for the run (``--ray`` given without an address)."""
@@ -29,6 +32,10 @@ class RayCluster:
         self._owned = False
 
     def __enter__(self):
+        # Under `uv run`, Ray would otherwise run each worker in a fresh `uv run` of the packaged
+        # working directory (rebuilding the project there): workers use this environment as it is.
+        # Read when Ray is imported, so set before the first use of ``ray``.
+        os.environ.setdefault(UV_HOOK, "0")
         if ray.is_initialized():
             return self
         kwargs = {"logging_level": logging.WARNING, "log_to_driver": False}
