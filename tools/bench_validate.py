@@ -179,9 +179,9 @@ def measure(cmd: list[str], log: Path | None = None) -> dict:
     return {"wall_s": fig["wall_s"], "rc": fig["rc"], "peak_rss_mib": kib / 1024, "output_tail": body[-1500:]}
 
 
-def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None) -> dict:
+def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None, extra=()) -> dict:
     cmd = [tool("poly"), "validate", str(model), "--onnxrt", "--dataset", str(root / "dataset"),
-           "--golden", str(root / "golden"), "--report-json", str(report), "-q"]
+           "--golden", str(root / "golden"), "--report-json", str(report), "-q", *extra]
     if workers:
         cmd += ["--workers", str(workers)]
     fig = measure(cmd)
@@ -243,6 +243,42 @@ def verdict(ok: bool) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def ray_main(args) -> int:
+    """`--ray`: the overhead of Ray against a local run, and the scale-out curve. samples/s are the
+    report's (the pipeline's elapsed time: no process or Ray start-up; actor start-up included)."""
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_validate_ray_"))
+    work.mkdir(parents=True, exist_ok=True)
+    model = work / "bench_cnn.onnx"
+    build_model(model)
+    planted = planted_indices(args.samples, args.planted)
+    root = work / f"n{args.samples}"
+    make_dataset(model, root, args.samples, set(planted))
+    print(f"{args.samples} samples under {root}; planted bad samples: {planted}")
+
+    def figure(label, extra):
+        fig = run_poly(model, root, args.samples, work / f"report_{label}.json", None, extra)
+        ok = fig.get("failed_indices") == planted and fig.get("report_samples") == args.samples
+        fig["label"], fig["planted_found"] = label, ok
+        print(f"    {label:<28} {fig['report_samples_per_s'] or 0:8.1f} samples/s (pipeline), "
+              f"wall {fig['wall_s']:.1f} s, planted found: {'OK' if ok else 'WRONG'}", flush=True)
+        return fig
+
+    print("[1] local run against a local 2-worker Ray run ...", flush=True)
+    local = figure("local", [])
+    ray2 = figure("ray, 2 workers", ["--ray", "--ray-workers", "2"])
+    overhead = 1.0 - ray2["report_samples_per_s"] / local["report_samples_per_s"]
+    print(f"    Ray overhead: {100 * overhead:.1f}% of the local throughput (target <= 25%)")
+    print("[2] simulated scale-out: 1, 2, 4 actors on this machine's CPUs ...", flush=True)
+    cpus = os.cpu_count() or 2
+    curve = [figure(f"ray, {k} actor(s)", ["--ray", "--ray-workers", str(k), "--ray-cpus-per-worker",
+                                           str(min(1.0, cpus / k))]) for k in (1, 2, 4)]
+    atomic_write_json(args.out, {"machine": platform.platform(), "cpus": cpus, "samples": args.samples,
+                                 "local": local, "ray_2_workers": ray2, "ray_overhead": overhead,
+                                 "scale_out": curve})
+    print(f"wrote {args.out}")
+    return 0 if all(f["planted_found"] for f in [local, ray2, *curve]) else 1
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--samples", type=int, default=2000, help="dataset size for the poly/Polygraphy comparison")
@@ -254,7 +290,12 @@ def main(argv=None) -> int:
     p.add_argument("--workdir", type=Path, default=None, help="keep the model and data here (default: a temp dir)")
     p.add_argument("--out", type=Path, default=Path("bench-results/bench_validate.json"))
     p.add_argument("--skip-polygraphy", action="store_true", help="do not run Polygraphy")
+    p.add_argument("--ray", action="store_true",
+                   help="instead: samples/s of a local 2-worker Ray run against the same run without Ray, and "
+                   "a simulated scale-out curve (1, 2, 4 actors sharing this machine's CPUs)")
     args = p.parse_args(argv)
+    if args.ray:
+        return ray_main(args)
 
     rss_default = "200,2000" if args.quick else "1000,10000"
     rss_sizes = sorted({int(s) for s in (args.rss_sizes or rss_default).split(",") if s.strip()})

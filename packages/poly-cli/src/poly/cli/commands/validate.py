@@ -13,6 +13,7 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx_load import OnnxLoadArgs
 from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.ray_cluster import PathOrUri, RayArgs
 from poly.cli.args.runners import RunnerArgs
 from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
@@ -68,12 +69,13 @@ class Progress:
 @TrtConfigArgs.options()
 @RunnerArgs.trt_options()
 @TrtNetworkArgs.options()
-@multi_option("--dataset", "--load-inputs", "--load-input-data", "dataset", type=click.Path(exists=True),
+@multi_option("--dataset", "--load-inputs", "--load-input-data", "dataset", type=PathOrUri(exists=True),
               help="A directory of .npz feed dicts (one sample per file, sorted by name) or input files "
-              "(Polygraphy's inputs JSON, .npz).")
+              "(Polygraphy's inputs JSON, .npz). With --ray also .npy samples, Parquet files (one row per "
+              "sample) and URIs (s3://...).")
 @click.option("--data-loader-script", metavar="FILE[:FUNC]",
               help="Python script defining a data loader (function `load_data` by default).")
-@multi_option("--golden", "--load-outputs", "--load-results", "golden", type=click.Path(exists=True),
+@multi_option("--golden", "--load-outputs", "--load-results", "golden", type=PathOrUri(exists=True),
               help="Golden outputs: a directory of .npz files named as the dataset's files, or saved "
               "RunResults (JSON/.npz, or a per-iteration directory) in dataset order.")
 @OnnxrtArgs.options(providers_help="ONNX-Runtime execution providers in priority order.")
@@ -95,6 +97,7 @@ class Progress:
 @click.option("--report-json", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--report", "report_html", type=click.Path(dir_okay=False),
               help="Write a self-contained HTML report here.")
+@RayArgs.options()
 @LoggingArgs.options()
 @handle_errors
 def validate(dataset, data_loader_script, golden, workers, infer_threads, max_failures, batch, prefetch, worst_k,
@@ -120,16 +123,22 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
         raise click.UsageError("Give the golden outputs either as --golden files or as a second backend, "
                                "exactly one of the two.")
     comparison = ComparisonArgs.from_kwargs(kwargs)
+    ray_args = RayArgs.from_kwargs(kwargs)
+    ray_args.check_paths(dataset=dataset, golden=golden)
+    if ray_args.enabled:
+        from poly.cli.validate_ray.cli_entry import validate_on_ray
+
+        outcome, config = validate_on_ray(ray_args, model, runners, comparison, dataset, data_loader_script, golden,
+                                          kwargs, max_failures=max_failures, batch=batch, worst_k=worst_k,
+                                          progress=Progress())
+        return _finish(outcome, config, report_json, report_html)
 
     from poly.compare.dataset import (
         RunnerReference,
         SampleChecker,
         ValidationPipeline,
-        build_report,
         open_dataset,
         open_reference,
-        write_html_report,
-        write_json_report,
     )
 
     try:
@@ -167,6 +176,14 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
               "atol": tolerances["atol"], "rtol": tolerances["rtol"],
               "check_error_stat": tolerances["check_error_stat"] or "elemwise",
               "error_quantile": tolerances["error_quantile"], "workers": workers, "batch": batch}
+    return _finish(outcome, config, report_json, report_html)
+
+
+def _finish(outcome, config, report_json, report_html):
+    """Writes the reports of ``outcome``, logs its summary, and returns the exit status."""
+    from poly.compare.dataset import build_report, write_html_report, write_json_report
+    from poly.core import G_LOGGER
+
     report = build_report(outcome, config)
     if report_json:
         write_json_report(report, report_json)

@@ -106,6 +106,13 @@ class LogHistogram:
             return float(self.max)
         return min(float(HISTOGRAM_EDGES[b]), float(self.max))
 
+    def merge(self, other: LogHistogram) -> None:
+        """Adds ``other``'s counts: the result is the histogram of both sets of values."""
+        self.counts += other.counts
+        self.nan += other.nan
+        self.max = max(self.max, other.max)
+        self.under_max = max(self.under_max, other.under_max)
+
     def to_dict(self) -> dict:
         return {"edges": [float(e) for e in HISTOGRAM_EDGES], "counts": [int(c) for c in self.counts],
                 "nan": self.nan}
@@ -141,6 +148,17 @@ class OutputDistribution:
             self._sum_absdiff += check.max_absdiff
         if not math.isnan(check.max_reldiff):
             self.max_reldiff = max(self.max_reldiff, check.max_reldiff)
+
+    def merge(self, other: OutputDistribution) -> None:
+        """Folds in the distribution of the same output over other samples."""
+        self.samples += other.samples
+        self.failed += other.failed
+        self.errors += other.errors
+        self.absdiff.merge(other.absdiff)
+        self.reldiff.merge(other.reldiff)
+        self.max_absdiff = max(self.max_absdiff, other.max_absdiff)
+        self.max_reldiff = max(self.max_reldiff, other.max_reldiff)
+        self._sum_absdiff += other._sum_absdiff
 
     def to_dict(self) -> dict:
         compared = self.samples - self.errors
@@ -214,6 +232,33 @@ class Accumulator:
             heapq.heappush(self._worst, (*key, summary or result.summary()))
         elif key > self._worst[0][:3]:
             heapq.heapreplace(self._worst, (*key, summary or result.summary()))
+
+    def merge(self, other: Accumulator) -> None:
+        """
+        Folds in the accumulator of other samples (another worker's share of the dataset): counts
+        and histograms add, the worst samples are the worst of both, and the kept failed and
+        unreadable samples are the first by sample index. Merging the accumulators of disjoint
+        shares gives what one accumulator fed every sample gives (the mean up to float rounding).
+        """
+        self.samples += other.samples
+        self.passed += other.passed
+        self.failed += other.failed
+        self.errors += other.errors
+        for name, dist in other.outputs.items():
+            if name not in self.outputs:
+                self.outputs[name] = OutputDistribution(name)
+            self.outputs[name].merge(dist)
+        self.failed_samples = sorted(self.failed_samples + other.failed_samples,
+                                     key=lambda s: s["index"])[:self.keep_failed]
+        self.error_samples = sorted(self.error_samples + other.error_samples,
+                                    key=lambda s: s["index"])[:self.keep_errors]
+        for entry in other._worst:
+            if self.worst_k <= 0:
+                break
+            if len(self._worst) < self.worst_k:
+                heapq.heappush(self._worst, entry)
+            elif entry[:3] > self._worst[0][:3]:
+                heapq.heapreplace(self._worst, entry)
 
     def worst(self) -> list[dict]:
         """The worst samples, worst first."""

@@ -1,0 +1,64 @@
+"""
+The Ray actor of a validation: one per worker, holding the runner under test (and the reference
+runner, or the golden directory) loaded once for the whole run. Each call validates a batch of
+work items with the local pipeline and returns its accumulator, pickled, with the batch's first
+sample index (so that the driver can tell a retried batch from a new one).
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from poly.cli.validate_ray.sample_reader import read_samples
+from poly.cli.validate_ray.work_items import WorkItem
+from poly.compare.dataset import DirectoryReference, RunnerReference, ValidationPipeline
+
+__all__ = ["ValidationWorker"]
+
+
+class ValidationWorker:
+    """
+    Args:
+        runner (BaseRunner): The runner under test (not yet active: it is activated here, once).
+        checker (SampleChecker): The per-sample verdict.
+        golden (str): A local directory of golden outputs matched by sample name; or None with
+                ``reference_runner``.
+        reference_runner (BaseRunner): A second runner producing the golden outputs.
+        worst_k (int): Worst samples kept per batch (the driver keeps the worst of all).
+        batch (int): Samples stacked per inference where the model allows it.
+    """
+
+    def __init__(self, runner, checker, golden=None, reference_runner=None, worst_k=10, batch=1):
+        self.runner = runner
+        self.runner.activate()
+        if reference_runner is not None:
+            reference_runner.activate()
+            self.reference = RunnerReference(reference_runner)
+        else:
+            self.reference = DirectoryReference(golden)
+        self.checker = checker
+        self.worst_k = worst_k
+        self.batch = batch
+        self.inputs = dict(self.runner.get_input_metadata().items())
+
+    def __call__(self, items: dict) -> dict:
+        samples = []
+        for index, path, group in zip(items["index"], items["path"], items["row_group"], strict=True):
+            samples.extend(read_samples(WorkItem(int(index), str(path), int(group)), self.inputs))
+        pipeline = ValidationPipeline(self.runner, samples, self.reference, self.checker, workers=1,
+                                      batch=self.batch, worst_k=self.worst_k)
+        outcome = pipeline.run()
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        return {"first": np.array([int(items["index"][0])], dtype=np.int64),
+                "accumulator": np.array([pickle.dumps(outcome.accumulator)], dtype=object)}
+
+    def __del__(self):
+        for runner in (self.runner, getattr(self.reference, "runner", None)):
+            if runner is not None and getattr(runner, "is_active", False):
+                try:
+                    runner.deactivate()
+                except Exception:  # noqa: BLE001 - the actor is going away
+                    pass

@@ -1,0 +1,222 @@
+"""`poly validate --ray`: on a local 2-CPU Ray started by the tests, the report is the one a local
+run over the same data gives (verdicts, failed samples, statistics); .npy, Parquet and URI
+datasets; a worker actor that dies is restarted and its samples counted once; Ctrl-C writes a
+partial report; without Ray, --ray names the install."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+# Workers run in this environment, not in a `uv run` of the packaged repository (read at import).
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install poly-cli[ray])")
+
+N = 24
+BAD = {2: 0.05, 9: 2e-3, 17: 0.3}
+TOL = ["--atol", "1e-4", "--rtol", "1e-4"]
+POLY_MAIN = "import sys; from poly.cli.main import main; sys.argv[0] = 'poly'; main()"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray with 2 CPUs for the whole test session; `poly validate --ray` run in-process
+    uses it as it is."""
+    import logging
+
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def _golden(runner, x, i):
+    out = {k: np.array(v, copy=True) for k, v in runner.infer({"x": x}).items()}
+    if i in BAD:
+        out["probs"][0, 1] += BAD[i]
+    return out
+
+
+@pytest.fixture(scope="module")
+def data(models, tmp_path_factory):
+    """N samples of the mlp model as .npz and .npy directories and one Parquet file (rows named as
+    the .npz files), and a golden directory of .npz with planted bad samples."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    root = tmp_path_factory.mktemp("raydata")
+    ds, npy, golden = root / "ds", root / "npy", root / "golden"
+    for d in (ds, npy, golden):
+        d.mkdir()
+    rng = np.random.default_rng(7)
+    rows = {"name": [], "x": []}
+    with OnnxrtRunner(SessionFromOnnx(models["mlp"])) as runner:
+        for i in range(N):
+            x = rng.standard_normal((1, 8)).astype(np.float32)
+            np.savez(ds / f"img_{i:03d}.npz", x=x)
+            np.save(npy / f"img_{i:03d}.npy", x)
+            np.savez(golden / f"img_{i:03d}.npz", **_golden(runner, x, i))
+            rows["name"].append(f"img_{i:03d}.npz")
+            rows["x"].append(x.tolist())
+    pq.write_table(pa.table(rows), root / "samples.parquet", row_group_size=5)
+    return {"ds": ds, "npy": npy, "golden": golden, "parquet": root / "samples.parquet", "root": root}
+
+
+def _report(path):
+    return json.loads(path.read_text())
+
+
+def test_ray_report_matches_local_run(poly, models, data, ray_cluster, tmp_path):
+    local, remote = tmp_path / "local.json", tmp_path / "ray.json"
+    base = ["validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", data["golden"], *TOL]
+    res_local = poly(*base, "--report-json", local)
+    res_ray = poly(*base, "--ray", "--ray-workers", "2", "--report-json", remote, "--report", tmp_path / "r.html")
+    assert res_local.exit_code == res_ray.exit_code == 1, res_ray.output
+    a, b = _report(local), _report(remote)
+    for key in ("status", "samples", "compared", "passed", "failed", "errors", "pass_rate"):
+        assert a[key] == b[key], (key, res_ray.output[-3000:])
+    assert b["samples"] == N and {s["index"] for s in b["failed_samples"]} == set(BAD)
+    assert sorted(a["failed_samples"], key=lambda s: s["index"]) == b["failed_samples"]
+    assert a["worst_samples"] == b["worst_samples"]
+    for name, out in a["outputs"].items():
+        other = b["outputs"][name]
+        assert out["absdiff_histogram"] == other["absdiff_histogram"]
+        assert out["reldiff_histogram"] == other["reldiff_histogram"]
+        assert out["absdiff_quantiles"] == other["absdiff_quantiles"]
+        assert out["max_absdiff"] == other["max_absdiff"] and out["max_reldiff"] == other["max_reldiff"]
+        assert out["mean_max_absdiff"] == pytest.approx(other["mean_max_absdiff"], rel=1e-12)
+    assert b["config"]["ray_workers"] == 2
+    assert "img_017.npz" in (tmp_path / "r.html").read_text()
+    assert "FAILED | sample 17 (img_017.npz)" in res_ray.output
+
+
+def test_ray_npy_samples_from_a_uri(poly, models, data, ray_cluster, tmp_path):
+    rj = tmp_path / "r.json"
+    uri = "file://" + str(data["npy"])
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", uri, "--golden", data["golden"], *TOL,
+                  "--ray", "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    report = _report(rj)
+    assert report["samples"] == N and report["errors"] == 0
+    assert [s["file"] for s in report["failed_samples"]] == [f"img_{i:03d}.npy" for i in sorted(BAD)]
+
+
+def test_ray_parquet_rows_are_samples(poly, models, data, ray_cluster, tmp_path):
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", data["parquet"], "--golden", data["golden"],
+                  *TOL, "--ray", "--ray-workers", "1", "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    report = _report(rj)
+    assert report["samples"] == N and report["passed"] == N - len(BAD)
+    assert report["failed_samples"] == [{"index": i, "file": f"img_{i:03d}.npz"} for i in sorted(BAD)]
+
+
+@pytest.mark.slow
+def test_killed_worker_is_retried_and_samples_counted_once(models, data, ray_cluster, tmp_path):
+    from poly.cli.validate_ray import RayValidation
+    from poly.compare.dataset import SampleChecker
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    marker = str(tmp_path / "killed")
+
+    class DyingRunner(OnnxrtRunner):
+        """Ends its process at its 5th inference, the first time only (a marker file remembers)."""
+
+        calls = 0
+
+        def infer(self, feed_dict, *args, **kwargs):
+            DyingRunner.calls += 1
+            if DyingRunner.calls == 5 and not os.path.exists(marker):
+                open(marker, "w").close()
+                os._exit(1)
+            return super().infer(feed_dict, *args, **kwargs)
+
+    outcome = RayValidation(DyingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
+                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
+                            items_per_task=4).run()
+    assert os.path.exists(marker)  # a worker did die
+    acc = outcome.accumulator
+    assert not outcome.interrupted
+    assert acc.samples == N and acc.passed == N - len(BAD)
+    assert [s["index"] for s in acc.failed_samples] == sorted(BAD)
+
+
+@pytest.mark.slow
+def test_sigint_stops_the_job_and_writes_a_partial_report(data, ray_cluster, tmp_path):
+    from fixtures import onnx_models
+    from onnx import TensorProto, helper, numpy_helper
+
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    # a model slow enough per sample that the run is still going when it is interrupted
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array((rng.standard_normal((256, 256)) / 16).astype(np.float32), "w")
+    nodes, prev = [], "x"
+    for k in range(24):
+        nodes.append(helper.make_node("MatMul", [prev, "w"], [f"h{k}"]))
+        prev = f"h{k}"
+    nodes.append(helper.make_node("Identity", [prev], ["y"]))
+    graph = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 256])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 256])], initializer=[w])
+    model = onnx_models.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_models.OPSET)],
+                                               ir_version=onnx_models.IR_VERSION), tmp_path / "slow.onnx")
+    ds, golden = tmp_path / "ds", tmp_path / "golden"
+    ds.mkdir()
+    golden.mkdir()
+    total = 400
+    x = rng.standard_normal((256, 256)).astype(np.float32)
+    for i in range(total):
+        np.save(ds / f"s_{i:04d}.npy", x)
+    with OnnxrtRunner(SessionFromOnnx(str(model))) as runner:
+        y = runner.infer({"x": x})["y"]
+    for i in range(total):
+        np.savez(golden / f"s_{i:04d}.npz", y=y)
+    rj = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", POLY_MAIN, "validate", str(model), "--onnxrt", "--dataset", str(ds),
+         "--golden", str(golden), f"--ray={ray_cluster}", "--report-json", str(rj)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "samples/s" in line:  # the first merged batch
+            proc.send_signal(signal.SIGINT)
+            break
+    out = "".join(lines) + proc.communicate(timeout=120)[0]
+    assert proc.returncode == 1, out
+    assert "INTERRUPTED" in out and "Traceback" not in out
+    report = _report(rj)
+    assert report["status"] == "interrupted" and report["interrupted"]
+    assert 0 < report["samples"] < total and report["failed"] == 0
+
+
+def test_ray_flags_need_ray_and_uris_need_ray(poly, models, data):
+    base = ["validate", models["mlp"], "--onnxrt", "--golden", data["golden"]]
+    result = poly(*base, "--dataset", data["ds"], "--ray-workers", "3")
+    assert result.exit_code == 2 and "--ray-workers needs --ray" in result.output
+    result = poly(*base, "--dataset", "s3://bucket/samples")
+    assert result.exit_code == 2 and "URIs are read with --ray only" in result.output
+    result = poly("validate", models["mlp"], "--onnxrt", "--data-loader-script", "x.py", "--golden", data["golden"],
+                  "--ray")
+    assert result.exit_code == 2 and "--data-loader-script cannot be used with --ray" in result.output
+
+
+def test_ray_missing_names_the_install(models, data):
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from poly.cli.main import main\n"
+            "sys.argv = ['poly'] + sys.argv[1:]\n"
+            "main()")
+    proc = subprocess.run([sys.executable, "-c", code, "validate", models["mlp"], "--onnxrt", "--dataset",
+                           str(data["ds"]), "--golden", str(data["golden"]), "--ray"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "poly-cli[ray]" in line]
+    assert len(errors) == 1 and "pip install" in errors[0], proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
