@@ -17,6 +17,10 @@ from poly.cli.validate_ray.work_items import list_work_items
 from poly.cli.validate_ray.worker import ValidationWorker
 from poly.compare.dataset import Accumulator, ValidationOutcome
 
+MAX_WORKER_RESTARTS = 3
+"""How often a dead worker is restarted and its batch retried before the run fails with the
+worker's error (a sample that crashes every worker must end the run, not loop)."""
+
 __all__ = ["RayValidation"]
 
 
@@ -68,14 +72,16 @@ class RayValidation:
         blocks = max(1, min(len(items), self.workers * 4, -(-len(items) // self.items_per_task)))
         ds = data.from_items([item.to_row() for item in items], override_num_blocks=blocks)
         # Ray Data restarts a dead actor and runs its batch again (the batch's partial result is
-        # only returned by a call that completed)
+        # only returned by a call that completed). Ray's default is to retry without end: a sample
+        # that kills every worker would hang the run, so restarts and retries are bounded.
         return ds.map_batches(
             ValidationWorker, batch_size=self.items_per_task, batch_format="numpy",
             compute=data.ActorPoolStrategy(size=self.workers),
             num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
             fn_constructor_kwargs={"runner": self.runner, "checker": self.checker, "golden": self.golden,
                                    "reference_runner": self.reference_runner, "worst_k": self.worst_k,
-                                   "batch": self.batch})
+                                   "batch": self.batch},
+            max_restarts=MAX_WORKER_RESTARTS, max_task_retries=MAX_WORKER_RESTARTS)
 
     def run(self) -> ValidationOutcome:
         """Runs to the end of the dataset, ``max_failures`` or a KeyboardInterrupt, and returns
