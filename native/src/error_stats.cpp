@@ -147,12 +147,13 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
     }
     // Ranks are planned as if no NaN were present; a stream with NaN gets NaN at the end.
     const RankPlan optimistic = plan_ranks(reqs, n, {0, 0, 0, 0});
-    const RankWindows windows(cfg, a, b, optimistic.targets);
-    // Two contiguous float32 inputs (the common case) skip the conversion to double blocks.
-    // (Misaligned float32 views take the general path, whose loads are byte copies.)
+    // Two contiguous float32 inputs (the common case) skip the conversion to double blocks:
+    // one pass of the fused kernel per block. (Misaligned float32 views take the general
+    // path, whose loads are byte copies.)
     auto aligned4 = [](const ArrayView& v) { return reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) == 0; };
     const bool fast_f32 = cfg.f32 && a.dtype == DType::F32 && b.dtype == DType::F32 && a.contiguous() &&
                           b.contiguous() && aligned4(a) && aligned4(b);
+    const RankWindows windows(cfg, a, b, optimistic.targets, fast_f32);
 
     auto states = run_partitions<MainState>(n, threads, kBlock,
                                             [&](MainState& st, std::size_t begin, std::size_t end) {
@@ -170,8 +171,13 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             if (fast_f32) {
                 const float* pa = reinterpret_cast<const float*>(a.data) + s;
                 const float* pb = reinterpret_cast<const float*>(b.data) + s;
-                kt.diff_f32(cfg, pa, pb, m, ad32, rd32);
-                kt.block_stats_f32(pa, pb, ad32, rd32, m, cfg.atol, cfg.rtol, bs);
+                WindowTally* tally = windows.active() ? windows.tally_for(st.windows, m) : nullptr;
+                const bool done = kt.fused_f32(cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs);
+                if (tally) windows.after_block(st.windows);
+                if (!done) {  // NaN, Inf or overflowing sums in this block: the exact treatment
+                    kt.diff_f32(cfg, pa, pb, m, ad32, rd32);
+                    kt.block_stats_f32(pa, pb, ad32, rd32, m, cfg.atol, cfg.rtol, bs);
+                }
             } else {
                 compute_block(cfg, a, b, s, m, *blk);
                 kt.block_stats(*blk, m, cfg.atol, cfg.rtol, bs);
@@ -179,14 +185,9 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
             st.dot += bs.dot;
             st.fails += bs.fails;
-            if (windows.active()) {
-                if (fast_f32) {
-                    if (windows.wants(kAbs)) windows.feed(st.windows, kAbs, ad32, m);
-                    if (windows.wants(kRel)) windows.feed(st.windows, kRel, rd32, m);
-                } else {
-                    for (int k : {kAbs, kRel})
-                        if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
-                }
+            if (windows.active() && !fast_f32) {
+                for (int k : {kAbs, kRel})
+                    if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
             }
         }
     });
@@ -213,7 +214,8 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
         std::vector<double> vals;
         std::vector<RankWindows::Counts*> parts;
         for (auto& st : states) parts.push_back(&st.windows);
-        const bool ok = windows.active() && windows.resolve(parts, keys, has_nan, threads);
+        const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan)
+                                                             : windows.resolve(parts, keys, has_nan, threads));
         if (ok) {
             vals = combine_ranks(optimistic, keys, cfg.f32);
             for (std::size_t r = 0; r < reqs.size(); ++r)
