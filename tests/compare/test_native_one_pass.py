@@ -12,11 +12,10 @@ import sys
 
 import numpy as np
 import pytest
+from oracles import stats as oracle
 
 from poly import _native
 from poly.compare import error_stats
-
-from oracles import stats as oracle
 
 QS = (0.001, 0.5, 0.9, 0.95, 0.99)
 LARGE = (1 << 22) + 5  # the large-input sample; 5 elements in a partial last block
