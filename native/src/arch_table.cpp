@@ -11,13 +11,15 @@ void block_stats(const Block& blk, std::size_t m, double atol, double rtol, Bloc
 void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
 void block_stats_f32(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                      double atol, double rtol, BlockStats& out);
+bool fused_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
+               WindowTally* t, BlockStats& out);
 
 #define POLY_STR2(x) #x
 #define POLY_STR(x) POLY_STR2(x)
 
 const KernelTable& table() {
     static const KernelTable t{POLY_STR(POLY_ARCH), &load_block, &load_bits, &diff_block, &block_stats, &diff_f32,
-                              &block_stats_f32};
+                              &block_stats_f32, &fused_f32};
     return t;
 }
 

@@ -75,11 +75,14 @@ struct StreamAcc {
     }
 };
 
-// The float32 fast path's absolute and relative differences of one block (kept as float,
-// in buffers of their own type).
-struct F32Diffs {
+// The float32 path's buffers for one block: the inputs narrowed to float32 (when they are not
+// read in place), and the differences when a block needs the exact treatment.
+struct F32Block {
+    alignas(64) float a[kBlock];
+    alignas(64) float b[kBlock];
     alignas(64) float ad[kBlock];
     alignas(64) float rd[kBlock];
+    alignas(64) double wide[kBlock];
 };
 
 struct MainState {
@@ -147,31 +150,46 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
     }
     // Ranks are planned as if no NaN were present; a stream with NaN gets NaN at the end.
     const RankPlan optimistic = plan_ranks(reqs, n, {0, 0, 0, 0});
-    const RankWindows windows(cfg, a, b, optimistic.targets);
-    // Two contiguous float32 inputs (the common case) skip the conversion to double blocks.
-    // (Misaligned float32 views take the general path, whose loads are byte copies.)
+    // Float32 compute (float16/bfloat16/float32 inputs, bool beside them) runs the one-pass
+    // kernel per block. Two contiguous, aligned float32 inputs (the common case) are read in
+    // place; other layouts and dtypes are loaded and narrowed to float32 first (exact: their
+    // values are float32 values). Results equal the general path's bit for bit.
     auto aligned4 = [](const ArrayView& v) { return reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) == 0; };
-    const bool fast_f32 = cfg.f32 && a.dtype == DType::F32 && b.dtype == DType::F32 && a.contiguous() &&
+    const bool fused = cfg.f32;
+    const bool in_place = fused && a.dtype == DType::F32 && b.dtype == DType::F32 && a.contiguous() &&
                           b.contiguous() && aligned4(a) && aligned4(b);
+    const RankWindows windows(cfg, a, b, optimistic.targets, fused);
 
     auto states = run_partitions<MainState>(n, threads, kBlock,
                                             [&](MainState& st, std::size_t begin, std::size_t end) {
         const KernelTable& kt = kernels();
         BlockStats bs;
         if (windows.active()) st.windows = windows.make_counts(end - begin);
-        // Only one of the two is used: the float32 fast path's difference buffers, or a Block.
-        std::unique_ptr<F32Diffs> f32d(fast_f32 ? new F32Diffs : nullptr);
-        std::unique_ptr<Block> blk(fast_f32 ? nullptr : new Block);
-        float* ad32 = fast_f32 ? f32d->ad : nullptr;
-        float* rd32 = fast_f32 ? f32d->rd : nullptr;
+        // Only one of the two is used: the float32 path's buffers, or a Block.
+        std::unique_ptr<F32Block> fb(fused ? new F32Block : nullptr);
+        std::unique_ptr<Block> blk(fused ? nullptr : new Block);
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
             const std::uint64_t block = s / kBlock;
-            if (fast_f32) {
+            if (fused) {
                 const float* pa = reinterpret_cast<const float*>(a.data) + s;
                 const float* pb = reinterpret_cast<const float*>(b.data) + s;
-                kt.diff_f32(cfg, pa, pb, m, ad32, rd32);
-                kt.block_stats_f32(pa, pb, ad32, rd32, m, cfg.atol, cfg.rtol, bs);
+                if (!in_place) {
+                    for (int side = 0; side < 2; ++side) {
+                        kt.load_block(side == 0 ? a : b, s, m, fb->wide);
+                        float* dst = side == 0 ? fb->a : fb->b;
+                        for (std::size_t i = 0; i < m; ++i) dst[i] = static_cast<float>(fb->wide[i]);
+                    }
+                    pa = fb->a;
+                    pb = fb->b;
+                }
+                WindowTally* tally = windows.active() ? windows.tally_for(st.windows, m) : nullptr;
+                const bool done = kt.fused_f32(cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs);
+                if (tally) windows.after_block(st.windows);
+                if (!done) {  // NaN, Inf, overflowing sums or a partial block: the exact treatment
+                    kt.diff_f32(cfg, pa, pb, m, fb->ad, fb->rd);
+                    kt.block_stats_f32(pa, pb, fb->ad, fb->rd, m, cfg.atol, cfg.rtol, bs);
+                }
             } else {
                 compute_block(cfg, a, b, s, m, *blk);
                 kt.block_stats(*blk, m, cfg.atol, cfg.rtol, bs);
@@ -179,14 +197,9 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
             st.dot += bs.dot;
             st.fails += bs.fails;
-            if (windows.active()) {
-                if (fast_f32) {
-                    if (windows.wants(kAbs)) windows.feed(st.windows, kAbs, ad32, m);
-                    if (windows.wants(kRel)) windows.feed(st.windows, kRel, rd32, m);
-                } else {
-                    for (int k : {kAbs, kRel})
-                        if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
-                }
+            if (windows.active() && !fused) {
+                for (int k : {kAbs, kRel})
+                    if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
             }
         }
     });
@@ -213,7 +226,8 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
         std::vector<double> vals;
         std::vector<RankWindows::Counts*> parts;
         for (auto& st : states) parts.push_back(&st.windows);
-        const bool ok = windows.active() && windows.resolve(parts, keys, has_nan, threads);
+        const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan)
+                                                             : windows.resolve(parts, keys, has_nan, threads));
         if (ok) {
             vals = combine_ranks(optimistic, keys, cfg.f32);
             for (std::size_t r = 0; r < reqs.size(); ++r)

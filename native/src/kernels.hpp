@@ -26,6 +26,25 @@ struct BlockStats {
     std::uint64_t fails = 0;
 };
 
+// Rank windows of the one-pass float32 kernel (fused_pass.cpp): per stream (0: absdiff,
+// 1: reldiff) up to kMaxWindows disjoint ranges of float32 bit patterns read as int32, the
+// order of non-negative floats (both streams are >= +0 or NaN, and a stream holding NaN has
+// NaN order statistics anyway).
+constexpr int kMaxWindows = 8;
+struct WindowSet {
+    int count[2] = {0, 0};
+    std::int32_t lo_minus1[2][kMaxWindows] = {};  // a window holds bits in (lo_minus1, hi]
+    std::int32_t hi[2][kMaxWindows] = {};
+};
+// What the kernel tallies for a WindowSet: per window the elements above lo_minus1, and the
+// bits of the elements inside any window, appended at dst[s] + used[s] (room for the block
+// plus 8 more).
+struct WindowTally {
+    std::uint64_t at_or_above[2][kMaxWindows] = {};
+    std::uint32_t* dst[2] = {nullptr, nullptr};
+    std::size_t used[2] = {0, 0};
+};
+
 struct KernelTable {
     const char* name;
     void (*load_block)(const ArrayView& v, std::size_t start, std::size_t count, double* out);
@@ -39,6 +58,12 @@ struct KernelTable {
     void (*diff_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
     void (*block_stats_f32)(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                             double atol, double rtol, BlockStats& out);
+    // One pass over two contiguous, 4-byte aligned float32 inputs: differences, statistics
+    // and the rank-window tallies (w may be null) in registers. False when the block's sums
+    // are not finite (NaN, Inf, overflow): `out` is then incomplete and the caller redoes the
+    // block with diff_f32 + block_stats_f32 (the tallies are complete either way).
+    bool (*fused_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
+                      WindowTally* t, BlockStats& out);
 };
 
 namespace arch_generic { const KernelTable& table(); }

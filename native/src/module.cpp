@@ -12,6 +12,7 @@
 
 #include "error_stats.hpp"
 #include "histogram.hpp"
+#include "kernels.hpp"
 #include "order_select.hpp"
 #include "parallel.hpp"
 #include "usable_cpus.hpp"
@@ -145,6 +146,9 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
+    m.def("kernel_arch", [] { return std::string(poly::kernels().name).substr(5); },  // drop "arch_"
+          "The instruction-set path of the hot loops chosen for this CPU: 'avx2' (AVX2 + FMA) or "
+          "'generic' (POLY_NATIVE_ARCH=generic forces it).");
     m.def("usable_cpus", [](const std::optional<std::string>& cgroup_root) {
               return cgroup_root ? poly::usable_cpus(*cgroup_root) : poly::usable_cpus();
           }, py::arg("cgroup_root") = py::none(),

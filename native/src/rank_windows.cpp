@@ -14,6 +14,9 @@ namespace {
 constexpr std::uint64_t kMinElements = std::uint64_t{1} << 18;
 constexpr std::size_t kChunks = 512;   // the sample is spread over this many places...
 constexpr std::size_t kChunkLen = 32;  // ...of this many consecutive elements
+// Inputs of at least this many elements take a sample four times as large (more chunks):
+// its narrower windows save more gathering than the larger sample costs.
+constexpr std::uint64_t kLargeInput = std::uint64_t{1} << 22;
 constexpr std::size_t kBins = 65536;
 
 inline std::size_t top16(std::uint64_t key) { return static_cast<std::size_t>(key >> 48); }
@@ -29,29 +32,26 @@ inline std::uint32_t key32(float f) {
 }  // namespace
 
 RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
-                         const std::vector<RankTarget>& targets)
+                         const std::vector<RankTarget>& targets, bool fused_kernel)
     : f32_(cfg.f32), n_(a.size), targets_(targets) {
     if (n_ < kMinElements || targets.empty()) return;
     std::array<std::vector<std::uint64_t>, 4> sample;
     bool any[4] = {false, false, false, false};
     for (const auto& t : targets) any[t.stream] = true;
     auto blk = new_block();
-    for (std::size_t c = 0; c < kChunks; ++c) {
-        const std::size_t start = (n_ - kChunkLen) * c / (kChunks - 1);
+    const std::size_t chunks = n_ >= kLargeInput ? 4 * kChunks : kChunks;
+    for (std::size_t c = 0; c < chunks; ++c) {
+        const std::size_t start = (n_ - kChunkLen) * c / (chunks - 1);
         compute_block(cfg, a, b, start, kChunkLen, *blk);
         for (int k = 0; k < 4; ++k) {
             if (!any[k]) continue;
             for (std::size_t i = 0; i < kChunkLen; ++i) sample[k].push_back(order_key(blk->v[k][i], f32_));
         }
     }
-    const double s = static_cast<double>(kChunks * kChunkLen);
-    for (int k = 0; k < 4; ++k) {
-        if (!any[k]) continue;
-        std::sort(sample[k].begin(), sample[k].end());
-        predicted_[k].assign(kBins, 0);
-    }
+    const double s = static_cast<double>(chunks * kChunkLen);
+    // The sample positions each target's window runs between.
+    std::vector<std::pair<std::size_t, std::size_t>> span;
     for (const auto& t : targets) {
-        const auto& smp = sample[t.stream];
         const double p = static_cast<double>(t.rank) / static_cast<double>(n_ - 1);
         const double centre = p * (s - 1);
         // 4 binomial standard deviations plus slack for samples correlated within a chunk;
@@ -59,9 +59,34 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
         const double margin = 4.0 * std::sqrt(s * p * (1 - p)) + 0.003 * s + 4;
         const double lo_i = std::max(0.0, std::floor(centre - margin));
         const double hi_i = std::min(s - 1, std::ceil(centre + margin));
-        const std::size_t lo_bin = top16(smp[static_cast<std::size_t>(lo_i)]);
-        const std::size_t hi_bin = top16(smp[static_cast<std::size_t>(hi_i)]);
-        for (std::size_t bin = lo_bin; bin <= hi_bin; ++bin) predicted_[t.stream][bin] = 1;
+        span.push_back({static_cast<std::size_t>(lo_i), static_cast<std::size_t>(hi_i)});
+    }
+    // Only those order statistics of the sample are needed: nth_element at each position,
+    // ascending, each call starting past the previous one (which it then leaves in place).
+    for (int k = 0; k < 4; ++k) {
+        if (!any[k]) continue;
+        predicted_[k].assign(kBins, 0);
+        std::vector<std::size_t> pos;
+        for (std::size_t i = 0; i < targets.size(); ++i)
+            if (targets[i].stream == k) {
+                pos.push_back(span[i].first);
+                pos.push_back(span[i].second);
+            }
+        std::sort(pos.begin(), pos.end());
+        auto& smp = sample[k];
+        std::size_t from = 0;
+        for (std::size_t q : pos) {
+            if (q < from) continue;  // settled already
+            std::nth_element(smp.begin() + static_cast<std::ptrdiff_t>(from), smp.begin() + static_cast<std::ptrdiff_t>(q), smp.end());
+            from = q + 1;
+        }
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const auto& smp = sample[targets[i].stream];
+        key_span_.push_back({smp[span[i].first], smp[span[i].second]});
+        const std::size_t lo_bin = top16(smp[span[i].first]);
+        const std::size_t hi_bin = top16(smp[span[i].second]);
+        for (std::size_t bin = lo_bin; bin <= hi_bin; ++bin) predicted_[targets[i].stream][bin] = 1;
     }
     for (int k = 0; k < 4; ++k) {
         if (!any[k]) continue;
@@ -70,6 +95,126 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
         predicted_share_[k] = static_cast<double>(in) / s;
     }
     active_ = true;
+    if (f32_ && fused_kernel) build_window_set();
+}
+
+// The targets' sample spans on absdiff and reldiff as ranges of float32 bit patterns, merged
+// where they overlap. Both streams hold values >= +0 (or NaN), whose keys sit in the upper
+// half: spans are clipped to it. More ranges than the kernel takes are merged across their
+// smallest gaps.
+void RankWindows::build_window_set() {
+    const int streams[2] = {kAbs, kRel};
+    for (int s = 0; s < 2; ++s) {
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // inclusive key32 ranges
+        for (std::size_t i = 0; i < targets_.size(); ++i) {
+            if (targets_[i].stream != streams[s]) continue;
+            const auto lo = static_cast<std::uint32_t>(key_span_[i].first >> 32);
+            const auto hi = static_cast<std::uint32_t>(key_span_[i].second >> 32);
+            if (hi < 0x80000000u) continue;  // negative values only: nothing to gather
+            runs.push_back({std::max(lo, 0x80000000u), hi});
+        }
+        std::sort(runs.begin(), runs.end());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+        for (const auto& r : runs) {
+            if (!merged.empty() && r.first <= merged.back().second + 1ull) merged.back().second = std::max(merged.back().second, r.second);
+            else merged.push_back(r);
+        }
+        while (merged.size() > static_cast<std::size_t>(kMaxWindows)) {
+            std::size_t best = 0;
+            for (std::size_t i = 1; i + 1 < merged.size(); ++i)
+                if (merged[i + 1].first - merged[i].second < merged[best + 1].first - merged[best].second) best = i;
+            merged[best].second = merged[best + 1].second;
+            merged.erase(merged.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+        }
+        window_set_.count[s] = static_cast<int>(merged.size());
+        for (std::size_t w = 0; w < merged.size(); ++w) {
+            // key32 = bits ^ 0x80000000 for non-negative floats
+            window_set_.lo_minus1[s][w] = static_cast<std::int32_t>(merged[w].first ^ 0x80000000u) - 1;
+            window_set_.hi[s][w] = static_cast<std::int32_t>(merged[w].second ^ 0x80000000u);
+        }
+    }
+    fused_ = true;
+}
+
+WindowTally* RankWindows::tally_for(Counts& c, std::size_t m) const {
+    if (c.overflow) return nullptr;
+    const int streams[2] = {kAbs, kRel};
+    for (int s = 0; s < 2; ++s) {
+        auto& keys = c.keys32[streams[s]];
+        if (keys.size() < c.tally.used[s] + m + 8) keys.resize(std::max(2 * keys.size(), c.tally.used[s] + m + 8));
+        c.tally.dst[s] = keys.data();
+    }
+    return &c.tally;
+}
+
+void RankWindows::after_block(Counts& c) const {
+    // Gathering much more than the windows should hold would amount to copying the input:
+    // give up and let radix select finish the job.
+    // (Windows of exact keys hold about what the sample predicts; a quarter is far off.)
+    for (int s = 0; s < 2; ++s)
+        if (c.tally.used[s] > static_cast<std::size_t>(n_ / 4) + 1024) c.overflow = true;
+}
+
+bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
+                                const std::array<bool, 4>& skip) const {
+    if (!active_ || !fused_) return false;
+    for (auto* p : parts)
+        if (p->overflow) return false;
+    keys.assign(targets_.size(), 0);
+    const int streams[2] = {kAbs, kRel};
+    for (int s = 0; s < 2; ++s) {
+        const int k = streams[s];
+        if (skip[k] || !wants(k)) continue;
+        const int nw = window_set_.count[s];
+        // Elements below each window, and the gathered bits of each window.
+        std::vector<std::uint64_t> below(static_cast<std::size_t>(nw), n_);
+        for (auto* p : parts)
+            for (int w = 0; w < nw; ++w) below[static_cast<std::size_t>(w)] -= p->tally.at_or_above[s][w];
+        // Every gathered key lies in exactly one window (they are disjoint and ascending): its
+        // index is the number of windows starting at or below it, less one. Counting sort.
+        auto window_of = [&](std::int32_t bits) {
+            int w = -1;
+            for (int i = 0; i < nw; ++i) w += bits > window_set_.lo_minus1[s][i];
+            return w;
+        };
+        std::vector<std::size_t> start(static_cast<std::size_t>(nw) + 1, 0);
+        for (auto* p : parts) {
+            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
+            for (std::size_t i = 0; i < p->tally.used[s]; ++i) ++start[static_cast<std::size_t>(window_of(g[i]) + 1)];
+        }
+        for (int w = 0; w < nw; ++w) start[static_cast<std::size_t>(w) + 1] += start[static_cast<std::size_t>(w)];
+        std::unique_ptr<std::int32_t[]> sorted(new std::int32_t[start.back() + 1]);
+        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+        for (auto* p : parts) {
+            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
+            for (std::size_t i = 0; i < p->tally.used[s]; ++i) sorted[fill[static_cast<std::size_t>(window_of(g[i]))]++] = g[i];
+        }
+        auto bucket_begin = [&](int w) { return sorted.get() + start[static_cast<std::size_t>(w)]; };
+        auto bucket_size = [&](int w) { return start[static_cast<std::size_t>(w) + 1] - start[static_cast<std::size_t>(w)]; };
+        std::vector<std::size_t> order;
+        for (std::size_t t = 0; t < targets_.size(); ++t)
+            if (targets_[t].stream == k) order.push_back(t);
+        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return targets_[x].rank < targets_[y].rank; });
+        std::vector<std::size_t> settled(static_cast<std::size_t>(nw), 0);
+        for (std::size_t t : order) {
+            const std::uint64_t r = targets_[t].rank;
+            int hit = -1;
+            for (int w = 0; w < nw; ++w) {
+                const auto wi = static_cast<std::size_t>(w);
+                if (r >= below[wi] && r - below[wi] < bucket_size(w)) hit = w;
+            }
+            if (hit < 0) return false;  // the rank lies outside every window: radix select
+            std::int32_t* bk = bucket_begin(hit);
+            const std::size_t pos = static_cast<std::size_t>(r - below[static_cast<std::size_t>(hit)]);
+            std::int32_t* nth = bk + pos;
+            std::size_t& from = settled[static_cast<std::size_t>(hit)];
+            std::nth_element(bk + std::min(from, pos), nth, bk + bucket_size(hit));
+            from = pos;
+            const std::uint32_t key32 = static_cast<std::uint32_t>(*nth) ^ 0x80000000u;
+            keys[t] = static_cast<std::uint64_t>(key32) << 32;
+        }
+    }
+    return true;
 }
 
 RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) const {
@@ -78,7 +223,7 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
     else c.scratch64.resize(kBlock);
     for (int k = 0; k < 4; ++k) {
         if (!wants(k)) continue;
-        c.hist[k].assign(kBins, 0);
+        if (!fused_) c.hist[k].assign(kBins, 0);
         // Room for what the sample predicts, with a margin, so the gather rarely reallocates.
         const auto expect = static_cast<std::size_t>(predicted_share_[k] * 1.25 * static_cast<double>(partition_elements)) + kBlock;
         if (f32_) c.keys32[k].resize(expect);

@@ -7,10 +7,12 @@
 // never depends on the sample.
 #pragma once
 #include <array>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
 #include "kernel.hpp"
+#include "kernels.hpp"
 #include "order_select.hpp"
 
 namespace poly {
@@ -26,16 +28,32 @@ public:
         std::vector<std::uint32_t> scratch32;                // one block of keys, float32 compute
         std::vector<std::uint64_t> scratch64;                // one block of keys, float64 compute
         bool overflow = false;
+        // The one-pass float32 kernel's tallies (fused()): gathered float32 bits of absdiff
+        // (0) and reldiff (1) in keys32[kAbs] / keys32[kRel], counts above each window.
+        WindowTally tally;
     };
 
     // Samples the inputs and predicts the bins of `targets`; inactive for inputs too small to
     // be worth it (radix select is cheap there).
+    // `fused_kernel`: the caller tallies float32 blocks with the one-pass kernel (fused()).
     RankWindows(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
-                const std::vector<RankTarget>& targets);
+                const std::vector<RankTarget>& targets, bool fused_kernel = false);
 
     bool active() const { return active_; }
     bool wants(int stream) const { return !predicted_[stream].empty(); }
     Counts make_counts(std::size_t partition_elements) const;
+    // True when the one-pass float32 kernel tallies the windows (float32 compute, every
+    // window expressible as a WindowSet): then window_set() goes to the kernel, with
+    // tally_for() before each block and after_block() after it, and resolve_fused() replaces
+    // resolve().
+    bool fused() const { return fused_; }
+    const WindowSet& window_set() const { return window_set_; }
+    // The tally to hand the kernel for a block of m elements (room reserved), or null once
+    // the gathered set grew too large (then resolve_fused() fails and radix select runs).
+    WindowTally* tally_for(Counts& c, std::size_t m) const;
+    void after_block(Counts& c) const;
+    bool resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
+                       const std::array<bool, 4>& skip) const;
     // Tallies one block of `stream`'s values.
     void feed(Counts& c, int stream, const double* v, std::size_t m) const;
     void feed(Counts& c, int stream, const float* v, std::size_t m) const;
@@ -57,6 +75,10 @@ private:
     std::vector<RankTarget> targets_;
     std::array<std::vector<std::uint8_t>, 4> predicted_;  // per stream: bin -> gathered?
     std::array<double, 4> predicted_share_{};             // share of the sample in those bins
+    bool fused_ = false;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> key_span_;  // per target: sample keys bounding its window
+    WindowSet window_set_;
+    void build_window_set();
 };
 
 }  // namespace poly

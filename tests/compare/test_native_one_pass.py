@@ -1,0 +1,124 @@
+"""The one-pass float32 kernel of poly._native on inputs large enough for its rank windows
+(the large-input sample, partial last blocks, duplicates, NaN, infinities, a sample that
+predicts the wrong windows): its statistics against the float64 NumPy oracle, exactly for
+extrema, counts and order statistics, and the instruction-set path it reports."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from oracles import stats as oracle
+
+from poly import _native
+from poly.compare import error_stats
+
+QS = (0.001, 0.5, 0.9, 0.95, 0.99)
+LARGE = (1 << 22) + 5  # the large-input sample; 5 elements in a partial last block
+
+
+def close(got: float, want: float, rel: float = 1e-9, scale: float = 0.0) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    if math.isinf(want):
+        return got == want
+    return abs(got - want) <= rel * max(abs(want), scale) + 1e-300
+
+
+def check_against_oracle(a, b, *, ice=False, threads=1):
+    s = error_stats(a, b, quantiles=QS, infinities_compare_equal=ice, threads=threads)
+    ad, rd, ftype = oracle.diffs(a, b, infinities_compare_equal=ice)
+    assert s.compute_dtype == "float32"
+    assert s.mismatches == oracle.mismatches(ad, rd, ftype, 1e-5, 1e-5)
+    for got, arr in ((s.absdiff, ad), (s.reldiff, rd)):
+        want = oracle.moments(arr)
+        wq = oracle.quantiles(arr, QS)
+        for q in QS:
+            assert close(got.quantiles[q], wq[q], rel=0), (q, got.quantiles[q], wq[q])
+        assert close(got.median, want["median"], rel=0)
+        assert close(got.min, want["min"], rel=0) and close(got.max, want["max"], rel=0)
+        assert got.argmax == (want["argmax"],)
+        assert got.nan_count == want.get("nan", 0) and got.inf_count == want.get("inf", 0)
+        if want["mean"] is not None:
+            assert close(got.mean, want["mean"], scale=want["scale1"])
+    for got, arr in ((s.a, a), (s.b, b)):
+        want = oracle.moments(arr.astype(np.float64))
+        assert close(got.min, want["min"], rel=0) and close(got.max, want["max"], rel=0)
+        assert got.argmin == (want["argmin"],) and got.argmax == (want["argmax"],)
+        if want["var"] is not None:
+            assert close(got.var, want["var"], scale=want["scale2"])
+    return s
+
+
+def pair(n: int, seed: int, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(n) * 3).astype(dtype)
+    b = (a.astype(np.float64) + rng.uniform(-1e-3, 1e-3, n)).astype(dtype)  # heavy duplicates in |a-b|
+    b[::1000] = 0
+    return a, b
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_float32_pair_matches_the_oracle(threads):
+    a, b = pair(LARGE, 0)
+    check_against_oracle(a, b, threads=threads)
+
+
+def test_large_float16_pair_matches_the_oracle():
+    a, b = pair(LARGE, 1, np.float16)
+    check_against_oracle(a, b)
+
+
+def test_nan_and_infinities_in_a_large_pair():
+    a, b = pair(LARGE, 2)
+    a[123_456] = np.inf
+    b[123_456] = np.inf  # inf - inf: NaN, or 0 when infinities compare equal
+    a[3_000_001] = -np.inf
+    s = check_against_oracle(a, b)
+    assert math.isnan(s.absdiff.median) and all(math.isnan(v) for v in s.absdiff.quantiles.values())
+    s = check_against_oracle(a, b, ice=True)
+    assert not math.isnan(s.absdiff.median)
+
+
+def test_a_sample_that_predicts_the_wrong_windows_still_gives_exact_ranks():
+    """Every chunk the sample reads holds tiny differences, the rest large ones: the windows
+    the sample predicts miss the ranks, and the exact fallback (radix select) answers."""
+    n = LARGE
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(n).astype(np.float32)
+    b = (a + np.float32(0.5) + rng.uniform(0, 1, n).astype(np.float32)).astype(np.float32)
+    chunks, length = 2048, 32
+    for c in range(chunks):
+        start = (n - length) * c // (chunks - 1)
+        b[start : start + length] = a[start : start + length] + np.float32(1e-6)
+    check_against_oracle(a, b)
+
+
+def test_strided_and_misaligned_float32_views_give_the_in_place_figures():
+    a, b = pair((1 << 18) + 3, 4)
+    want = error_stats(a, b, quantiles=QS)
+    buf = bytearray(a.nbytes + 1)
+    mis = np.frombuffer(buf, dtype=np.float32, offset=1, count=a.size)
+    mis[...] = a
+    wide = np.zeros(2 * b.size, dtype=np.float32)
+    wide[::2] = b
+    for x, y in ((mis, b), (a, wide[::2])):
+        got = error_stats(x, y, quantiles=QS)
+        for name in ("mismatches", "l2", "cosine", "mse"):
+            assert getattr(got, name) == getattr(want, name), name
+        for stream in ("absdiff", "reldiff", "a", "b"):
+            g, w = getattr(got, stream), getattr(want, stream)
+            assert (g.min, g.max, g.mean, g.var, g.median) == (w.min, w.max, w.mean, w.var, w.median), stream
+        assert got.absdiff.quantiles == want.absdiff.quantiles
+
+
+def test_kernel_arch_names_the_instruction_set_path():
+    assert _native.kernel_arch() in ("avx2", "generic")
+    env = dict(os.environ, POLY_NATIVE_ARCH="generic")
+    out = subprocess.run([sys.executable, "-c", "from poly import _native; print(_native.kernel_arch())"],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip() == "generic", out.stderr
