@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, require_tensorrt, run_cli
 from onnx import TensorProto, helper
 
 OPSET = 17
@@ -13,12 +13,7 @@ OPSET = 17
 
 @pytest.fixture(scope="module", autouse=True)
 def _needs_tensorrt():
-    try:
-        from poly.trt.tensorrt_module import trt
-
-        trt.load()
-    except Exception as err:
-        pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
+    require_tensorrt()
 
 
 def _model(nodes, functions=()):

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, error_lines, run_cli
 from onnx import TensorProto, helper, numpy_helper
 
 from poly.onnx.multi_device import AttentionLayerHint, DistCollective, ShardHints, ShardModel, ShardTensor
@@ -136,11 +136,6 @@ def test_hints_round_trip_in_polygraphy_053_layout(tmp_path):
     assert [layer.q for layer in theirs.attention_layers] == ["q"]
 
 
-def _error_lines(proc):  # noqa: D103
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return [line for line in proc.stderr.splitlines() if line.strip()]
-
-
 @pytest.mark.parametrize(("change", "needle"), [
     ({"parallelism": "TP"}, "parallelism 'TP' is not supported"),
     ({"inputs": [{"name": "nope", "seq_len_idx": 0, "polygraphy_class": "ShardTensor"}]}, "'nope'"),
@@ -153,7 +148,7 @@ def test_bad_hints_end_with_one_line(tmp_path, change, needle):
     onnx.save(_attention_model(), str(model_path))
     hints = _write(tmp_path / "hint.json", {**EXAMPLE_HINTS, **change})
     proc = run_cli(POLY, "multi-device", "shard", model_path, "-s", hints, "-o", tmp_path / "o.onnx")
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert proc.returncode == 1 and len(lines) == 1 and needle in lines[0], proc.stderr
     assert not (tmp_path / "o.onnx").exists()
 
@@ -204,7 +199,7 @@ def test_template_shard_hints_suggests_layers_and_io(attention_path, tmp_path):
                                 "nb_rank": 1, "polygraphy_class": "FusedAttention"}
     # poly does not apply a fused replacement: one line says so
     proc = run_cli(POLY, "multi-device", "shard", attention_path, "-s", out, "-o", tmp_path / "md.onnx")
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert proc.returncode == 1 and len(lines) == 1 and "fused-attention replacement" in lines[0]
 
 

@@ -10,7 +10,7 @@ import sys
 
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, error_lines, require_tensorrt, run_cli
 
 TODO_NETWORK = "    pass  # TODO: Set up the network here. This function should not return anything."
 TODO_CONFIG = "    pass  # TODO: Set up the builder configuration here. This function should not return anything."
@@ -18,17 +18,7 @@ TODO_CONFIG = "    pass  # TODO: Set up the builder configuration here. This fun
 
 @pytest.fixture
 def needs_tensorrt():
-    try:
-        from poly.trt.tensorrt_module import trt
-
-        trt.load()
-    except Exception as err:
-        pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
-
-
-def _error_lines(proc):
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return [line for line in proc.stderr.splitlines() if line.strip()]
+    require_tensorrt()
 
 
 def _edit(path, old, new):
@@ -80,7 +70,7 @@ def test_trt_network_from_a_model_keeps_the_parsed_network(models, tmp_path, nee
     edited = run_cli(POLY, "inspect", "model", script)
     assert "Name: Edited" in edited.stdout
     only_trt = run_cli(POLY, "run", script, "--trt", "--onnxrt")
-    assert only_trt.returncode == 2 and "only --trt can run it" in _error_lines(only_trt)[0]
+    assert only_trt.returncode == 2 and "only --trt can run it" in error_lines(only_trt)[0]
 
 
 def test_trt_config_writes_the_builder_flags_and_runs_as_a_config_script(models, tmp_path, needs_tensorrt):
@@ -117,7 +107,7 @@ def test_trt_config_precision_and_calibration_flags(tmp_path, needs_tensorrt, mo
     if is_rtx():  # TensorRT-RTX has neither: the script's config fails in one line
         proc = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-config-script", script)
         assert proc.returncode == 1
-        lines = _error_lines(proc)
+        lines = error_lines(proc)
         assert len(lines) == 1 and "not available in TensorRT-RTX" in lines[0]
 
 
@@ -147,5 +137,5 @@ def test_template_errors_are_one_line(tmp_path, args, needle):
     (tmp_path / "model.engine").write_bytes(b"not an engine")
     proc = run_cli(POLY, "template", *args, cwd=tmp_path)
     assert proc.returncode == 2
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert len(lines) == 1 and needle in lines[0], lines

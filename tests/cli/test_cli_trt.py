@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures import onnx_models
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, error_lines, require_tensorrt, run_cli
 from fixtures.tactic_replays import make_replays
 
 from poly.core import cuda
@@ -14,17 +14,7 @@ from poly.core import cuda
 
 @pytest.fixture(scope="module", autouse=True)
 def _needs_tensorrt():
-    try:
-        from poly.trt.tensorrt_module import trt
-
-        trt.load()
-    except Exception as err:
-        pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
-
-
-def _error_lines(proc):
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return [line for line in proc.stderr.splitlines() if line.strip()]
+    require_tensorrt()
 
 
 @pytest.mark.parametrize("name", ["light_zfnet512", "light_vgg19"])
@@ -74,7 +64,7 @@ def test_profile_flags_group_per_occurrence():
 def test_bad_builder_flags_are_usage_errors(models, tmp_path, args, needle):
     proc = run_cli(POLY, "convert", models["dynamic"], "-o", tmp_path / "x.engine", *args)
     assert proc.returncode == 2
-    assert needle in _error_lines(proc)[-1]
+    assert needle in error_lines(proc)[-1]
     assert not (tmp_path / "x.engine").exists()
 
 
@@ -85,7 +75,7 @@ def test_flags_the_flavour_lacks_fail_in_one_line(models, tmp_path):
         pytest.skip("full TensorRT has --fp16")
     proc = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--fp16")
     assert proc.returncode == 1
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert len(lines) == 1 and "fp16 is not available in TensorRT-RTX" in lines[0]
 
 
@@ -112,13 +102,13 @@ def test_run_trt_without_gpu_builds_saves_and_stops_in_one_line(models, tmp_path
     proc = run_cli(POLY, "run", models["mlp"], "--trt", "--onnxrt", "--trt-outputs", "mark", "all",
                    "--save-engine", engine)
     assert proc.returncode == 1
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert len(lines) == 1 and "TrtRunner needs an NVIDIA GPU" in lines[0]
     assert engine.stat().st_size > 0
     again = run_cli(POLY, "inspect", "model", engine)
-    assert again.returncode == 1 and "no NVIDIA driver or GPU" in _error_lines(again)[0]
+    assert again.returncode == 1 and "no NVIDIA driver or GPU" in error_lines(again)[0]
     mixed = run_cli(POLY, "run", engine, "--onnxrt")
-    assert mixed.returncode == 2 and "only --trt can run it" in _error_lines(mixed)[-1]
+    assert mixed.returncode == 2 and "only --trt can run it" in error_lines(mixed)[-1]
 
 
 def test_inspect_tactics_and_diff(tmp_path):
@@ -134,7 +124,7 @@ def test_inspect_tactics_and_diff(tmp_path):
     same = run_cli(POLY, "inspect", "diff-tactics", "--good", tmp_path / "good", "--bad", tmp_path / "good" / "g1.json")
     assert same.returncode == 0 and "Could not determine potentially bad tactics" in same.stdout
     bad = run_cli(POLY, "inspect", "tactics", tmp_path / "nothing.json")
-    assert bad.returncode == 1 and "does not exist" in _error_lines(bad)[0]
+    assert bad.returncode == 1 and "does not exist" in error_lines(bad)[0]
 
 
 @pytest.mark.skipif(cuda.cuda_available(), reason="a GPU is present: the no-GPU path cannot be shown")
@@ -151,4 +141,4 @@ def test_validate_trt_reaches_the_runner(models, tmp_path):
                    "--trt-min-shapes", "x:[1,8]", "--trt-opt-shapes", "x:[2,8]", "--trt-max-shapes", "x:[4,8]")
     assert proc.returncode == 1
     assert "Building engine" in proc.stdout
-    assert "TrtRunner needs an NVIDIA GPU" in _error_lines(proc)[-1]
+    assert "TrtRunner needs an NVIDIA GPU" in error_lines(proc)[-1]

@@ -11,7 +11,7 @@ import subprocess
 
 import click
 import pytest
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, error_lines, run_cli
 
 from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs, strongly_typed_option
@@ -43,12 +43,6 @@ def parse(group, *args, options=None):
 def network_args(*args, tensor_formats=False):
     options = stack_options([TrtNetworkArgs.options(tensor_formats=tensor_formats), strongly_typed_option()])
     return parse(TrtNetworkArgs, *args, options=options)
-
-
-def _error_lines(outcome):
-    """The non-empty stderr lines of a `poly` process or in-process result (no traceback)."""
-    assert "Traceback" not in outcome.stdout + outcome.stderr
-    return [line for line in outcome.stderr.splitlines() if line.strip()]
 
 
 # ---- builder config ------------------------------------------------------------------------------
@@ -124,7 +118,7 @@ def test_features_the_flavour_lacks_fail_in_one_line(trt_mod, models, tmp_path, 
         pytest.skip("full TensorRT has DLA and quantization flags (tests/trt tests the calls on the double)")
     proc = run_cli(POLY, "convert", models["multi"], "-o", tmp_path / "x.engine", *args)
     assert proc.returncode == 1
-    lines = _error_lines(proc)
+    lines = error_lines(proc)
     assert len(lines) == 1 and feature in lines[0] and "full TensorRT" in lines[0], lines
     assert not (tmp_path / "x.engine").exists()
 
@@ -196,7 +190,7 @@ def test_layer_precisions_and_tensor_dtypes_on_the_installed_flavour(trt_mod, mo
                          (["--tensor-dtypes", "x:float16"], "cannot change the data type of tensor x")]:
         proc = run_cli(POLY, "convert", models["multi"], "-o", tmp_path / "x.engine", *args)
         assert proc.returncode == 1
-        lines = _error_lines(proc)
+        lines = error_lines(proc)
         assert len(lines) == 1 and needle in lines[0] and "full TensorRT" in lines[0], lines
 
 
@@ -281,7 +275,7 @@ def test_run_passes_the_runtime_flags_to_its_trt_runner(trt_mod, models):
 def test_bad_values_are_one_line_usage_errors_naming_the_flag(trt_mod, poly, models, tmp_path, args, flag):
     result = poly("convert", models["multi"], "-o", tmp_path / "x.engine", *args)
     assert result.exit_code == 2, result.output
-    lines = _error_lines(result)
+    lines = error_lines(result)
     assert len(lines) == 1 and lines[0].startswith("[!] Error: ") and flag in lines[0], lines
     assert not (tmp_path / "x.engine").exists()
 
@@ -292,7 +286,7 @@ def test_bad_values_are_one_line_usage_errors_naming_the_flag(trt_mod, poly, mod
 def test_bad_runtime_values_are_usage_errors_naming_the_flag(poly, models, args):
     result = poly("run", models["multi"], "--onnxrt", *args)
     assert result.exit_code == 2, result.output
-    lines = _error_lines(result)
+    lines = error_lines(result)
     assert len(lines) == 1 and args[0] in lines[0], lines
 
 

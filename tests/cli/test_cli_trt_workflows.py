@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, error_lines, require_tensorrt, run_cli
 from fixtures.trt_double import tensorrt_double  # noqa: F401 (fixture)
 
 from poly.core import cuda
@@ -15,17 +15,7 @@ from poly.core import cuda
 
 @pytest.fixture(scope="module", autouse=True)
 def _needs_tensorrt():
-    try:
-        from poly.trt.tensorrt_module import trt
-
-        trt.load()
-    except Exception as err:
-        pytest.skip(f"no TensorRT flavour is installed ({err}); the dev group installs TensorRT-RTX on Linux x86_64")
-
-
-def _error_lines(proc):
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return [line for line in proc.stderr.splitlines() if line.strip()]
+    require_tensorrt()
 
 
 def _script(path, text):
@@ -113,7 +103,7 @@ def test_int8_calibration_needs_full_tensorrt_in_one_line(models, tmp_path):
         proc = run_cli(POLY, *command, "--int8", "--data-loader-script", loader, "--calibration-cache",
                        tmp_path / "c.cache", *check, cwd=tmp_path)
         assert proc.returncode == 1, proc.stdout + proc.stderr
-        lines = _error_lines(proc)
+        lines = error_lines(proc)
         assert len(lines) == 1 and "INT8 calibration is not available in TensorRT-RTX" in lines[0]
         assert "full TensorRT" in lines[0]
     assert not (tmp_path / "x.engine").exists()
@@ -129,7 +119,7 @@ def test_bad_data_loader_flags_name_the_flag(models, tmp_path, args, flag):
                            (["debug", "precision", models["identity"]], ["--check", "true"])):
         proc = run_cli(POLY, *command, "--int8", *args, *check, cwd=tmp_path)
         assert proc.returncode == 2
-        lines = _error_lines(proc)
+        lines = error_lines(proc)
         assert len(lines) == 1 and flag in lines[0], lines
 
 
@@ -216,13 +206,13 @@ def test_network_script_errors_are_one_line(models, tmp_path):
     script = _script(tmp_path / "nets.py", NETWORK_SCRIPT.format(model=models["identity"]))
     with_onnxrt = run_cli(POLY, "run", script, "--trt", "--onnxrt")
     assert with_onnxrt.returncode == 2
-    assert "is a TensorRT network script; only --trt can run it (not --onnxrt)" in _error_lines(with_onnxrt)[0]
+    assert "is a TensorRT network script; only --trt can run it (not --onnxrt)" in error_lines(with_onnxrt)[0]
     not_py = run_cli(POLY, "convert", models["identity"], "--model-type", "trt-network-script", "-o", tmp_path / "x")
-    assert not_py.returncode == 2 and "a TensorRT network script must be a '.py' file" in _error_lines(not_py)[0]
+    assert not_py.returncode == 2 and "a TensorRT network script must be a '.py' file" in error_lines(not_py)[0]
     to_onnx = run_cli(POLY, "convert", script, "-o", tmp_path / "x.onnx")
-    assert to_onnx.returncode == 2 and "converts to a TensorRT engine only" in _error_lines(to_onnx)[0]
+    assert to_onnx.returncode == 2 and "converts to a TensorRT engine only" in error_lines(to_onnx)[0]
     no_func = run_cli(POLY, "convert", f"{script}:missing", "-o", tmp_path / "x.engine")
-    assert no_func.returncode == 1 and "Could not import symbol: missing" in _error_lines(no_func)[0]
+    assert no_func.returncode == 1 and "Could not import symbol: missing" in error_lines(no_func)[0]
 
 
 POSTPROCESS_SCRIPT = """
@@ -247,7 +237,7 @@ def test_network_postprocess_scripts_run_in_order(models, tmp_path):
     assert built.returncode == 0, built.stderr
     assert "2 layer(s)" in built.stdout
     missing = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-npps", "nope.py")
-    assert missing.returncode == 2 and "--trt-network-postprocess-script" in _error_lines(missing)[0]
+    assert missing.returncode == 2 and "--trt-network-postprocess-script" in error_lines(missing)[0]
 
 
 # Config scripts
@@ -294,7 +284,7 @@ def test_config_script_replaces_the_builder_flags(models, tmp_path):
         pytest.skip("full TensorRT has --fp16: the flag alone would not fail")
     script = _script(tmp_path / "create_config.py", CONFIG_SCRIPT)
     alone = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "a.engine", "--fp16")
-    assert alone.returncode == 1 and "fp16 is not available" in _error_lines(alone)[0]
+    assert alone.returncode == 1 and "fp16 is not available" in error_lines(alone)[0]
     scripted = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "b.engine", "--fp16",
                        "--trt-config-script", script)
     assert scripted.returncode == 0, scripted.stderr  # the script's config is used, --fp16 ignored
@@ -303,8 +293,8 @@ def test_config_script_replaces_the_builder_flags(models, tmp_path):
 def test_config_script_flag_errors(models, tmp_path):
     base = ["convert", models["identity"], "-o", tmp_path / "x.engine"]
     missing = run_cli(POLY, *base, "--trt-config-script", "nope.py")
-    assert missing.returncode == 2 and "--trt-config-script" in _error_lines(missing)[0]
+    assert missing.returncode == 2 and "--trt-config-script" in error_lines(missing)[0]
     missing_pp = run_cli(POLY, *base, "--trt-cpps", "nope.py:f")
-    assert missing_pp.returncode == 2 and "--trt-config-postprocess-script" in _error_lines(missing_pp)[0]
+    assert missing_pp.returncode == 2 and "--trt-config-postprocess-script" in error_lines(missing_pp)[0]
     alone = run_cli(POLY, *base, "--trt-config-func-name", "f")
-    assert alone.returncode == 2 and "--trt-config-func-name needs --trt-config-script" in _error_lines(alone)[0]
+    assert alone.returncode == 2 and "--trt-config-func-name needs --trt-config-script" in error_lines(alone)[0]
