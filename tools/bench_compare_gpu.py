@@ -12,9 +12,12 @@ On N float32 pairs held as torch CUDA tensors (default 10^9, or as many as fit),
   >= 20x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
   larger inputs), poly's CompareFunc on the same.
 
-Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios.
+Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios. With
+``--profile``, one more full call is made with a device synchronisation after each kernel
+launch, and the time of each launch (and of the host work between them) is printed: where the
+time of the full statistics goes.
 
-Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M]
+Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile]
 """
 
 from __future__ import annotations
@@ -39,11 +42,58 @@ def _timed(fn, sync, repeat):
     return statistics.median(times)
 
 
+def _profile(fn, sync, floor) -> None:
+    """One call of ``fn`` with each kernel launch synchronised and timed."""
+    from poly.compare.stats.gpu import launcher
+
+    records = []
+    original = launcher.DeviceRun.launch
+
+    def timed_launch(self, name, *args, **kwargs):
+        sync()
+        t0 = time.perf_counter()
+        original(self, name, *args, **kwargs)
+        sync()
+        records.append((name, time.perf_counter() - t0))
+
+    def timed(method, label):
+        def wrapper(self, *args, **kwargs):
+            t0 = time.perf_counter()
+            result = method(self, *args, **kwargs)
+            records.append((label, time.perf_counter() - t0))
+            return result
+        return wrapper
+
+    original_alloc, original_read = launcher.DeviceRun.alloc, launcher.DeviceRun.read
+    launcher.DeviceRun.launch = timed_launch
+    launcher.DeviceRun.alloc = timed(original_alloc, "(allocation)")
+    launcher.DeviceRun.read = timed(original_read, "(copy to host)")
+    try:
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        total = time.perf_counter() - t0
+    finally:
+        launcher.DeviceRun.launch = original
+        launcher.DeviceRun.alloc, launcher.DeviceRun.read = original_alloc, original_read
+    print(f"profile of one full call: {total * 1e3:.2f} ms in all")
+    kernels = [(name, t) for name, t in records if not name.startswith("(")]
+    for name, t in kernels:
+        print(f"  {name:20s} {t * 1e3:9.2f} ms  = {t / floor:5.2f}x the floor")
+    for label in ("(allocation)", "(copy to host)"):
+        spent = [t for name, t in records if name == label]
+        print(f"  {label:20s} {sum(spent) * 1e3:9.2f} ms in {len(spent)} calls")
+    rest = total - sum(t for _, t in records)
+    print(f"  {'other host work':20s} {rest * 1e3:9.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10**9, help="float32 pairs (default 10^9)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median reported)")
     parser.add_argument("--pg-size", type=int, default=1 << 24, help="elements for the Polygraphy comparison")
+    parser.add_argument("--profile", action="store_true", help="print the time of each kernel launch of one full call")
     args = parser.parse_args()
 
     import torch
@@ -78,6 +128,9 @@ def main() -> int:
     t_full = _timed(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, args.repeat)
     print(f"poly error_stats, median + p90/95/99: {t_full * 1e3:9.2f} ms  = {t_full / floor:5.2f}x the floor "
           f"(target <= 4x)")
+
+    if args.profile:
+        _profile(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, floor)
 
     m = min(n, args.pg_size)
     a_m, b_m = a[:m].clone(), b[:m].clone()

@@ -8,16 +8,27 @@ so that a pair compiles once). The definitions mirror the CPU engine's
 (poly-core's native/src: element loads, ``CompareConfig``, the float32/float64/integer
 differences, the order-preserving keys); the structures here mirror ``launch_params``.
 
+How the input is read: when both arrays are contiguous, 16-byte aligned and of one item size
+(``Params.chunked``), each thread streams 16-byte chunks of both arrays through a ring of
+``POLY_STAGES`` slots in shared memory filled by asynchronous copies (``cp.async``), so that
+the loads of the next chunks are in flight while the current one is computed: the passes run
+at the memory's speed although their arithmetic is heavy. Otherwise (strided views, mixed item
+sizes) each thread loads ``POLY_UNROLL`` elements at a time through the view's strides.
+
 Kernels:
 
 - ``poly_stats``: one pass over both arrays; per block, the four streams' (count, mean, M2)
   moments, plain sums, extrema with their first indices, NaN/Inf counts, the dot product and
-  the mismatch count, merged in float64 and written as one record per block. Given a
-  histogram buffer, it also counts the top key digit of absdiff and reldiff (the order statistics'
-  first radix pass).
-- ``poly_radix_hist``: one radix-select pass: for up to ``POLY_MAX_GROUPS`` (stream, key
-  prefix) groups, a histogram of the next key digit of the elements with that prefix.
-- ``poly_radix_gather``: the keys of the elements with a group's prefix, once few enough.
+  the mismatch count, merged in float64 and written as one record per block. Chunks whose
+  values are all finite take a fast path (extrema per chunk, no NaN/Inf bookkeeping). Given a
+  histogram buffer, it also counts the top ``POLY_FIRST_BITS`` key bits of absdiff and reldiff
+  (the order statistics' first radix digit).
+- ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
+  key prefix) groups, a histogram of the next key digit of the elements with that prefix.
+- ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, each
+  appended to its own buffer (staged per warp in shared memory: one atomic per 64 keys).
+  An element belongs to at most one group per stream.
+- ``poly_keys_hist``: a radix pass over gathered keys (one group per ``blockIdx.y``).
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
 
@@ -25,13 +36,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "MAX_GROUPS", "MAX_DIMS", "THREADS", "STATS_THREADS"]
+__all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
+           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "KERNEL_NAMES"]
 
-DIGIT_BITS = 11  # radix digit: 2048 bins, 8 KiB of shared counters per group
-MAX_GROUPS = 8  # groups per radix launch (64 KiB of shared counters at most)
+FIRST_BITS = 12  # key bits counted by the statistics pass: 4096 bins per stream (an eighth of an octave)
+DIGIT_BITS = 11  # later radix digits: 2048 bins, 8 KiB of shared counters per group
+MAX_GROUPS = 16  # groups per gather or gathered-keys launch
+HIST_GROUPS = 8  # groups per histogram pass over the input (64 KiB of shared counters at most)
 MAX_DIMS = 8  # dimensions of a strided view after collapsing
-THREADS = 256  # threads per block of the radix and zero-count kernels
-STATS_THREADS = 128  # threads per block of the statistics kernel (its many accumulators limit occupancy)
+THREADS = 256  # threads per block of every kernel
+STAGES = 4  # chunks of each array in flight per thread (the asynchronous-copy ring)
+RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
+GATHER_STAGE_BYTES = (THREADS // 32) * MAX_GROUPS * 128 * 4  # the gather's staging: per warp and group, 128 float32 keys (64 float64)
+
+KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -54,8 +72,8 @@ def kernel_options(v: KernelVariant) -> list[str]:
     flags = {
         "POLY_DTA": v.code_a, "POLY_DTB": v.code_b, "POLY_F32": int(v.f32), "POLY_XOR": int(v.xor_mode),
         "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap),
-        "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_MAX_GROUPS": MAX_GROUPS, "POLY_MAX_DIMS": MAX_DIMS,
-        "POLY_THREADS": THREADS, "POLY_STATS_THREADS": STATS_THREADS,
+        "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_FIRST_BITS": FIRST_BITS, "POLY_MAX_GROUPS": MAX_GROUPS,
+        "POLY_MAX_DIMS": MAX_DIMS, "POLY_THREADS": THREADS, "POLY_STAGES": STAGES,
     }
     return [f"-D{k}={int(val)}" for k, val in flags.items()]
 
@@ -66,6 +84,8 @@ typedef long long i64;
 typedef unsigned int u32;
 
 #define POLY_BINS (1 << POLY_DIGIT_BITS)
+#define POLY_FIRST_BINS (1 << POLY_FIRST_BITS)
+#define POLY_UNROLL 8
 
 struct View {
     u64 ptr;
@@ -88,13 +108,15 @@ struct Params {
     u64 n;
     double atol, rtol, eps;
     u64 den_min_bits;
-    u64 out;      // poly_stats: one Part per block; radix: u64 counters
-    u64 hist;     // poly_stats (optional, 0 for none): 2 x POLY_BINS u64 counts; radix_hist: groups x POLY_BINS
-    u64 keys;     // poly_radix_gather: groups x cap keys
-    u64 cap;
+    u64 out;      // poly_stats: one Part per block; gather: one u64 counter per group
+    u64 hist;     // poly_stats (optional, 0 for none): 2 x POLY_FIRST_BINS u64; radix passes: groups x POLY_BINS u64
     int ngroups;
     int inf_equal;  // equal infinities give absdiff 0
+    int chunked;    // both arrays contiguous, 16-byte aligned, of one item size
+    int pad;
     Group groups[POLY_MAX_GROUPS];
+    u64 seg[POLY_MAX_GROUPS];      // gather: each group's key buffer; keys_hist: each group's gathered keys
+    u64 seg_len[POLY_MAX_GROUPS];  // gather: its capacity; keys_hist: its length
 };
 
 struct Acc {
@@ -110,10 +132,9 @@ struct Part {
     u64 fails;
 };
 
-__device__ __forceinline__ bool is_contiguous(const View& v) { return v.ndim == 1 && v.strides[0] == v.itemsize; }
-
-__device__ __forceinline__ i64 offset_of(const View& v, u64 i, bool contiguous) {
-    if (contiguous) return (i64)i * v.itemsize;
+// -- element loads ---------------------------------------------------------------------------------
+__device__ __forceinline__ i64 offset_of(const View& v, u64 i) {
+    if (v.ndim == 1) return (i64)i * v.strides[0];
     i64 off = 0;
     u64 rem = i;
     for (int d = v.ndim - 1; d >= 0; --d) {
@@ -147,13 +168,28 @@ __device__ __forceinline__ float half_to_float(unsigned short h) {
 }
 
 // codes: 0 bool, 1 i8, 2 i16, 3 i32, 4 i64, 5 u8, 6 u16, 7 u32, 8 u64, 9 f16, 10 bf16, 11 f32, 12 f64
+template <int T>
+struct Size { static const int value = (T == 0 || T == 1 || T == 5) ? 1 : (T == 2 || T == 6 || T == 9 || T == 10) ? 2
+                                      : (T == 3 || T == 7 || T == 11) ? 4 : 8; };
+
 // An element's bytes, zero-extended: loads are issued for several elements before any arithmetic.
 template <int T>
 __device__ __forceinline__ u64 load_raw(const char* p) {
-    if (T == 0 || T == 1 || T == 5) return (u64)*(const unsigned char*)p;
-    if (T == 2 || T == 6 || T == 9 || T == 10) return (u64)*(const unsigned short*)p;
-    if (T == 3 || T == 7 || T == 11) return (u64)*(const u32*)p;
+    if (Size<T>::value == 1) return (u64)*(const unsigned char*)p;
+    if (Size<T>::value == 2) return (u64)*(const unsigned short*)p;
+    if (Size<T>::value == 4) return (u64)*(const u32*)p;
     return *(const u64*)p;
+}
+
+// Element e of a 16-byte chunk of elements of `size` bytes, zero-extended.
+template <int SIZE>
+__device__ __forceinline__ u64 lane_raw(const uint4& c, int e) {
+    const u32 w = (SIZE == 8 ? 2 * e : SIZE == 4 ? e : SIZE == 2 ? e >> 1 : e >> 2);
+    const u32 word = w == 0 ? c.x : w == 1 ? c.y : w == 2 ? c.z : c.w;
+    if (SIZE == 8) return (u64)word | ((u64)(e == 0 ? c.y : c.w) << 32);
+    if (SIZE == 4) return (u64)word;
+    if (SIZE == 2) return (u64)((word >> ((e & 1) * 16)) & 0xFFFFu);
+    return (u64)((word >> ((e & 3) * 8)) & 0xFFu);
 }
 
 template <int T>
@@ -173,6 +209,14 @@ __device__ __forceinline__ double value_of(u64 r) {
     return __longlong_as_double((i64)r);
 }
 
+template <int T>
+__device__ __forceinline__ float fvalue_of(u64 r) {
+    if (T == 9) return half_to_float((unsigned short)r);
+    if (T == 10) return __uint_as_float(((u32)r) << 16);
+    if (T == 11) return __uint_as_float((u32)r);
+    return (float)value_of<T>(r);  // bool
+}
+
 // An integer (or bool) element as 64-bit two's complement: sign-extended from signed types.
 template <int T>
 __device__ __forceinline__ u64 bits_of(u64 r) {
@@ -183,14 +227,21 @@ __device__ __forceinline__ u64 bits_of(u64 r) {
     return r;
 }
 
-__device__ __forceinline__ bool is_int_code(int t) { return t <= 8; }
-
 // Values of the compute precision: float for float16/bfloat16/float32 (and bool beside them)
 // pairs, whose values are all exact in float, double otherwise. Sums are always double.
 #if POLY_F32
 typedef float VT;
+typedef u32 KT;  // order keys
+#define POLY_KEY_BITS 32
 #else
 typedef double VT;
+typedef u64 KT;
+#define POLY_KEY_BITS 64
+#endif
+#if POLY_F32
+#define POLY_INF __int_as_float(0x7f800000)
+#else
+#define POLY_INF __longlong_as_double(0x7ff0000000000000ll)
 #endif
 
 struct Vals { VT v[4]; };
@@ -205,7 +256,7 @@ __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) 
 // a, b, |a - b| and |a - b| / |b'| of one element from its raw bytes, with the CPU engine's rounding.
 __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Vals& out) {
 #if POLY_F32
-    const float fx = (float)value_of<POLY_DTA>(ra), fy = (float)value_of<POLY_DTB>(rb);
+    const float fx = fvalue_of<POLY_DTA>(ra), fy = fvalue_of<POLY_DTB>(rb);
     float d = fabsf(__fsub_rn(fx, fy));
     if (P.inf_equal && isinf(fx) && fx == fy) d = 0.0f;
     const float den = (fy == 0.0f) ? (float)P.eps : fabsf(fy);
@@ -254,94 +305,231 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #endif
 }
 
-// Order-preserving key of a value of the compute precision (float32 keys in the high 32 bits).
-__device__ __forceinline__ u64 order_key(VT v) {
+// Order-preserving key of a value of the compute precision.
+__device__ __forceinline__ KT order_key(VT v) {
 #if POLY_F32
-    u32 u = __float_as_uint(v);
-    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-    return (u64)u << 32;
+    const u32 u = __float_as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 #else
-    u64 u = (u64)__double_as_longlong(v);
+    const u64 u = (u64)__double_as_longlong(v);
     return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
 #endif
 }
 
-#define POLY_UNROLL 8
+// Stream s of an element's values (selects, not an index: a run-time index would move the
+// values to local memory).
+__device__ __forceinline__ VT stream_value(const Vals& v, int s) {
+    return s == 2 ? v.v[2] : s == 3 ? v.v[3] : s == 0 ? v.v[0] : v.v[1];
+}
 
-// Calls f(j, values) for every element j of this thread (grid-stride), loading POLY_UNROLL
-// elements of both arrays before any arithmetic so that enough loads are in flight.
-template <typename F>
-__device__ __forceinline__ void for_each_element(const Params& P, F&& f) {
-    const bool ca = is_contiguous(P.a), cb = is_contiguous(P.b);
+__device__ __forceinline__ bool in_group(const Group& g, KT key) {
+    return g.bits == 0 || (u64)(key >> (POLY_KEY_BITS - g.bits)) == g.prefix;
+}
+
+__device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
+    return (u32)((key >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
+}
+
+// -- streaming both arrays ------------------------------------------------------------------------
+__device__ __forceinline__ void copy16_async(uint4* dst, const uint4* src) {
+#if __CUDA_ARCH__ >= 800
+    const u32 s = (u32)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copies_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+__device__ __forceinline__ void copies_wait_all_but_newest() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(POLY_STAGES - 1));
+#endif
+}
+
+#define POLY_ELEMS (16 / Size<POLY_DTA>::value)  // elements per 16-byte chunk
+#define POLY_CAN_CHUNK (Size<POLY_DTA>::value == Size<POLY_DTB>::value)
+
+// Calls chunk(j0, raw_a, raw_b, valid) for each 16-byte chunk (elements j0 .. j0 + POLY_ELEMS - 1)
+// of this thread and one(j, values, valid) for each remaining element; with `chunked` false,
+// one() for every element. With UNIFORM, the loops are uniform across a warp (a lane past the
+// end calls with `valid` false), so that the callbacks may use warp collectives; otherwise
+// `valid` is always true. `ring`: POLY_STAGES x 2 x blockDim.x slots of shared memory; each
+// thread only reads the slots it filled, so no block barrier is needed.
+template <bool UNIFORM, typename FC, typename FE>
+__device__ __forceinline__ void for_each_pair(const Params& P, uint4* ring, FC&& chunk, FE&& one) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride * POLY_UNROLL) {
+    const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    const u64 lane = UNIFORM ? threadIdx.x & 31 : 0;  // loops end together with the warp's first lane
+    u64 start = 0;
+    if (POLY_CAN_CHUNK && P.chunked) {
+        const int E = POLY_ELEMS;
+        const u64 nchunks = P.n / E;
+        const uint4* ga = (const uint4*)P.a.ptr;
+        const uint4* gb = (const uint4*)P.b.ptr;
+        const int T = blockDim.x, t = threadIdx.x;
+#pragma unroll
+        for (int s = 0; s < POLY_STAGES - 1; ++s) {
+            const u64 k = first + (u64)s * stride;
+            if (k < nchunks) {
+                copy16_async(&ring[(2 * s) * T + t], ga + k);
+                copy16_async(&ring[(2 * s + 1) * T + t], gb + k);
+            }
+            copies_commit();
+        }
+        int slot = 0;
+        for (u64 k = first; k - lane < nchunks; k += stride) {
+            const u64 kn = k + (u64)(POLY_STAGES - 1) * stride;
+            const int ns = slot == 0 ? POLY_STAGES - 1 : slot - 1;  // the slot consumed last time
+            if (kn < nchunks) {
+                copy16_async(&ring[(2 * ns) * T + t], ga + kn);
+                copy16_async(&ring[(2 * ns + 1) * T + t], gb + kn);
+            }
+            copies_commit();
+            copies_wait_all_but_newest();
+            const uint4 ra = ring[(2 * slot) * T + t], rb = ring[(2 * slot + 1) * T + t];
+            chunk(k * E, ra, rb, !UNIFORM || k < nchunks);
+            slot = slot + 1 == POLY_STAGES ? 0 : slot + 1;
+        }
+        start = nchunks * E;
+    }
+    for (u64 i = start + first; i - lane < P.n; i += stride * POLY_UNROLL) {
         u64 ra[POLY_UNROLL], rb[POLY_UNROLL];
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
             const u64 j = i + (u64)u * stride;
+            ra[u] = 0;
+            rb[u] = 0;
             if (j < P.n) {
-                ra[u] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j, ca));
-                rb[u] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j, cb));
+                ra[u] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j));
+                rb[u] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j));
             }
         }
 #pragma unroll
         for (int u = 0; u < POLY_UNROLL; ++u) {
             const u64 j = i + (u64)u * stride;
-            if (j >= P.n) break;
+            if (j - lane >= P.n) break;  // uniform across the warp
             Vals v;
             element_raw(P, ra[u], rb[u], v);
-            f(j, v);
+            one(j, v, !UNIFORM || j < P.n);
         }
     }
 }
 
-// Per-thread running statistics of one stream: sums shifted by the stream's first finite value
-// (the element count is shared by the four streams).
-struct Raw {
-    double c, s1, s2, sq, ab;
-    VT mn, mx;
-    i64 imn, imx, inan;
-    u32 nnan, ninf;
-};
-
-__device__ __forceinline__ void raw_init(Raw& r) {
-    r.c = 0; r.s1 = 0; r.s2 = 0; r.sq = 0; r.ab = 0; r.mn = 0; r.mx = 0;
-    r.imn = -1; r.imx = -1; r.inan = -1; r.nnan = 0; r.ninf = 0;
+// The values of a chunk's elements.
+__device__ __forceinline__ void chunk_values(const Params& P, const uint4& ra, const uint4& rb, Vals* v) {
+#pragma unroll
+    for (int e = 0; e < POLY_ELEMS; ++e)
+        element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, e), lane_raw<Size<POLY_DTB>::value>(rb, e), v[e]);
 }
 
-template <bool SQ, bool AB>
-__device__ __forceinline__ void raw_feed(Raw& r, VT xv, i64 i, bool first) {
+// -- the statistics pass ----------------------------------------------------------------------------
+// Per-thread running statistics of one stream: sums shifted by the stream's first value (when
+// finite; the element count is shared by the four streams). NaN and Inf counts and the first
+// NaN's index are rare events, kept per block in shared memory (``Tallies``).
+struct Stream {
+    double c, s1, s2, sq, ab;
+    VT mn, mx;
+    i64 imn, imx;
+};
+
+struct Tallies {
+    u32 nan[4], inf[4];
+    u64 first_nan[4];
+};
+
+__device__ __forceinline__ void stream_init(Stream& r) {
+    r.c = 0; r.s1 = 0; r.s2 = 0; r.sq = 0; r.ab = 0;
+    r.mn = POLY_INF; r.mx = -POLY_INF;
+    r.imn = -1; r.imx = -1;
+}
+
+// One element of any value.
+template <int K, bool SQ, bool AB>
+__device__ __forceinline__ void feed_one(Stream& r, VT xv, i64 i, bool first, Tallies& t) {
     const double x = (double)xv;
     if (first) r.c = isfinite(xv) ? x : 0.0;
     const double xs = __dsub_rn(x, r.c);
     r.s1 = __dadd_rn(r.s1, xs);
-    r.s2 = __dadd_rn(r.s2, __dmul_rn(xs, xs));
-    if (SQ) r.sq = __dadd_rn(r.sq, __dmul_rn(x, x));
+    r.s2 = __fma_rn(xs, xs, r.s2);
+    if (SQ) r.sq = __fma_rn(x, x, r.sq);
     if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
     if (isnan(xv)) {
-        ++r.nnan;
-        if (r.inan < 0) r.inan = i;
+        atomicAdd(&t.nan[K], 1u);
+        atomicMin(&t.first_nan[K], (u64)i);
     } else {
-        if (isinf(xv)) ++r.ninf;
+        if (isinf(xv)) atomicAdd(&t.inf[K], 1u);
         if (r.imn < 0 || xv < r.mn) { r.mn = xv; r.imn = i; }
         if (r.imx < 0 || xv > r.mx) { r.mx = xv; r.imx = i; }
     }
 }
 
+// Sub-chunks of at most four elements keep few values live.
+#define POLY_SUB (POLY_ELEMS < 4 ? POLY_ELEMS : 4)
+
+// Sums of one finite value into a stream.
+template <bool SQ, bool AB>
+__device__ __forceinline__ void sum_finite(Stream& r, double x) {
+    const double xs = __dsub_rn(x, r.c);
+    r.s1 = __dadd_rn(r.s1, xs);
+    r.s2 = __fma_rn(xs, xs, r.s2);
+    if (SQ) r.sq = __fma_rn(x, x, r.sq);
+    if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
+}
+
+// The extrema of stream K over a sub-chunk of finite values, found as a sequential scan would
+// find them (the first of equal values wins).
+template <int K>
+__device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, i64 j0) {
+    VT cmn = v[0].v[K], cmx = v[0].v[K];
+#pragma unroll
+    for (int e = 1; e < POLY_SUB; ++e) {
+        cmn = fmin(cmn, v[e].v[K]);
+        cmx = fmax(cmx, v[e].v[K]);
+    }
+    if (cmn < r.mn) {
+#pragma unroll
+        for (int e = POLY_SUB - 1; e >= 0; --e)
+            if (v[e].v[K] == cmn) { r.mn = v[e].v[K]; r.imn = j0 + e; }
+    }
+    if (cmx > r.mx) {
+#pragma unroll
+        for (int e = POLY_SUB - 1; e >= 0; --e)
+            if (v[e].v[K] == cmx) { r.mx = v[e].v[K]; r.imx = j0 + e; }
+    }
+}
+
+// Whether a sub-chunk's values are all finite: |a|, |b| below infinity and absdiff + reldiff
+// finite (NaN and infinity propagate through the sum; an overflowing sum only sends the
+// sub-chunk down the element-wise path).
+__device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
+    VT m = 0, s = 0;
+#pragma unroll
+    for (int e = 0; e < POLY_SUB; ++e) {
+        m = fmax(m, fmax(fabs(v[e].v[0]), fabs(v[e].v[1])));
+        s += v[e].v[2] + v[e].v[3];
+    }
+    return m < POLY_INF && s < POLY_INF;
+}
+
 // `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
-__device__ __forceinline__ void raw_finish(const Raw& r, double cnt, bool ab, Acc& a) {
+__device__ __forceinline__ void stream_finish(const Stream& r, double cnt, bool ab, Acc& a) {
     a.n = cnt;
     if (cnt > 0) {
-        a.mean = r.c + r.s1 / cnt;
+        const double c = r.c;
+        a.mean = c + r.s1 / cnt;
         const double m2 = r.s2 - r.s1 * r.s1 / cnt;
         a.m2 = m2 > 0 ? m2 : 0.0;
-        a.sum = r.c * cnt + r.s1;  // used only where NaN or Inf make it NaN or +-Inf
+        a.sum = c * cnt + r.s1;  // used only where NaN or Inf make it NaN or +-Inf
     } else {
         a.mean = 0; a.m2 = 0; a.sum = 0;
     }
     a.sq = r.sq; a.ab = ab ? r.ab : a.sum;
-    a.mn = (double)r.mn; a.mx = (double)r.mx; a.imn = r.imn; a.imx = r.imx; a.inan = r.inan;
-    a.nnan = r.nnan; a.ninf = r.ninf; a.pad = 0;
+    a.mn = (double)r.mn; a.mx = (double)r.mx; a.imn = r.imn; a.imx = r.imx;
+    a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added by its first thread
 }
 
 __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
@@ -377,97 +565,152 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
-extern "C" __global__ void __launch_bounds__(POLY_STATS_THREADS, 3) poly_stats(const Params P) {
-    __shared__ Acc warp_acc[POLY_STATS_THREADS / 32][4];
-    __shared__ double warp_dot[POLY_STATS_THREADS / 32];
-    __shared__ u64 warp_fails[POLY_STATS_THREADS / 32];
-    __shared__ u32 hist[2][POLY_BINS];
+// dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters
+extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) {
+    extern __shared__ uint4 smem[];
+    uint4* ring = smem;
+    u32* hist = (u32*)(smem + POLY_STAGES * 2 * POLY_THREADS);
+    __shared__ Acc warp_acc[POLY_THREADS / 32][4];
+    __shared__ double warp_dot[POLY_THREADS / 32];
+    __shared__ u64 warp_fails[POLY_THREADS / 32];
+    __shared__ Tallies tallies;
     const bool with_hist = P.hist != 0;
-    if (with_hist) {
-        for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) (&hist[0][0])[k] = 0;
-        __syncthreads();
+    if (with_hist)
+        for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) hist[k] = 0;
+    if (threadIdx.x < 4) {
+        tallies.nan[threadIdx.x] = 0;
+        tallies.inf[threadIdx.x] = 0;
+        tallies.first_nan[threadIdx.x] = ~0ull;
     }
-    Raw r[4];
-    for (int k = 0; k < 4; ++k) raw_init(r[k]);
-    double cnt = 0, dot = 0;
-    u64 fails = 0;
-    const double atol = P.atol, rtol = P.rtol;
-    for_each_element(P, [&](u64 j, const Vals& v) {
-        const bool first = cnt == 0.0;
-        cnt += 1.0;
-        raw_feed<true, true>(r[0], v.v[0], (i64)j, first);
-        raw_feed<true, true>(r[1], v.v[1], (i64)j, first);
-        raw_feed<true, false>(r[2], v.v[2], (i64)j, first);
-        raw_feed<false, false>(r[3], v.v[3], (i64)j, first);
-        dot = __dadd_rn(dot, __dmul_rn((double)v.v[0], (double)v.v[1]));
-        fails += (!((double)v.v[2] <= atol)) & (!((double)v.v[3] <= rtol));
+    __syncthreads();
+    Stream r[4];
+    for (int k = 0; k < 4; ++k) stream_init(r[k]);
+    u64 cnt = 0;
+    u32 fails = 0;  // per thread: at most its share of the elements
+    double dot = 0;
+    const VT atol = (VT)P.atol, rtol = (VT)P.rtol;
+    auto tally = [&](const Vals& v) {
+        dot = __fma_rn((double)v.v[0], (double)v.v[1], dot);
+        fails += (!(v.v[2] <= atol)) & (!(v.v[3] <= rtol));
         if (with_hist) {
-            atomicAdd(&hist[0][order_key(v.v[2]) >> (64 - POLY_DIGIT_BITS)], 1u);
-            atomicAdd(&hist[1][order_key(v.v[3]) >> (64 - POLY_DIGIT_BITS)], 1u);
+            atomicAdd(&hist[order_key(v.v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
+            atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v.v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
         }
-    });
+    };
+    auto one = [&](u64 j, const Vals& v, bool) {
+        const bool first = cnt == 0;
+        ++cnt;
+        feed_one<0, true, true>(r[0], v.v[0], (i64)j, first, tallies);
+        feed_one<1, true, true>(r[1], v.v[1], (i64)j, first, tallies);
+        feed_one<2, true, false>(r[2], v.v[2], (i64)j, first, tallies);
+        feed_one<3, false, false>(r[3], v.v[3], (i64)j, first, tallies);
+        tally(v);
+    };
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
+#pragma unroll
+        for (int h = 0; h < POLY_ELEMS; h += POLY_SUB) {
+            Vals v[POLY_SUB];
+#pragma unroll
+            for (int e = 0; e < POLY_SUB; ++e)
+                element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e), v[e]);
+            if (sub_chunk_finite(v)) {
+                if (cnt == 0)
+                    for (int k = 0; k < 4; ++k) r[k].c = (double)v[0].v[k];
+                cnt += POLY_SUB;
+#pragma unroll
+                for (int e = 0; e < POLY_SUB; ++e) {
+                    const double x = (double)v[e].v[0], y = (double)v[e].v[1];
+                    sum_finite<true, true>(r[0], x);
+                    sum_finite<true, true>(r[1], y);
+                    sum_finite<true, false>(r[2], (double)v[e].v[2]);
+                    sum_finite<false, false>(r[3], (double)v[e].v[3]);
+                    dot = __fma_rn(x, y, dot);
+                    fails += (v[e].v[2] > atol) & (v[e].v[3] > rtol);
+                    if (with_hist) {
+                        atomicAdd(&hist[order_key(v[e].v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
+                        atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
+                    }
+                }
+                extrema_finite<0>(r[0], v, (i64)(j0 + h));
+                extrema_finite<1>(r[1], v, (i64)(j0 + h));
+                extrema_finite<2>(r[2], v, (i64)(j0 + h));
+                extrema_finite<3>(r[3], v, (i64)(j0 + h));
+            } else {
+                for (int e = 0; e < POLY_SUB; ++e) one(j0 + h + e, v[e], true);
+            }
+        }
+    };
+    for_each_pair<false>(P, ring, chunk, one);
     Acc a[4];
-    raw_finish(r[0], cnt, true, a[0]);
-    raw_finish(r[1], cnt, true, a[1]);
-    raw_finish(r[2], cnt, false, a[2]);
-    raw_finish(r[3], cnt, false, a[3]);
+    const double dcnt = (double)cnt;
+    stream_finish(r[0], dcnt, true, a[0]);
+    stream_finish(r[1], dcnt, true, a[1]);
+    stream_finish(r[2], dcnt, false, a[2]);
+    stream_finish(r[3], dcnt, false, a[3]);
+    u64 f64s = fails;
     for (int delta = 16; delta > 0; delta >>= 1) {
         for (int k = 0; k < 4; ++k) {
             const Acc o = acc_shfl(a[k], delta);
             acc_merge(a[k], o);
         }
         dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
-        fails += __shfl_down_sync(0xFFFFFFFFu, fails, delta);
+        f64s += __shfl_down_sync(0xFFFFFFFFu, f64s, delta);
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (lane == 0) {
         for (int k = 0; k < 4; ++k) warp_acc[warp][k] = a[k];
         warp_dot[warp] = dot;
-        warp_fails[warp] = fails;
+        warp_fails[warp] = f64s;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         Part* out = (Part*)P.out + blockIdx.x;
         for (int k = 0; k < 4; ++k) {
             Acc t = warp_acc[0][k];
-            for (int w = 1; w < POLY_STATS_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+            for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+            t.nnan = tallies.nan[k];
+            t.ninf = tallies.inf[k];
+            t.inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
             out->s[k] = t;
         }
         double d = 0;
         u64 f = 0;
-        for (int w = 0; w < POLY_STATS_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
         out->dot = d;
         out->fails = f;
     }
     if (with_hist) {
-        __syncthreads();
         u64* g = (u64*)P.hist;
-        for (int k = threadIdx.x; k < 2 * POLY_BINS; k += blockDim.x) {
-            const u32 c = (&hist[0][0])[k];
+        for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) {
+            const u32 c = hist[k];
             if (c) atomicAdd(&g[k], (u64)c);
         }
     }
 }
 
-__device__ __forceinline__ bool in_group(const Group& g, u64 key) {
-    return g.bits == 0 || (key >> (64 - g.bits)) == g.prefix;
-}
-
+// -- order statistics: radix passes -------------------------------------------------------------------
+// dynamic shared memory: the ring, then ngroups x POLY_BINS counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const Params P) {
-    extern __shared__ u32 shist[];
+    extern __shared__ uint4 smem[];
+    uint4* ring = smem;
+    u32* shist = (u32*)(smem + POLY_STAGES * 2 * POLY_THREADS);
     const int total = P.ngroups * POLY_BINS;
     for (int k = threadIdx.x; k < total; k += blockDim.x) shist[k] = 0;
     __syncthreads();
-    for_each_element(P, [&](u64, const Vals& v) {
+    auto one = [&](u64, const Vals& v, bool) {
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
-            const u64 key = order_key(v.v[gr.stream]);
-            if (in_group(gr, key)) {
-                const u32 digit = (u32)((key >> (64 - gr.bits - gr.dbits)) & ((1ull << gr.dbits) - 1));
-                atomicAdd(&shist[g * POLY_BINS + digit], 1u);
-            }
+            const KT key = order_key(stream_value(v, gr.stream));
+            if (in_group(gr, key)) atomicAdd(&shist[g * POLY_BINS + digit_of(gr, key)], 1u);
         }
-    });
+    };
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
+        Vals v[POLY_ELEMS];
+        chunk_values(P, ra, rb, v);
+#pragma unroll
+        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], true);
+    };
+    for_each_pair<false>(P, ring, chunk, one);
     __syncthreads();
     u64* out = (u64*)P.hist;
     for (int k = threadIdx.x; k < total; k += blockDim.x) {
@@ -476,27 +719,146 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
     }
 }
 
+// Keys of one group on their way to its buffer: each warp stages them in shared memory and
+// writes POLY_FLUSH of them at a time (one atomic per POLY_FLUSH keys, coalesced stores).
+#define POLY_STAGE_KEYS (POLY_KEY_BITS == 32 ? 128 : 64)
+#define POLY_FLUSH (POLY_STAGE_KEYS / 2)
+
+// Writes `count` staged keys from slot `sent` on (one atomic for them all); every lane of the
+// warp calls it together.
+__device__ __forceinline__ void staging_write(const KT* keys, u32 sent, u32 count, u64* counter, KT* buf, u64 cap) {
+    __syncwarp();
+    const int lane = threadIdx.x & 31;
+    u64 base = 0;
+    if (lane == 0) base = atomicAdd(counter, (u64)count);
+    base = __shfl_sync(0xFFFFFFFFu, base, 0);
+    for (u32 i = lane; i < count; i += 32) {
+        const u64 pos = base + i;
+        if (pos < cap) buf[pos] = keys[(sent + i) & (POLY_STAGE_KEYS - 1)];
+    }
+    __syncwarp();
+}
+
+// Stages each lane's key into its group `gid` (none: -1); every lane of the warp calls it
+// together. The lanes of one group are served together; a group with POLY_FLUSH keys staged is
+// written out. `state`: the warp's (staged, written) counts per group (warp-uniform values);
+// `stage`: its POLY_STAGE_KEYS slots per group.
+__device__ __forceinline__ void staging_append(const Params& P, u32* state, KT* stage, int gid, KT key) {
+    const unsigned all = 0xFFFFFFFFu;
+    const int lane = threadIdx.x & 31;
+    unsigned pending = __ballot_sync(all, gid >= 0);
+    while (pending) {
+        const int g = __shfl_sync(all, gid, __ffs(pending) - 1);
+        const unsigned peers = __ballot_sync(all, gid == g);
+        pending &= ~peers;
+        u32 fill = state[2 * g], sent = state[2 * g + 1];
+        if (gid == g) stage[g * POLY_STAGE_KEYS + ((fill + __popc(peers & ((1u << lane) - 1u))) & (POLY_STAGE_KEYS - 1))] = key;
+        fill += __popc(peers);
+        if (fill - sent >= POLY_FLUSH) {
+            staging_write(stage + g * POLY_STAGE_KEYS, sent, POLY_FLUSH, (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
+            sent += POLY_FLUSH;
+        }
+        __syncwarp();
+        if (lane == 0) {
+            state[2 * g] = fill;
+            state[2 * g + 1] = sent;
+        }
+        __syncwarp();
+    }
+}
+
+#define POLY_TABLE_BITS 12  // the group lookup table: one entry per value of a key's top 12 bits
+#define POLY_NO_GROUP ((signed char)-1)
+#define POLY_SEVERAL ((signed char)-2)
+
+// The group of stream `s` holding `key`, or -1 (the groups of one stream are disjoint): for
+// absdiff and reldiff, looked up by the key's top bits, then checked where several groups share
+// them or a group is longer; for a and b, searched.
+__device__ __forceinline__ int group_of(const Params& P, const signed char* table, int s, KT key) {
+    const signed char t = s < 2 ? POLY_SEVERAL : table[(s - 2) * (1 << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))];
+    if (t == POLY_NO_GROUP) return -1;
+    if (t >= 0) return in_group(P.groups[t], key) ? t : -1;
+    int gid = -1;
+    for (int g = 0; g < P.ngroups; ++g)
+        if (P.groups[g].stream == s && in_group(P.groups[g], key)) gid = g;
+    return gid;
+}
+
+// dynamic shared memory: the ring, then (POLY_THREADS / 32) x POLY_MAX_GROUPS x POLY_STAGE_KEYS keys
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(const Params P) {
-    u64* counts = (u64*)P.out;
-    u64* keys = (u64*)P.keys;
-    for_each_element(P, [&](u64, const Vals& v) {
+    extern __shared__ uint4 smem[];
+    __shared__ u32 counts_staged[POLY_THREADS / 32][POLY_MAX_GROUPS][2];
+    __shared__ signed char table[2 << POLY_TABLE_BITS];
+    const int warp = threadIdx.x / 32;
+    KT* stage = (KT*)(smem + POLY_STAGES * 2 * POLY_THREADS) + warp * POLY_MAX_GROUPS * POLY_STAGE_KEYS;
+    u32* state = &counts_staged[warp][0][0];
+    if ((threadIdx.x & 31) < 2 * POLY_MAX_GROUPS) state[threadIdx.x & 31] = 0;
+    // table[s - 2][top]: the one group of stream s (absdiff, reldiff) whose prefix agrees with
+    // `top` (the key's top bits), POLY_SEVERAL where more do, POLY_NO_GROUP where none does
+    for (int i = threadIdx.x; i < (2 << POLY_TABLE_BITS); i += blockDim.x) {
+        const int st = 2 + (i >> POLY_TABLE_BITS);
+        const u64 top = (u64)(i & ((1 << POLY_TABLE_BITS) - 1));
+        signed char t = POLY_NO_GROUP;
         for (int g = 0; g < P.ngroups; ++g) {
             const Group& gr = P.groups[g];
-            const u64 key = order_key(v.v[gr.stream]);
-            if (in_group(gr, key)) {
-                const u64 pos = atomicAdd(&counts[g], 1ull);
-                if (pos < P.cap) keys[(u64)g * P.cap + pos] = key;
-            }
+            const int common = gr.bits < POLY_TABLE_BITS ? gr.bits : POLY_TABLE_BITS;
+            if (gr.stream != st || (common > 0 && (top >> (POLY_TABLE_BITS - common)) != (gr.prefix >> (gr.bits - common))))
+                continue;
+            t = t == POLY_NO_GROUP ? (signed char)g : POLY_SEVERAL;
         }
-    });
+        table[i] = t;
+    }
+    __syncthreads();
+    int streams = 0;  // the streams the groups belong to
+    for (int g = 0; g < P.ngroups; ++g) streams |= 1 << P.groups[g].stream;
+    auto one = [&](u64, const Vals& v, bool valid) {
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+            if (!(streams & (1 << s))) continue;
+            const KT key = order_key(v.v[s]);
+            staging_append(P, state, stage, valid ? group_of(P, table, s, key) : -1, key);
+        }
+    };
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool valid) {
+        Vals v[POLY_ELEMS];
+        chunk_values(P, ra, rb, v);
+#pragma unroll
+        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], valid);
+    };
+    for_each_pair<true>(P, smem, chunk, one);
+    for (int g = 0; g < P.ngroups; ++g) {
+        const u32 fill = state[2 * g], sent = state[2 * g + 1];
+        if (fill != sent)
+            staging_write(stage + g * POLY_STAGE_KEYS, sent, fill - sent, (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
+    }
+}
+
+// grid: (blocks, ngroups); group blockIdx.y counts the digit of its keys with its prefix
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) {
+    __shared__ u32 shist[POLY_BINS];
+    const Group gr = P.groups[blockIdx.y];
+    const KT* keys = (const KT*)P.seg[blockIdx.y];
+    const u64 len = P.seg_len[blockIdx.y];
+    for (int k = threadIdx.x; k < POLY_BINS; k += blockDim.x) shist[k] = 0;
+    __syncthreads();
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
+        const KT key = keys[i];
+        if (in_group(gr, key)) atomicAdd(&shist[digit_of(gr, key)], 1u);
+    }
+    __syncthreads();
+    u64* out = (u64*)P.hist + (u64)blockIdx.y * POLY_BINS;
+    for (int k = threadIdx.x; k < POLY_BINS; k += blockDim.x) {
+        const u32 c = shist[k];
+        if (c) atomicAdd(&out[k], (u64)c);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(const Params P) {
     const u64 stride = (u64)gridDim.x * blockDim.x;
     u64 zeros = 0;
-    const bool cb = is_contiguous(P.b);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < P.n; i += stride) {
-        const char* pb = (const char*)P.b.ptr + offset_of(P.b, i, cb);
+        const char* pb = (const char*)P.b.ptr + offset_of(P.b, i);
         zeros += value_of<POLY_DTB>(load_raw<POLY_DTB>(pb)) == 0.0;
     }
     for (int delta = 16; delta > 0; delta >>= 1) zeros += __shfl_down_sync(0xFFFFFFFFu, zeros, delta);

@@ -4,9 +4,16 @@ The launch and reduction driver of the on-device error statistics.
 ``DeviceOperand`` describes one CUDA array (address, shape, byte strides, dtype code, stream);
 ``run_error_stats`` runs the statistics kernel on two of them in the arrays' CUDA context, on
 the stream the arrays were produced on, and merges the per-block float64 records on the host
-(a few hundred records: never the arrays). ``select_order_keys`` is the exact radix select of
-the order statistics: histogram passes of 11 key bits over the device data, then, once a
-candidate set is small, its keys are gathered and the rank is picked among them.
+(a few hundred records: never the arrays). ``order_values`` is the exact radix select of the
+order statistics on the device:
+
+1. the statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each);
+2. the keys of the elements in the bins that hold a wanted rank are gathered into a buffer per
+   bin, in one more pass over the input (while they fit the memory budget; otherwise
+   histogram passes over the input narrow the bins first);
+3. radix passes over the gathered keys, 11 bits at a time, pin each rank's key exactly.
+
+Only histograms (a few KiB) come back to the host.
 
 The results follow the CPU engine's (poly-core's native/src/error_stats.cpp) definitions and
 come back in the same dictionary layout as ``poly._native.error_stats``.
@@ -24,9 +31,12 @@ import numpy as np
 
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
+    FIRST_BITS,
+    GATHER_STAGE_BYTES,
+    HIST_GROUPS,
     MAX_DIMS,
     MAX_GROUPS,
-    STATS_THREADS,
+    RING_BYTES,
     THREADS,
     KernelVariant,
 )
@@ -41,9 +51,11 @@ from poly.compare.stats.gpu.program_cache import (
 __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "run_error_stats", "order_values", "count_zeros",
            "transfer_counter"]
 
-GATHER_CAP = 1 << 18  # candidate keys gathered per group once a prefix holds no more
-GATHER_MIN = 1 << 10  # ... or no more than this, for inputs under 64 x GATHER_CAP elements
+GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
+GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
+POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison; larger ones freed
 _BINS = 1 << DIGIT_BITS
+_FIRST_BINS = 1 << FIRST_BITS
 _STREAMS = ("a", "b", "absdiff", "reldiff")
 
 # Bytes copied from device to host in all, and the largest single copy (tests read them to
@@ -97,9 +109,10 @@ class _Group(ctypes.Structure):
 class _Params(ctypes.Structure):
     _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
                 ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
-                ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("keys", ctypes.c_uint64),
-                ("cap", ctypes.c_uint64), ("ngroups", ctypes.c_int32), ("inf_equal", ctypes.c_int32),
-                ("groups", _Group * MAX_GROUPS)]
+                ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
+                ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
+                ("seg_len", ctypes.c_uint64 * MAX_GROUPS)]
 
 
 _ACC = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
@@ -177,6 +190,7 @@ class DeviceRun:
         if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
             raise GpuUnavailableError("the two arrays live on different GPUs")
         self._allocs: list[tuple[int, int]] = []
+        self._async_allocs: list[int] = []
         self._event = None
         self._pushed = False
 
@@ -201,6 +215,8 @@ class DeviceRun:
     def __exit__(self, *exc) -> None:
         drv = driver_api
         try:
+            for ptr in self._async_allocs:
+                drv.cuMemFreeAsync(ptr, self.stream)
             if self._allocs:
                 drv.cuStreamSynchronize(self.stream)
             for size, ptr in self._allocs:
@@ -214,10 +230,16 @@ class DeviceRun:
 
     # -- memory -------------------------------------------------------------------------------
     def alloc(self, nbytes: int, zero: bool = False) -> int:
+        """Scratch memory for this run: small buffers come from the device's pool (no allocation
+        per comparison); large ones are allocated and freed in stream order (no synchronisation)."""
         size = 1 << max(int(nbytes) - 1, 255).bit_length()
-        pool = self.device.free_buffers.setdefault(size, [])
-        ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
-        self._allocs.append((size, ptr))
+        if size > POOLED_MAX:
+            ptr = int(check(driver_api.cuMemAllocAsync(int(nbytes), self.stream), "cuMemAllocAsync"))
+            self._async_allocs.append(ptr)
+        else:
+            pool = self.device.free_buffers.setdefault(size, [])
+            ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
+            self._allocs.append((size, ptr))
         if zero:
             check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
         return ptr
@@ -232,10 +254,17 @@ class DeviceRun:
         return out
 
     # -- launches -----------------------------------------------------------------------------
+    def free_memory(self) -> int:
+        """Bytes of device memory free now."""
+        free, _ = check(driver_api.cuMemGetInfo(), "cuMemGetInfo")
+        return int(free)
+
     def params(self) -> _Params:
         p = _Params()
+        chunked = self.a.itemsize == self.b.itemsize
         for field, op in (("a", self.a), ("b", self.b)):
             contiguous, shape, strides = op.collapsed()
+            chunked = chunked and contiguous and op.ptr % 16 == 0
             v = getattr(p, field)
             v.ptr = op.ptr
             v.ndim = len(shape)
@@ -247,19 +276,19 @@ class DeviceRun:
         p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
         p.den_min_bits = self.setup.den_min_bits
         p.inf_equal = int(self.setup.inf_equal)
+        p.chunked = int(chunked)
         return p
 
-    def grid(self, name: str, shared: int = 0) -> int:
+    def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
         """Blocks for kernel ``name``: as many as the device keeps resident (one wave of a
-        grid-stride loop), fewer for a small input."""
-        threads = STATS_THREADS if name == "poly_stats" else THREADS
-        per_sm = self.program.blocks_per_sm(name, threads, shared)
-        return max(1, min(self.device.sms * per_sm, -(-self.n // threads)))
+        grid-stride loop), fewer for a small input (``n`` elements, default the arrays')."""
+        per_sm = self.program.blocks_per_sm(name, THREADS, shared)
+        n = self.n if n is None else n
+        return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
 
-    def launch(self, name: str, params: _Params, grid: int, shared: int = 0) -> None:
-        threads = STATS_THREADS if name == "poly_stats" else THREADS
+    def launch(self, name: str, params: _Params, grid: int, shared: int = 0, grid_y: int = 1) -> None:
         argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
-        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, threads, 1, 1, shared,
+        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, grid_y, 1, THREADS, 1, 1, shared,
                                         self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
 
 
@@ -305,17 +334,18 @@ def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np
     """The statistics pass. Returns the native engine's dictionary (without order statistics)
     and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3)."""
     n = run.n
-    grid = run.grid("poly_stats")
+    shared = RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
+    grid = run.grid("poly_stats", shared)
     p = run.params()
     p.out = run.alloc(grid * _PART.itemsize)
     if want_hist:
-        p.hist = run.alloc(2 * _BINS * 8, zero=True)
-    run.launch("poly_stats", p, grid)
+        p.hist = run.alloc(2 * _FIRST_BINS * 8, zero=True)
+    run.launch("poly_stats", p, grid, shared)
     parts = run.read(p.out, np.empty(grid, dtype=_PART))
     hists = None
     if want_hist:
-        h = run.read(p.hist, np.empty(2 * _BINS, dtype=np.uint64))
-        hists = {2: h[:_BINS], 3: h[_BINS:]}
+        h = run.read(p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))
+        hists = {2: h[:_FIRST_BINS], 3: h[_FIRST_BINS:]}
     streams = [_merge_stream(parts["s"][:, k], n) for k in range(4)]
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
            "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
@@ -357,103 +387,144 @@ def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None
 # -- order statistics ----------------------------------------------------------------------------------
 @dataclass
 class _Target:
+    """One wanted rank of one stream, narrowed digit by digit: its key's known top ``bits`` bits
+    (``prefix``), its rank among the elements with that prefix and how many they are."""
+
     stream: int
     rank: int
+    key_bits: int
     prefix: int = 0
     bits: int = 0
     rank_in: int = 0
     count: int = 0
     done: bool = False
-    key: int = 0
+    segment: tuple[int, int] | None = None  # (device address, length) of the gathered keys
 
-    def prefix_key(self) -> int:
-        return (self.prefix << (64 - self.bits)) & 0xFFFFFFFFFFFFFFFF if self.bits > 0 else 0
+    @property
+    def group(self) -> tuple[int, int, int]:
+        return self.stream, self.prefix, self.bits
 
-    def descend(self, hist: np.ndarray, dbits: int) -> None:
-        total = int(hist.sum())
-        if total == 0:
-            self.key, self.done = self.prefix_key(), True
-            return
-        self.rank_in = min(self.rank_in, total - 1)
-        cum = np.cumsum(hist, dtype=np.uint64)
-        b = int(np.searchsorted(cum, self.rank_in, side="right"))
-        before = int(cum[b - 1]) if b > 0 else 0
-        self.prefix = (self.prefix << dbits) | b
-        self.bits += dbits
-        self.rank_in -= before
-        self.count = int(hist[b])
+
+def _descend(targets: Sequence[_Target], hist: np.ndarray, dbits: int) -> None:
+    """Narrows the targets of one group by the histogram of their next ``dbits`` key bits."""
+    cum = np.cumsum(hist, dtype=np.uint64)
+    total = int(cum[-1])
+    for t in targets:
+        if total == 0:  # cannot happen for a rank below the count; kept from looping forever
+            t.prefix <<= t.key_bits - t.bits
+            t.bits, t.done = t.key_bits, True
+            continue
+        t.rank_in = min(t.rank_in, total - 1)
+        b = int(np.searchsorted(cum, t.rank_in, side="right"))
+        t.rank_in -= int(cum[b - 1]) if b > 0 else 0
+        t.prefix = (t.prefix << dbits) | b
+        t.bits += dbits
+        t.count = int(hist[b])
+        t.done = t.bits >= t.key_bits
+
+
+def _set_groups(p: _Params, groups: Sequence[tuple[int, int, int]], dbits: Sequence[int]) -> None:
+    p.ngroups = len(groups)
+    for j, ((stream, prefix, bits), d) in enumerate(zip(groups, dbits, strict=True)):
+        g = p.groups[j]
+        g.stream, g.prefix, g.bits, g.dbits = stream, prefix, bits, d
+
+
+def _pending(targets: Sequence[_Target]) -> dict[tuple[int, int, int], list[_Target]]:
+    groups: dict[tuple[int, int, int], list[_Target]] = {}
+    for t in targets:
+        if not t.done:
+            groups.setdefault(t.group, []).append(t)
+    return groups
+
+
+def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+    """One histogram pass over the input for each HIST_GROUPS of ``groups``; descends their targets."""
+    keys = list(groups)
+    for i in range(0, len(keys), HIST_GROUPS):
+        chunk = keys[i:i + HIST_GROUPS]
+        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
+        p = run.params()
+        _set_groups(p, chunk, dbits)
+        p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
+        shared = RING_BYTES + len(chunk) * _BINS * 4
+        run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared)
+        h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
+        for j, g in enumerate(chunk):
+            _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
+
+
+def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_size: int) -> None:
+    """Gathers the keys of each group into its own buffer (one pass over the input per
+    MAX_GROUPS groups); the targets then narrow on those buffers."""
+    keys = list(groups)
+    for i in range(0, len(keys), MAX_GROUPS):
+        chunk = keys[i:i + MAX_GROUPS]
+        p = run.params()
+        _set_groups(p, chunk, [0] * len(chunk))
+        p.out = run.alloc(len(chunk) * 8, zero=True)
+        counts = [groups[g][0].count for g in chunk]
+        ptr = run.alloc(max(sum(counts), 1) * key_size)  # one buffer, a segment per group
+        for j, (g, count) in enumerate(zip(chunk, counts, strict=True)):
+            p.seg[j], p.seg_len[j] = ptr, count
+            for t in groups[g]:
+                t.segment = (ptr, count)
+            ptr += count * key_size
+        shared = RING_BYTES + GATHER_STAGE_BYTES
+        run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", shared), shared)
+
+
+def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+    """One radix pass over the gathered keys of each group (MAX_GROUPS per launch); descends their targets."""
+    keys = list(groups)
+    for i in range(0, len(keys), MAX_GROUPS):
+        chunk = keys[i:i + MAX_GROUPS]
+        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
+        p = run.params()
+        _set_groups(p, chunk, dbits)
+        longest = 1
+        for j, g in enumerate(chunk):
+            ptr, length = groups[g][0].segment
+            p.seg[j], p.seg_len[j] = ptr, length
+            longest = max(longest, length)
+        p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
+        run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", n=longest), grid_y=len(chunk))
+        h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
+        for j, g in enumerate(chunk):
+            _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None) -> list[int]:
-    """The keys of the (stream, rank) targets, by radix select over the device data."""
+    """The keys of the (stream, rank) targets, by radix select over the device data, starting from
+    the statistics pass's first-digit histograms ``first`` for the streams it has."""
     n = run.n
     key_bits = 32 if run.setup.f32 else 64
-    targets = [_Target(stream=s, rank=r, rank_in=r, count=n) for s, r in wanted]
+    targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
     if first:
-        for t in targets:
-            if t.stream in first:
-                t.descend(first[t.stream], DIGIT_BITS)
-    for _ in range(key_bits // DIGIT_BITS + 3):
-        groups: dict[tuple[int, int, int], list[_Target]] = {}
-        for t in targets:
-            if t.done:
-                continue
-            if t.bits >= key_bits:
-                t.key, t.done = t.prefix_key(), True
-                continue
-            groups.setdefault((t.stream, t.prefix, t.bits), []).append(t)
+        for stream, hist in first.items():
+            _descend([t for t in targets if t.stream == stream], hist, FIRST_BITS)
+    # The bins holding the ranks are gathered once they fit the budget; histogram passes over
+    # the input narrow them first where they do not (ties, or a device short of memory).
+    budget = min(max(GATHER_MIN_KEYS, n // GATHER_FRACTION), run.free_memory() // (4 * (key_bits // 8)))
+    while True:
+        groups = _pending(targets)
         if not groups:
             break
-        # Candidates are gathered to the host once few: at most GATHER_CAP keys, and for small
-        # inputs no more than a 64th of the elements (so that no input comes back key by key).
-        cap = max(GATHER_MIN, min(GATHER_CAP, n // 64))
-        gather = [g for g, ts in groups.items() if (ts[0].count if g[2] > 0 else n) <= cap]
-        hist = [g for g in groups if g not in gather]
-        for i in range(0, len(hist), MAX_GROUPS):
-            chunk = hist[i:i + MAX_GROUPS]
-            p = run.params()
-            p.ngroups = len(chunk)
-            dbits = []
-            for j, (stream, prefix, bits) in enumerate(chunk):
-                d = min(DIGIT_BITS, key_bits - bits)
-                dbits.append(d)
-                p.groups[j].stream, p.groups[j].prefix, p.groups[j].bits, p.groups[j].dbits = stream, prefix, bits, d
-            p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
-            shared = len(chunk) * _BINS * 4
-            run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared=shared)
-            h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
-            for j, g in enumerate(chunk):
-                for t in groups[g]:
-                    t.descend(h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
-        for i in range(0, len(gather), MAX_GROUPS):
-            chunk = gather[i:i + MAX_GROUPS]
-            cap = max(min(GATHER_CAP, max(groups[g][0].count if g[2] > 0 else n for g in chunk)), 1)
-            p = run.params()
-            p.ngroups = len(chunk)
-            for j, (stream, prefix, bits) in enumerate(chunk):
-                p.groups[j].stream, p.groups[j].prefix, p.groups[j].bits, p.groups[j].dbits = stream, prefix, bits, 0
-            p.cap = cap
-            p.out = run.alloc(len(chunk) * 8, zero=True)
-            p.keys = run.alloc(len(chunk) * cap * 8)
-            run.launch("poly_radix_gather", p, run.grid("poly_radix_gather"))
-            counts = run.read(p.out, np.empty(len(chunk), dtype=np.uint64))
-            for j, g in enumerate(chunk):
-                m = min(int(counts[j]), cap)
-                keys = run.read(p.keys + j * cap * 8, np.empty(m, dtype=np.uint64))
-                for t in groups[g]:
-                    t.done = True
-                    if m == 0:
-                        t.key = t.prefix_key()
-                        continue
-                    r = min(t.rank_in, m - 1)
-                    t.key = int(np.partition(keys, r)[r])
-    return [t.key if t.done else t.prefix_key() for t in targets]
+        if sum(ts[0].count for ts in groups.values()) <= budget:
+            _gather(run, groups, key_bits // 8)
+            break
+        _input_hist_pass(run, groups, key_bits)
+    while True:
+        groups = _pending(targets)
+        if not groups:
+            break
+        _keys_hist_pass(run, groups, key_bits)
+    return [t.prefix for t in targets]
 
 
 def _key_value(key: int, f32: bool) -> float:
     if f32:
-        u = (key >> 32) & 0xFFFFFFFF
-        u = (u & 0x7FFFFFFF) if u & 0x80000000 else (~u & 0xFFFFFFFF)
+        u = (key & 0x7FFFFFFF) if key & 0x80000000 else (~key & 0xFFFFFFFF)
         return float(np.array([u], dtype=np.uint32).view(np.float32)[0])
     u = (key & 0x7FFFFFFFFFFFFFFF) if key & 0x8000000000000000 else (~key & 0xFFFFFFFFFFFFFFFF)
     return float(np.array([u], dtype=np.uint64).view(np.float64)[0])
@@ -482,7 +553,8 @@ def _lerp(lo: float, hi: float, gamma: float) -> float:
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
                  first: dict[int, np.ndarray] | None = None) -> list[float]:
     """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
-    NaN or an empty input, as NumPy gives."""
+    NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
+    histograms, by stream (absdiff and reldiff), when it counted them."""
     n = run.n
     plan, wanted, index = [], [], {}
     for stream, q in requests:
@@ -520,5 +592,3 @@ def count_zeros(run: DeviceRun) -> int:
     run.launch("poly_count_zeros", p, run.grid("poly_count_zeros"))
     return int(run.read(p.out, np.empty(1, dtype=np.uint64))[0])
 
-
-__all__ += ["GATHER_CAP"]

@@ -21,21 +21,31 @@ import numpy as np
 
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
+    FIRST_BITS,
+    GATHER_STAGE_BYTES,
+    HIST_GROUPS,
+    KERNEL_NAMES,
     KERNEL_SOURCE,
-    MAX_GROUPS,
+    RING_BYTES,
     KernelVariant,
     kernel_options,
 )
 from poly.core.optional_import import lazy_import
 
 __all__ = ["GpuUnavailableError", "GpuError", "Program", "load_program", "cache_dir", "check", "driver_api",
-           "nvrtc_api"]
+           "nvrtc_api", "DYNAMIC_SHARED"]
 
 _GPU_INSTALL = "poly-compare[gpu]"
 driver_api = lazy_import("cuda.bindings.driver", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
 nvrtc_api = lazy_import("cuda.bindings.nvrtc", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
 
-KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_count_zeros")
+# Dynamic shared memory of the kernels that take it, at most: the ring of asynchronous copies,
+# then the histogram counters.
+DYNAMIC_SHARED = {
+    "poly_stats": RING_BYTES + 2 * (1 << FIRST_BITS) * 4,
+    "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
+    "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
+}
 
 
 class GpuError(RuntimeError):
@@ -138,10 +148,10 @@ class Program:
         self.module = check(drv.cuModuleLoadData(buf.ctypes.data), "cuModuleLoadData")
         self.functions = {name: check(drv.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction")
                           for name in KERNEL_NAMES}
-        check(drv.cuFuncSetAttribute(
-            self.functions["poly_radix_hist"],
-            drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            MAX_GROUPS * (1 << DIGIT_BITS) * 4), "cuFuncSetAttribute")
+        for name, nbytes in DYNAMIC_SHARED.items():
+            check(drv.cuFuncSetAttribute(
+                self.functions[name], drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                nbytes), "cuFuncSetAttribute")
         self._occupancy: dict[tuple[str, int, int], int] = {}
 
     def blocks_per_sm(self, name: str, threads: int, shared: int) -> int:
