@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,7 +48,7 @@ from poly.compare.stats.gpu.program_cache import (
     load_program,
 )
 
-__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "run_error_stats", "order_values", "count_zeros",
+__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_error_stats", "order_values", "count_zeros",
            "transfer_counter"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
@@ -106,7 +106,9 @@ class _Group(ctypes.Structure):
                 ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32)]
 
 
-class _Params(ctypes.Structure):
+class LaunchParams(ctypes.Structure):
+    """The kernels' ``Params`` structure (kernel_source), passed by value to every launch."""
+
     _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
                 ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
                 ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
@@ -259,8 +261,8 @@ class DeviceRun:
         free, _ = check(driver_api.cuMemGetInfo(), "cuMemGetInfo")
         return int(free)
 
-    def params(self) -> _Params:
-        p = _Params()
+    def params(self) -> LaunchParams:
+        p = LaunchParams()
         chunked = self.a.itemsize == self.b.itemsize
         for field, op in (("a", self.a), ("b", self.b)):
             contiguous, shape, strides = op.collapsed()
@@ -286,7 +288,7 @@ class DeviceRun:
         n = self.n if n is None else n
         return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
 
-    def launch(self, name: str, params: _Params, grid: int, shared: int = 0, grid_y: int = 1) -> None:
+    def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0, grid_y: int = 1) -> None:
         argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
         check(driver_api.cuLaunchKernel(self.program.functions[name], grid, grid_y, 1, THREADS, 1, 1, shared,
                                         self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
@@ -423,7 +425,7 @@ def _descend(targets: Sequence[_Target], hist: np.ndarray, dbits: int) -> None:
         t.done = t.bits >= t.key_bits
 
 
-def _set_groups(p: _Params, groups: Sequence[tuple[int, int, int]], dbits: Sequence[int]) -> None:
+def _set_groups(p: LaunchParams, groups: Sequence[tuple[int, int, int]], dbits: Sequence[int]) -> None:
     p.ngroups = len(groups)
     for j, ((stream, prefix, bits), d) in enumerate(zip(groups, dbits, strict=True)):
         g = p.groups[j]
@@ -438,20 +440,44 @@ def _pending(targets: Sequence[_Target]) -> dict[tuple[int, int, int], list[_Tar
     return groups
 
 
-def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
-    """One histogram pass over the input for each HIST_GROUPS of ``groups``; descends their targets."""
+def _radix_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int, per_launch: int,
+                launch: Callable[[LaunchParams, list[tuple[int, int, int]]], None]) -> None:
+    """One radix pass for each ``per_launch`` of ``groups``: ``launch(params, chunk)`` sets the
+    kernel's own parameters and launches it; the histograms it counts descend the targets."""
     keys = list(groups)
-    for i in range(0, len(keys), HIST_GROUPS):
-        chunk = keys[i:i + HIST_GROUPS]
+    for i in range(0, len(keys), per_launch):
+        chunk = keys[i:i + per_launch]
         dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
         p = run.params()
         _set_groups(p, chunk, dbits)
         p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
-        shared = RING_BYTES + len(chunk) * _BINS * 4
-        run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared)
+        launch(p, chunk)
         h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
         for j, g in enumerate(chunk):
             _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
+
+
+def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+    """One histogram pass over the input for each HIST_GROUPS of ``groups``; descends their targets."""
+
+    def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
+        shared = RING_BYTES + len(chunk) * _BINS * 4
+        run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared)
+
+    _radix_pass(run, groups, key_bits, HIST_GROUPS, launch)
+
+
+def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+    """One radix pass over the gathered keys of each group (MAX_GROUPS per launch); descends their targets."""
+
+    def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
+        longest = 1
+        for j, g in enumerate(chunk):
+            p.seg[j], p.seg_len[j] = groups[g][0].segment
+            longest = max(longest, p.seg_len[j])
+        run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", n=longest), grid_y=len(chunk))
+
+    _radix_pass(run, groups, key_bits, MAX_GROUPS, launch)
 
 
 def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_size: int) -> None:
@@ -472,26 +498,6 @@ def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], k
             ptr += count * key_size
         shared = RING_BYTES + GATHER_STAGE_BYTES
         run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", shared), shared)
-
-
-def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
-    """One radix pass over the gathered keys of each group (MAX_GROUPS per launch); descends their targets."""
-    keys = list(groups)
-    for i in range(0, len(keys), MAX_GROUPS):
-        chunk = keys[i:i + MAX_GROUPS]
-        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
-        p = run.params()
-        _set_groups(p, chunk, dbits)
-        longest = 1
-        for j, g in enumerate(chunk):
-            ptr, length = groups[g][0].segment
-            p.seg[j], p.seg_len[j] = ptr, length
-            longest = max(longest, length)
-        p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
-        run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", n=longest), grid_y=len(chunk))
-        h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
-        for j, g in enumerate(chunk):
-            _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None) -> list[int]:

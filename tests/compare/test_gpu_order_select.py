@@ -1,0 +1,145 @@
+"""
+The host side of the on-device order statistics (``launcher.order_values``): which passes it
+asks for, how it narrows each wanted rank digit by digit, when it gathers, and how it turns
+keys back into values. The kernels are replaced by NumPy versions of what they count and
+gather (``NumpyKernels``), so this runs without a GPU; the kernels themselves are tested
+against the CPU engine on a GPU in test_compare_gpu_stats.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from poly.compare.stats.gpu import launcher
+from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS
+
+EPS = 2.220446049250313e-16
+
+
+class _Setup:
+    def __init__(self, f32: bool):
+        self.f32 = f32
+
+
+class NumpyKernels:
+    """Stands in for ``launcher.DeviceRun``: memory is NumPy byte arrays at made-up addresses,
+    and each launch computes with NumPy what the kernel of that name computes."""
+
+    def __init__(self, streams: dict[int, np.ndarray], f32: bool):
+        self.streams = streams
+        self.n = len(streams[0])
+        self.setup = _Setup(f32)
+        self.key_bits = 32 if f32 else 64
+        self.memory: dict[int, np.ndarray] = {}
+        self.next_address = 1 << 20
+        self.launches: list[str] = []
+
+    def keys(self, stream: int) -> np.ndarray:
+        values = self.streams[stream]
+        if self.setup.f32:
+            u = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+            return np.where(u & 0x80000000, ~u & 0xFFFFFFFF, u | 0x80000000)
+        u = values.astype(np.float64).view(np.uint64)
+        top = np.uint64(0x8000000000000000)
+        return np.where(u & top, ~u, u | top)
+
+    def first_histogram(self, stream: int) -> np.ndarray:
+        top = (self.keys(stream) >> np.uint64(self.key_bits - FIRST_BITS)).astype(np.int64)
+        return np.bincount(top, minlength=1 << FIRST_BITS).astype(np.uint64)
+
+    # -- DeviceRun's interface ------------------------------------------------------------------
+    def free_memory(self) -> int:
+        return 1 << 34
+
+    def params(self):
+        return launcher.LaunchParams()
+
+    def alloc(self, nbytes: int, zero: bool = False) -> int:
+        address = self.next_address
+        self.next_address += int(nbytes) + 4096
+        self.memory[address] = np.zeros(int(nbytes) + 16, dtype=np.uint8)
+        return address
+
+    def view(self, address: int, dtype) -> np.ndarray:
+        base = max(b for b in self.memory if b <= address)
+        return self.memory[base][address - base:].view(dtype)
+
+    def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
+        return 1
+
+    def read(self, address: int, out: np.ndarray) -> np.ndarray:
+        out[...] = self.view(address, out.dtype)[:out.size]
+        return out
+
+    def launch(self, name: str, p, grid: int, shared: int = 0, grid_y: int = 1) -> None:
+        self.launches.append(name)
+        kb = self.key_bits
+        key_dtype = np.uint32 if kb == 32 else np.uint64
+        for j in range(p.ngroups):
+            g = p.groups[j]
+            if name == "poly_keys_hist":
+                keys = self.view(p.seg[j], key_dtype)[:p.seg_len[j]].astype(np.uint64)
+            else:
+                keys = self.keys(g.stream)
+            keys = [int(k) for k in keys]
+            members = [k for k in keys if g.bits == 0 or (k >> (kb - g.bits)) == g.prefix]
+            if name in ("poly_radix_hist", "poly_keys_hist"):
+                hist = self.view(p.hist, np.uint64)
+                for k in members:
+                    hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
+            else:
+                assert name == "poly_radix_gather"
+                assert len(members) == p.seg_len[j]  # the buffer is sized from the histograms exactly
+                self.view(p.seg[j], key_dtype)[:len(members)] = np.array(members, dtype=np.uint64).astype(key_dtype)
+
+
+REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (2, 0.0), (2, 1.0), (0, None),
+            (1, 0.5)]
+
+
+def _streams(kind: str, n: int, dtype, rng) -> dict[int, np.ndarray]:
+    a = rng.standard_normal(n)
+    b = a + 1e-3 * rng.standard_normal(n)
+    if kind == "equal":
+        b = a.copy()
+    elif kind == "constant":
+        a[:], b[:] = 1.5, 1.5
+    elif kind == "zeros in b":
+        b[::3] = 0
+    a, b = a.astype(dtype), b.astype(dtype)
+    d = np.abs(a - b).astype(dtype)
+    r = (d / np.where(b == 0, dtype(EPS), np.abs(b))).astype(dtype)
+    return {0: a, 1: b, 2: d, 3: r}
+
+
+@pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
+@pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
+@pytest.mark.parametrize("budget", [1 << 22, 7], ids=["gather at once", "histogram passes first"])
+def test_order_values_match_numpy(f32, kind, budget, monkeypatch):
+    rng = np.random.default_rng(len(kind) + 2 * f32)
+    dtype = np.float32 if f32 else np.float64
+    run = NumpyKernels(_streams(kind, int(rng.integers(500, 2500)), dtype, rng), f32)
+    monkeypatch.setattr(launcher, "GATHER_MIN_KEYS", budget)
+    monkeypatch.setattr(launcher, "GATHER_FRACTION", 1 << 30)
+    first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
+    got = launcher.order_values(run, REQUESTS, [0, 0, 0, 0], first)
+    for (stream, q), value in zip(REQUESTS, got, strict=True):
+        values = run.streams[stream].astype(np.float64)
+        want = float(np.median(values)) if q is None else float(np.quantile(values, q))
+        assert value == want, (stream, q, value, want)
+    # the first digit comes from the statistics pass; one gather serves every rank of absdiff
+    # and reldiff (up to 16 bins) unless the budget forces histogram passes over the input first
+    if budget > run.n:
+        assert run.launches.count("poly_radix_gather") == 1 and "poly_radix_hist" not in run.launches
+    else:
+        assert run.launches[0] == "poly_radix_hist"
+    assert set(run.launches) <= {"poly_radix_hist", "poly_radix_gather", "poly_keys_hist"}
+
+
+def test_streams_with_nan_or_no_elements_give_nan():
+    rng = np.random.default_rng(0)
+    run = NumpyKernels(_streams("noise", 100, np.float32, rng), True)
+    got = launcher.order_values(run, [(2, None), (3, 0.5)], [0, 0, 1, 0], {2: run.first_histogram(2),
+                                                                              3: run.first_histogram(3)})
+    assert np.isnan(got[0]) and not np.isnan(got[1])
