@@ -179,8 +179,17 @@ def measure(cmd: list[str], log: Path | None = None) -> dict:
     return {"wall_s": fig["wall_s"], "rc": fig["rc"], "peak_rss_mib": kib / 1024, "output_tail": body[-1500:]}
 
 
-def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None, extra=()) -> dict:
-    cmd = [tool("poly"), "validate", str(model), "--onnxrt", "--dataset", str(root / "dataset"),
+def poly_command() -> list[str]:
+    """`poly` as a command: the console script, or this interpreter running poly's CLI (where poly
+    is importable but not installed as a script, e.g. from PYTHONPATH)."""
+    script = tool("poly")
+    if Path(script).exists() or shutil.which(script):
+        return [script]
+    return [sys.executable, "-c", "import sys; from poly.cli.main import main; sys.argv[0] = 'poly'; sys.exit(main())"]
+
+
+def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None, extra=(), prefix=()) -> dict:
+    cmd = [*prefix, *poly_command(), "validate", str(model), "--onnxrt", "--dataset", str(root / "dataset"),
            "--golden", str(root / "golden"), "--report-json", str(report), "-q", *extra]
     if workers:
         cmd += ["--workers", str(workers)]
@@ -279,6 +288,65 @@ def ray_main(args) -> int:
     return 0 if all(f["planted_found"] for f in [local, ray2, *curve]) else 1
 
 
+def workers_curve_main(args, counts: list[int]) -> int:
+    """Throughput of `poly validate` at N workers on N CPUs, against 1 worker on 1 CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
+    counts = [c for c in counts if c <= len(cpus)]
+    if not counts:
+        print("no worker count fits this machine's CPUs", file=sys.stderr)
+        return 2
+    if shutil.which("taskset") is None:
+        print("needs taskset (util-linux) to pin each run to its CPUs", file=sys.stderr)
+        return 2
+    planted = planted_indices(args.samples, args.planted)
+    tmp = None
+    if args.workdir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bench_validate_curve_")
+        work = Path(tmp.name)
+    else:
+        work = args.workdir
+        work.mkdir(parents=True, exist_ok=True)
+    try:
+        model = work / "bench_cnn.onnx"
+        build_model(model)
+        root = work / f"n{args.samples}"
+        t0 = time.perf_counter()
+        make_dataset(model, root, args.samples, set(planted))
+        print(f"built model and {args.samples} samples (+ golden) in {time.perf_counter() - t0:.1f} s; "
+              f"{len(cpus)} CPUs")
+        rows = []
+        for n in counts:
+            pin = ["taskset", "-c", ",".join(str(c) for c in cpus[:n])]
+            fig = run_poly(model, root, args.samples, work / f"report_{n}.json", n, extra=("--infer-threads", str(n)),
+                           prefix=pin)
+            ok = fig.get("failed_indices") == planted and fig.get("report_samples") == args.samples
+            rate = fig.get("report_samples_per_s") or fig["samples_per_s"]
+            rows.append({"workers": n, "samples_per_s": rate, "wall_samples_per_s": fig["samples_per_s"],
+                         "peak_rss_mib": fig["peak_rss_mib"], "rc": fig["rc"], "planted_found": ok})
+            print(f"  {n:>3} workers: {rate:8.1f} samples/s (pipeline), {fig['samples_per_s']:8.1f} with start-up, "
+                  f"peak RSS {fig['peak_rss_mib']:7.1f} MiB, planted failures found: {'OK' if ok else 'WRONG'}",
+                  flush=True)
+        base = rows[0]["samples_per_s"] / rows[0]["workers"]
+        print("\n  workers  samples/s  speed-up  efficiency  peak RSS (MiB)")
+        for r in rows:
+            r["speedup"] = r["samples_per_s"] / base
+            r["efficiency"] = r["speedup"] / r["workers"]
+            print(f"  {r['workers']:>7}  {r['samples_per_s']:9.1f}  {r['speedup']:8.2f}  {r['efficiency']:10.2f}  "
+                  f"{r['peak_rss_mib']:14.1f}")
+        print("  (target: efficiency >= 0.8 at every count; speed-up is over "
+              f"{rows[0]['workers']} worker{'s' if rows[0]['workers'] > 1 else ''} scaled per worker)")
+        import onnxruntime as ort
+
+        atomic_write_json(args.out.with_name("bench_validate_workers.json"), {
+            "tool": "tools/bench_validate.py --workers-curve", "samples": args.samples, "planted": planted,
+            "rows": rows, "environment": {"python": platform.python_version(), "cpus": len(cpus),
+                                          "onnxruntime": ort.__version__}})
+        return 0 if all(r["planted_found"] for r in rows) else 1
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--samples", type=int, default=2000, help="dataset size for the poly/Polygraphy comparison")
@@ -290,12 +358,24 @@ def main(argv=None) -> int:
     p.add_argument("--workdir", type=Path, default=None, help="keep the model and data here (default: a temp dir)")
     p.add_argument("--out", type=Path, default=Path("bench-results/bench_validate.json"))
     p.add_argument("--skip-polygraphy", action="store_true", help="do not run Polygraphy")
+    p.add_argument("--workers-curve", default=None, metavar="N,N,...",
+                   help="instead: the scaling curve of `poly validate --workers N --infer-threads N` pinned to N CPUs "
+                   "(taskset), one ONNX-Runtime thread per worker: samples/s, speed-up over 1 worker, efficiency and "
+                   "peak RSS per N (e.g. 1,2,4,8,16; counts above this machine's CPUs are skipped)")
     p.add_argument("--ray", action="store_true",
                    help="instead: samples/s of a local 2-worker Ray run against the same run without Ray, and "
                    "a simulated scale-out curve (1, 2, 4 actors sharing this machine's CPUs)")
     args = p.parse_args(argv)
     if args.ray:
         return ray_main(args)
+    if args.workers_curve:
+        try:
+            counts = sorted({int(c) for c in args.workers_curve.split(",") if c.strip()})
+        except ValueError:
+            p.error(f"--workers-curve: expected comma-separated worker counts, got {args.workers_curve!r}")
+        if not counts or counts[0] < 1:
+            p.error("--workers-curve: worker counts must be positive")
+        return workers_curve_main(args, counts)
 
     rss_default = "200,2000" if args.quick else "1000,10000"
     rss_sizes = sorted({int(s) for s in (args.rss_sizes or rss_default).split(",") if s.strip()})
