@@ -19,12 +19,13 @@ from poly.debug.context import IterationContext, SkipIteration
 from poly.debug.iteration import IterationSummary, IterativeDebugger
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.precision import Precision, PrecisionResult, order_layers
-from poly.debug.reduce import Reduce, ReduceResult, override_input_shapes
+from poly.debug.reduce import Reduce, ReduceResult
 from poly.debug.repeat import Repeat
 from poly.debug.replay import DEFAULT_REPLAY_PATH, DebugReplay, replay_key, skip_current_path
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
 from poly.debug.until import Until
+from poly.onnx import override_input_shapes
 
 __all__ = [
     "ArtifactSorter",

@@ -24,36 +24,9 @@ from poly.core import G_LOGGER, invoke_if_callable
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
+from poly.onnx import override_input_shapes
 
-__all__ = ["Reduce", "ReduceResult", "override_input_shapes"]
-
-
-def override_input_shapes(model, shapes, flag="--model-input-shapes"):
-    """
-    Sets the shapes of graph inputs (in place) and drops the intermediate shapes they make
-    stale. ``shapes`` maps input name -> list of dims (ints, or strings for dynamic ones).
-    """
-    if not shapes:
-        return model
-    inputs = {vi.name: vi for vi in model.graph.input}
-    for name, dims in shapes.items():
-        if name not in inputs:
-            names = [
-                vi.name
-                for vi in model.graph.input
-                if vi.name not in {t.name for t in model.graph.initializer}
-            ]
-            G_LOGGER.critical(f"{flag}: {name!r} is not an input of the model (inputs: {names})")
-        shape = inputs[name].type.tensor_type.shape
-        del shape.dim[:]
-        for dim in dims:
-            entry = shape.dim.add()
-            if isinstance(dim, int) and dim >= 0:
-                entry.dim_value = dim
-            elif isinstance(dim, str):
-                entry.dim_param = dim
-    del model.graph.value_info[:]
-    return model
+__all__ = ["Reduce", "ReduceResult"]
 
 
 class ReduceResult:
@@ -138,7 +111,7 @@ class Reduce:
         from poly.onnx import copy_model
 
         model = copy_model(invoke_if_callable(self._model))
-        override_input_shapes(model, self.input_shapes)
+        override_input_shapes(model, self.input_shapes, flag="--model-input-shapes")
         toposort_model(model)
         initializers = {t.name for t in model.graph.initializer}
         dynamic = [

@@ -22,6 +22,7 @@ from poly.onnx.fp16 import (
 )
 from poly.onnx.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
 from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
+from poly.onnx.input_shapes import override_input_shapes
 from poly.onnx.io import (
     BytesFromOnnx,
     OnnxFromBytes,
@@ -59,6 +60,7 @@ from poly.onnx.surgery import (
 from poly.onnx.upper_bounds import SetUpperBound, set_upper_bound, unbounded_dds_tensors
 
 __all__ = [
+    "override_input_shapes",
     "OnnxFromPath",
     "onnx_from_path",
     "OnnxFromBytes",

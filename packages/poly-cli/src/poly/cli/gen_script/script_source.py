@@ -8,18 +8,19 @@ from __future__ import annotations
 import math
 
 
-def literal(value) -> str:
+def literal(value, strict: bool = True) -> str:
     """Python source that evaluates to ``value`` (None, bools, numbers, strings, and lists,
-    tuples and dicts of them); infinities and NaN become ``float("inf")`` and ``float("nan")``."""
+    tuples and dicts of them); infinities and NaN become ``float("inf")`` and ``float("nan")``.
+    Any other value raises TypeError, or with ``strict`` false is written as its ``repr``."""
     if isinstance(value, float) and not math.isfinite(value):
         return f'float("{value}")'
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{literal(key)}: {literal(item)}" for key, item in value.items()) + "}"
+        return "{" + ", ".join(f"{literal(key, strict)}: {literal(item, strict)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(literal(item) for item in value) + "]"
+        return "[" + ", ".join(literal(item, strict) for item in value) + "]"
     if isinstance(value, tuple):
-        return "(" + ", ".join(literal(item) for item in value) + ("," if len(value) == 1 else "") + ")"
-    if value is None or isinstance(value, (bool, int, float, str)):
+        return "(" + ", ".join(literal(item, strict) for item in value) + ("," if len(value) == 1 else "") + ")"
+    if not strict or value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     raise TypeError(f"no Python literal for {type(value).__name__}")
 

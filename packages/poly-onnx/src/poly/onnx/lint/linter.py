@@ -24,6 +24,7 @@ from collections import OrderedDict
 from poly.core.exception import PolyException
 from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
+from poly.onnx.input_shapes import override_input_shapes
 from poly.onnx.lint.native_stderr import capture_native_stderr
 from poly.onnx.lint.report import LintLevel, LintReport, LintSource
 
@@ -72,7 +73,7 @@ def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_dat
         report.add(LintLevel.WARNING, LintSource.ONNX_LOADER, "ONNX model has no nodes")
         return report
 
-    _override_input_shapes(model, input_shapes or {})
+    override_input_shapes(model, input_shapes or {}, flag="--input-shapes", drop_value_info=False)
     _name_unnamed_nodes(model.graph)
     _check_duplicate_names(model.graph, report)
     checker_passed = _check_spec(model, path, report)
@@ -125,22 +126,6 @@ def _load(path, external_data_dir, report):
         report.add(LintLevel.EXCEPTION, LintSource.ONNX_LOADER, "Empty ONNX model given")
         return None
     return model
-
-
-def _override_input_shapes(model, shapes):
-    initializers = {t.name for t in model.graph.initializer}
-    inputs = {vi.name: vi for vi in model.graph.input if vi.name not in initializers}
-    for name, dims in shapes.items():
-        if name not in inputs:
-            G_LOGGER.critical(f"--input-shapes: {name!r} is not an input of the model (inputs: {list(inputs)})")
-        shape = inputs[name].type.tensor_type.shape
-        del shape.dim[:]
-        for dim in dims:
-            entry = shape.dim.add()
-            if isinstance(dim, int) and dim >= 0:
-                entry.dim_value = dim
-            elif isinstance(dim, str):
-                entry.dim_param = dim
 
 
 # -- graph-level checks ------------------------------------------------------------------------

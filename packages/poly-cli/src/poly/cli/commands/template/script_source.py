@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import click
 
+from poly.cli.gen_script.script_source import literal as python_literal
+
 INDENT = "    "
 
 
 def literal(value) -> str:
-    """``value`` (None, bool, number, str, or lists, tuples and dicts of them) as Python source."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(literal(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    return repr(value)
+    """``value`` as Python source (``gen_script``'s literals; other objects as their ``repr``)."""
+    return python_literal(value, strict=False)
 
 
 def call(name: str, *args: str, **kwargs: str) -> str:
