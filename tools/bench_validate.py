@@ -23,6 +23,7 @@ Targets: poly >= 3x Polygraphy's throughput; poly wall <= 1.5x the floor; RSS fl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -179,6 +180,17 @@ def measure(cmd: list[str], log: Path | None = None) -> dict:
     return {"wall_s": fig["wall_s"], "rc": fig["rc"], "peak_rss_mib": kib / 1024, "output_tail": body[-1500:]}
 
 
+@contextlib.contextmanager
+def work_dir(workdir: Path | None, prefix: str):
+    """``workdir`` (created), or a temporary directory removed afterwards."""
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        yield workdir
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
+
+
 def poly_command() -> list[str]:
     """`poly` as a command: the console script, or this interpreter running poly's CLI (where poly
     is importable but not installed as a script, e.g. from PYTHONPATH)."""
@@ -299,14 +311,7 @@ def workers_curve_main(args, counts: list[int]) -> int:
         print("needs taskset (util-linux) to pin each run to its CPUs", file=sys.stderr)
         return 2
     planted = planted_indices(args.samples, args.planted)
-    tmp = None
-    if args.workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="bench_validate_curve_")
-        work = Path(tmp.name)
-    else:
-        work = args.workdir
-        work.mkdir(parents=True, exist_ok=True)
-    try:
+    with work_dir(args.workdir, "bench_validate_curve_") as work:
         model = work / "bench_cnn.onnx"
         build_model(model)
         root = work / f"n{args.samples}"
@@ -342,9 +347,6 @@ def workers_curve_main(args, counts: list[int]) -> int:
             "rows": rows, "environment": {"python": platform.python_version(), "cpus": len(cpus),
                                           "onnxruntime": ort.__version__}})
         return 0 if all(r["planted_found"] for r in rows) else 1
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def main(argv=None) -> int:
@@ -385,14 +387,7 @@ def main(argv=None) -> int:
     planted = planted_indices(args.samples, args.planted)
     planted_set = set(planted)
 
-    tmp = None
-    if args.workdir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="bench_validate_")
-        work = Path(tmp.name)
-    else:
-        work = args.workdir
-        work.mkdir(parents=True, exist_ok=True)
-    try:
+    with work_dir(args.workdir, "bench_validate_") as work:
         model = work / "bench_cnn.onnx"
         build_model(model)
         full = work / "full"
@@ -493,9 +488,6 @@ def main(argv=None) -> int:
         atomic_write_json(args.out, result)
         print(f"\nwrote {args.out}")
         return 0 if planted_ok and rss_subsets_ok else 1
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 if __name__ == "__main__":
