@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,6 +117,36 @@ def test_ray_parquet_rows_are_samples(poly, models, data, ray_cluster, tmp_path)
     report = _report(rj)
     assert report["samples"] == N and report["passed"] == N - len(BAD)
     assert report["failed_samples"] == [{"index": i, "file": f"img_{i:03d}.npz"} for i in sorted(BAD)]
+
+
+def test_ray_golden_under_a_uri(poly, models, data, ray_cluster, tmp_path):
+    # a Parquet dataset against golden outputs read through pyarrow's file:// filesystem: the
+    # same verdicts as with the golden directory given as a path
+    rj = tmp_path / "r.json"
+    uri = "file://" + str(data["golden"])
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", data["parquet"], "--golden", uri, *TOL,
+                  "--ray", "--ray-workers", "1", "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    report = _report(rj)
+    assert report["samples"] == N and report["passed"] == N - len(BAD) and report["errors"] == 0
+    assert report["failed_samples"] == [{"index": i, "file": f"img_{i:03d}.npz"} for i in sorted(BAD)]
+
+
+def test_ray_golden_uri_missing_sample_and_bad_directory(poly, models, data, ray_cluster, tmp_path):
+    golden = tmp_path / "golden"
+    shutil.copytree(data["golden"], golden)
+    (golden / "img_003.npz").unlink()
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", "file://" + str(golden),
+                  *TOL, "--ray", "--ray-workers", "1", "--report-json", rj)
+    report = _report(rj)
+    assert report["errors"] == 1 and report["samples"] == N, result.output[-2000:]
+    assert "no golden file for sample 'img_003.npz'" in result.output
+    missing = "file://" + str(tmp_path / "nowhere")
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", missing, *TOL, "--ray")
+    assert result.exit_code == 2
+    assert f"--golden '{missing}': not a directory" in result.output
+    assert "Traceback" not in result.output
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from poly.cli.args.trt_config import TrtConfigArgs
 from poly.cli.args.trt_network import TrtNetworkArgs
 from poly.cli.validate_ray.cluster import RayCluster
 from poly.cli.validate_ray.engine import RayValidation
-from poly.cli.validate_ray.work_items import is_uri
+from poly.cli.validate_ray.work_items import check_uri_directory, is_uri
 
 __all__ = ["validate_on_ray"]
 
@@ -33,8 +33,7 @@ def validate_on_ray(ray_args, model, runners, comparison, dataset, data_loader_s
         raise click.UsageError("With --ray, --golden is one directory of golden outputs named as the samples "
                                "(or give a second backend).")
     if golden and is_uri(golden[0]):
-        raise click.UsageError(f"--golden '{golden[0]}': with --ray, golden outputs are read from a directory "
-                               "every worker can reach by path, not a URI.")
+        check_uri_directory("--golden", golden[0])
     runners.check_engine_model(model, name_other=False)
     trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
     built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), OnnxrtArgs.from_kwargs(kwargs),

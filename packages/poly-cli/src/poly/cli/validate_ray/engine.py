@@ -33,7 +33,8 @@ class RayValidation:
         runner (BaseRunner): The runner under test, not active; sent to each worker.
         dataset (str): A directory or file, local or a URI (see ``list_work_items``).
         checker (SampleChecker): The per-sample verdict.
-        golden (str): A directory of golden outputs named as the samples, readable by the workers.
+        golden (str): A directory of golden outputs named as the samples, readable by the workers
+                (a path, or a URI pyarrow opens).
         reference_runner (BaseRunner): Or a second runner producing the golden outputs.
         workers (int): Actors, each holding a loaded runner. Defaults to 2.
         cpus_per_worker (float): CPUs reserved per actor. Defaults to 1.

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from poly.core.optional_import import lazy_import
 
-__all__ = ["WorkItem", "SAMPLE_SUFFIXES", "is_uri", "open_filesystem", "list_work_items"]
+__all__ = ["WorkItem", "SAMPLE_SUFFIXES", "is_uri", "open_filesystem", "list_work_items", "check_uri_directory"]
 
 pafs = lazy_import("pyarrow.fs", install="poly-cli[ray]")
 pq = lazy_import("pyarrow.parquet", install="poly-cli[ray]")
@@ -47,6 +47,19 @@ def open_filesystem(path):
     if is_uri(path):
         return pafs.FileSystem.from_uri(path)
     return pafs.LocalFileSystem(), os.path.abspath(path)
+
+
+def check_uri_directory(flag: str, uri: str) -> None:
+    """Ends with one line naming ``flag`` unless ``uri`` is a directory pyarrow can open."""
+    import click
+
+    try:
+        fs, inner = open_filesystem(uri)
+        kind = fs.get_file_info(inner).type
+    except Exception as err:  # noqa: BLE001 - any filesystem's own error, reported in one line
+        raise click.UsageError(f"{flag} '{uri}': cannot be opened: {str(err).strip().splitlines()[0]}") from err
+    if kind != pafs.FileType.Directory:
+        raise click.UsageError(f"{flag} '{uri}': not a directory (golden outputs are one file per sample)")
 
 
 def _suffix(path) -> str:

@@ -11,8 +11,9 @@ import pickle
 
 import numpy as np
 
+from poly.cli.validate_ray.golden_reference import UriGoldenReference
 from poly.cli.validate_ray.sample_reader import read_samples
-from poly.cli.validate_ray.work_items import WorkItem
+from poly.cli.validate_ray.work_items import WorkItem, is_uri
 from poly.compare.dataset import DirectoryReference, RunnerReference, ValidationPipeline
 
 __all__ = ["ValidationWorker"]
@@ -23,8 +24,8 @@ class ValidationWorker:
     Args:
         runner (BaseRunner): The runner under test (not yet active: it is activated here, once).
         checker (SampleChecker): The per-sample verdict.
-        golden (str): A local directory of golden outputs matched by sample name; or None with
-                ``reference_runner``.
+        golden (str): A directory of golden outputs matched by sample name, a local path or a URI;
+                or None with ``reference_runner``.
         reference_runner (BaseRunner): A second runner producing the golden outputs.
         worst_k (int): Worst samples kept per batch (the driver keeps the worst of all).
         batch (int): Samples stacked per inference where the model allows it.
@@ -36,6 +37,8 @@ class ValidationWorker:
         if reference_runner is not None:
             reference_runner.activate()
             self.reference = RunnerReference(reference_runner)
+        elif is_uri(golden):
+            self.reference = UriGoldenReference(golden)
         else:
             self.reference = DirectoryReference(golden)
         self.checker = checker
