@@ -58,5 +58,6 @@ def validate_on_ray(ray_args, model, runners, comparison, dataset, data_loader_s
               "atol": tolerances["atol"], "rtol": tolerances["rtol"],
               "check_error_stat": tolerances["check_error_stat"] or "elemwise",
               "error_quantile": tolerances["error_quantile"], "workers": ray_args.workers, "batch": batch,
-              "ray": ray_args.address or "local", "ray_workers": ray_args.workers}
+              "ray": ray_args.address or "local", "ray_workers": ray_args.workers,
+              "ray_steady_samples_per_second": validation.steady_samples_per_second}
     return outcome, config
