@@ -12,7 +12,7 @@ void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::siz
 void block_stats_f32(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                      double atol, double rtol, BlockStats& out);
 bool fused_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
-               WindowTally* t, BlockStats& out);
+               WindowTally* t, BlockStats& out, FusedScratch& scratch);
 
 #define POLY_STR2(x) #x
 #define POLY_STR(x) POLY_STR2(x)

@@ -83,6 +83,7 @@ struct F32Block {
     alignas(64) float ad[kBlock];
     alignas(64) float rd[kBlock];
     alignas(64) double wide[kBlock];
+    FusedScratch scratch;
 };
 
 struct MainState {
@@ -184,7 +185,8 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
                     pb = fb->b;
                 }
                 WindowTally* tally = windows.active() ? windows.tally_for(st.windows, m) : nullptr;
-                const bool done = kt.fused_f32(cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs);
+                const bool done = kt.fused_f32(cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs,
+                                                fb->scratch);
                 if (tally) windows.after_block(st.windows);
                 if (!done) {  // NaN, Inf, overflowing sums or a partial block: the exact treatment
                     kt.diff_f32(cfg, pa, pb, m, fb->ad, fb->rd);

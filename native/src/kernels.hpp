@@ -45,6 +45,15 @@ struct WindowTally {
     std::size_t used[2] = {0, 0};
 };
 
+// Per-thread buffers of the one-pass kernel for one block: the differences, and the inputs
+// padded to a multiple of 8 for a partial block.
+struct FusedScratch {
+    alignas(64) float a[kBlock];
+    alignas(64) float b[kBlock];
+    alignas(64) float ad[kBlock];
+    alignas(64) float rd[kBlock];
+};
+
 struct KernelTable {
     const char* name;
     void (*load_block)(const ArrayView& v, std::size_t start, std::size_t count, double* out);
@@ -63,7 +72,7 @@ struct KernelTable {
     // are not finite (NaN, Inf, overflow): `out` is then incomplete and the caller redoes the
     // block with diff_f32 + block_stats_f32 (the tallies are complete either way).
     bool (*fused_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
-                      WindowTally* t, BlockStats& out);
+                      WindowTally* t, BlockStats& out, FusedScratch& scratch);
 };
 
 namespace arch_generic { const KernelTable& table(); }

@@ -171,47 +171,98 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
         for (auto* p : parts)
             for (int w = 0; w < nw; ++w) below[static_cast<std::size_t>(w)] -= p->tally.at_or_above[s][w];
         // Every gathered key lies in exactly one window (they are disjoint and ascending): its
-        // index is the number of windows starting at or below it, less one. Counting sort.
+        // index is the number of windows starting at or below it, less one. One pass
+        // histograms the keys by window and by the top bits of their offset in it (at most
+        // kSubBins bins per window); each rank then falls in one bin of one window, a second
+        // pass collects the keys of those bins only, and nth_element finishes on them.
+        constexpr int kSubBits = 12;
+        constexpr std::size_t kSubBins = std::size_t{1} << kSubBits;
+        std::int32_t lo[kMaxWindows];
+        int shift[kMaxWindows];
+        for (int w = 0; w < nw; ++w) {
+            lo[w] = window_set_.lo_minus1[s][w] + 1;
+            const std::uint32_t span = static_cast<std::uint32_t>(window_set_.hi[s][w]) -
+                                       static_cast<std::uint32_t>(window_set_.lo_minus1[s][w]);
+            int bits = 0;
+            while (bits < 32 && (span - 1) >> bits) ++bits;
+            shift[w] = std::max(0, bits - kSubBits);
+        }
         auto window_of = [&](std::int32_t bits) {
             int w = -1;
             for (int i = 0; i < nw; ++i) w += bits > window_set_.lo_minus1[s][i];
             return w;
         };
-        std::vector<std::size_t> start(static_cast<std::size_t>(nw) + 1, 0);
+        // A key's bin, or hist.size() for a key outside every window (impossible unless the
+        // inputs changed during the pass: then radix select runs instead).
+        const std::size_t no_bin = static_cast<std::size_t>(nw) * kSubBins;
+        auto bin_of = [&](std::int32_t bits) {
+            const int w = window_of(bits);
+            if (w < 0 || bits > window_set_.hi[s][w]) return no_bin;
+            return static_cast<std::size_t>(w) * kSubBins +
+                   static_cast<std::size_t>((static_cast<std::uint32_t>(bits) - static_cast<std::uint32_t>(lo[w])) >> shift[w]);
+        };
+        std::vector<std::uint32_t> hist(no_bin, 0);
         for (auto* p : parts) {
             const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
-            for (std::size_t i = 0; i < p->tally.used[s]; ++i) ++start[static_cast<std::size_t>(window_of(g[i]) + 1)];
+            for (std::size_t i = 0; i < p->tally.used[s]; ++i) {
+                const std::size_t bin = bin_of(g[i]);
+                if (bin == no_bin) return false;
+                ++hist[bin];
+            }
         }
-        for (int w = 0; w < nw; ++w) start[static_cast<std::size_t>(w) + 1] += start[static_cast<std::size_t>(w)];
-        std::unique_ptr<std::int32_t[]> sorted(new std::int32_t[start.back() + 1]);
-        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-        for (auto* p : parts) {
-            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
-            for (std::size_t i = 0; i < p->tally.used[s]; ++i) sorted[fill[static_cast<std::size_t>(window_of(g[i]))]++] = g[i];
-        }
-        auto bucket_begin = [&](int w) { return sorted.get() + start[static_cast<std::size_t>(w)]; };
-        auto bucket_size = [&](int w) { return start[static_cast<std::size_t>(w) + 1] - start[static_cast<std::size_t>(w)]; };
-        std::vector<std::size_t> order;
-        for (std::size_t t = 0; t < targets_.size(); ++t)
-            if (targets_[t].stream == k) order.push_back(t);
-        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return targets_[x].rank < targets_[y].rank; });
-        std::vector<std::size_t> settled(static_cast<std::size_t>(nw), 0);
-        for (std::size_t t : order) {
+        std::vector<std::uint64_t> size(static_cast<std::size_t>(nw), 0);
+        for (int w = 0; w < nw; ++w)
+            for (std::size_t j = 0; j < kSubBins; ++j) size[static_cast<std::size_t>(w)] += hist[static_cast<std::size_t>(w) * kSubBins + j];
+        // Per target: its bin (window * kSubBins + sub-bin) and its rank within the bin.
+        struct Want {
+            std::size_t target, bin;
+            std::uint64_t pos;
+        };
+        std::vector<Want> want;
+        for (std::size_t t = 0; t < targets_.size(); ++t) {
+            if (targets_[t].stream != k) continue;
             const std::uint64_t r = targets_[t].rank;
             int hit = -1;
             for (int w = 0; w < nw; ++w) {
                 const auto wi = static_cast<std::size_t>(w);
-                if (r >= below[wi] && r - below[wi] < bucket_size(w)) hit = w;
+                if (r >= below[wi] && r - below[wi] < size[wi]) hit = w;
             }
             if (hit < 0) return false;  // the rank lies outside every window: radix select
-            std::int32_t* bk = bucket_begin(hit);
-            const std::size_t pos = static_cast<std::size_t>(r - below[static_cast<std::size_t>(hit)]);
-            std::int32_t* nth = bk + pos;
-            std::size_t& from = settled[static_cast<std::size_t>(hit)];
-            std::nth_element(bk + std::min(from, pos), nth, bk + bucket_size(hit));
-            from = pos;
+            std::uint64_t pos = r - below[static_cast<std::size_t>(hit)];
+            std::size_t bin = static_cast<std::size_t>(hit) * kSubBins;
+            while (pos >= hist[bin]) pos -= hist[bin++];  // stops inside the window: pos < size
+            want.push_back({t, bin, pos});
+        }
+        // The keys of the wanted bins (a handful of bins, each a small share of a window):
+        // each bin is a range of bit patterns, so a key is tested against those ranges only.
+        std::vector<std::int32_t> slot_of(hist.size(), -1);
+        std::vector<std::vector<std::int32_t>> picked;
+        std::vector<std::pair<std::int32_t, std::uint32_t>> range;  // per slot: first bits, span - 1
+        for (const Want& x : want) {
+            if (slot_of[x.bin] >= 0) continue;
+            slot_of[x.bin] = static_cast<std::int32_t>(picked.size());
+            picked.emplace_back();
+            picked.back().reserve(hist[x.bin]);
+            const auto w = static_cast<int>(x.bin / kSubBins);
+            const auto first = static_cast<std::uint32_t>(lo[w]) + (static_cast<std::uint32_t>(x.bin % kSubBins) << shift[w]);
+            const std::uint32_t last = std::min(first + ((std::uint32_t{1} << shift[w]) - 1),
+                                                static_cast<std::uint32_t>(window_set_.hi[s][w]));
+            range.push_back({static_cast<std::int32_t>(first), last - first});
+        }
+        for (auto* p : parts) {
+            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
+            for (std::size_t i = 0; i < p->tally.used[s]; ++i) {
+                for (std::size_t r = 0; r < range.size(); ++r)
+                    if (static_cast<std::uint32_t>(g[i]) - static_cast<std::uint32_t>(range[r].first) <= range[r].second) picked[r].push_back(g[i]);
+            }
+        }
+        for (const Want& x : want) {
+            auto& keys_in_bin = picked[static_cast<std::size_t>(slot_of[x.bin])];
+            if (x.pos >= keys_in_bin.size()) return false;  // inputs changed during the pass
+            auto nth = keys_in_bin.begin() + static_cast<std::ptrdiff_t>(x.pos);
+            std::nth_element(keys_in_bin.begin(), nth, keys_in_bin.end());
             const std::uint32_t key32 = static_cast<std::uint32_t>(*nth) ^ 0x80000000u;
-            keys[t] = static_cast<std::uint64_t>(key32) << 32;
+            keys[x.target] = static_cast<std::uint64_t>(key32) << 32;
         }
     }
     return true;
