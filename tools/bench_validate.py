@@ -331,34 +331,40 @@ def workers_curve_main(args, counts: list[int]) -> int:
         make_dataset(model, root, args.samples, set(planted))
         print(f"built model and {args.samples} samples (+ golden) in {time.perf_counter() - t0:.1f} s; "
               f"{len(cpus)} CPUs")
-        rows = []
-        for n in counts:
-            pin = ["taskset", "-c", ",".join(str(c) for c in cpus[:n])]
-            fig = run_poly(model, root, args.samples, work / f"report_{n}.json", n, extra=("--infer-threads", str(n)),
-                           prefix=pin)
-            ok = fig.get("failed_indices") == planted and fig.get("report_samples") == args.samples
-            rate = fig.get("report_samples_per_s") or fig["samples_per_s"]
-            rows.append({"workers": n, "samples_per_s": rate, "wall_samples_per_s": fig["samples_per_s"],
-                         "peak_rss_mib": fig["peak_rss_mib"], "rc": fig["rc"], "planted_found": ok})
-            print(f"  {n:>3} workers: {rate:8.1f} samples/s (pipeline), {fig['samples_per_s']:8.1f} with start-up, "
-                  f"peak RSS {fig['peak_rss_mib']:7.1f} MiB, planted failures found: {'OK' if ok else 'WRONG'}",
-                  flush=True)
-        base = rows[0]["samples_per_s"] / rows[0]["workers"]
-        print("\n  workers  samples/s  speed-up  efficiency  peak RSS (MiB)")
-        for r in rows:
-            r["speedup"] = r["samples_per_s"] / base
-            r["efficiency"] = r["speedup"] / r["workers"]
-            print(f"  {r['workers']:>7}  {r['samples_per_s']:9.1f}  {r['speedup']:8.2f}  {r['efficiency']:10.2f}  "
-                  f"{r['peak_rss_mib']:14.1f}")
-        print("  (target: efficiency >= 0.8 at every count; speed-up is over "
-              f"{rows[0]['workers']} worker{'s' if rows[0]['workers'] > 1 else ''} scaled per worker)")
+        curves = {}
+        for mode in ("threads", "processes"):
+            print(f"\n{mode}: " + ("--workers N --infer-threads N (one process)" if mode == "threads"
+                                   else "--processes N (one runner per process)"))
+            rows = curves[mode] = []
+            for n in counts:
+                pin = ["taskset", "-c", ",".join(str(c) for c in cpus[:n])]
+                extra = ("--infer-threads", str(n)) if mode == "threads" else ("--processes", str(n))
+                fig = run_poly(model, root, args.samples, work / f"report_{mode}_{n}.json",
+                               n if mode == "threads" else None, extra=extra, prefix=pin)
+                ok = fig.get("failed_indices") == planted and fig.get("report_samples") == args.samples
+                rate = fig.get("report_samples_per_s") or fig["samples_per_s"]
+                rows.append({"workers": n, "samples_per_s": rate, "wall_samples_per_s": fig["samples_per_s"],
+                             "peak_rss_mib": fig["peak_rss_mib"], "rc": fig["rc"], "planted_found": ok})
+                print(f"  {n:>3} {mode:>9}: {rate:8.1f} samples/s (run), {fig['samples_per_s']:8.1f} with start-up, "
+                      f"peak RSS {fig['peak_rss_mib']:7.1f} MiB, planted failures found: {'OK' if ok else 'WRONG'}",
+                      flush=True)
+            base = rows[0]["samples_per_s"] / rows[0]["workers"]
+            print(f"\n  {mode:>9}  samples/s  speed-up  efficiency  peak RSS (MiB, largest process)")
+            for r in rows:
+                r["speedup"] = r["samples_per_s"] / base
+                r["efficiency"] = r["speedup"] / r["workers"]
+                print(f"  {r['workers']:>9}  {r['samples_per_s']:9.1f}  {r['speedup']:8.2f}  {r['efficiency']:10.2f}  "
+                      f"{r['peak_rss_mib']:14.1f}")
+            print("  (target: efficiency >= 0.8 at every count; speed-up is over "
+                  f"{rows[0]['workers']} worker{'s' if rows[0]['workers'] > 1 else ''} scaled per worker)")
         import onnxruntime as ort
 
         atomic_write_json(args.out.with_name("bench_validate_workers.json"), {
             "tool": "tools/bench_validate.py --workers-curve", "samples": args.samples, "planted": planted,
-            "rows": rows, "environment": {"python": platform.python_version(), "cpus": len(cpus),
+            "rows": curves["threads"], "process_rows": curves["processes"],
+            "environment": {"python": platform.python_version(), "cpus": len(cpus),
                                           "onnxruntime": ort.__version__}})
-        return 0 if all(r["planted_found"] for r in rows) else 1
+        return 0 if all(r["planted_found"] for rows in curves.values() for r in rows) else 1
 
 
 def main(argv=None) -> int:
@@ -373,9 +379,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=Path("bench-results/bench_validate.json"))
     p.add_argument("--skip-polygraphy", action="store_true", help="do not run Polygraphy")
     p.add_argument("--workers-curve", default=None, metavar="N,N,...",
-                   help="instead: the scaling curve of `poly validate --workers N --infer-threads N` pinned to N CPUs "
-                   "(taskset), one ONNX-Runtime thread per worker: samples/s, speed-up over 1 worker, efficiency and "
-                   "peak RSS per N (e.g. 1,2,4,8,16; counts above this machine's CPUs are skipped)")
+                   help="instead: the scaling curves of `poly validate --workers N --infer-threads N` (threads, one "
+                   "ONNX-Runtime thread per worker) and of `poly validate --processes N`, each run pinned to N CPUs "
+                   "(taskset): samples/s, speed-up over 1 worker, efficiency and peak RSS per N (e.g. 1,2,4,8,16; counts above this machine's CPUs are skipped)")
     p.add_argument("--ray", action="store_true",
                    help="instead: samples/s of a local 2-worker Ray run against the same run without Ray, and "
                    "a simulated scale-out curve (1, 2, 4 actors sharing this machine's CPUs)")

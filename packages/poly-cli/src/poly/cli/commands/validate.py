@@ -84,6 +84,11 @@ class Progress:
     check_error_stat_help="Error statistic to check (elemwise, max, mean, median, quantile), optionally per output.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Comparison threads.")
+@click.option("--processes", type=click.IntRange(min=1), default=None,
+              help="Worker processes, each with its own loaded runner and its share of the CPUs (the runs "
+              "in one process share Python's interpreter lock, which caps them at a few cores). Needs "
+              "--dataset as one local directory of sample files and --golden as one directory (or a "
+              "second backend). Default: one process.")
 @click.option("--infer-threads", type=click.IntRange(min=1), default=None,
               help="Inferences run side by side (ONNX-Runtime only), each session thread pool sized to "
               "share the CPUs. Default: 2 for ONNX-Runtime on the CPU with at least 2 CPUs, else 1.")
@@ -100,8 +105,8 @@ class Progress:
 @RayArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def validate(dataset, data_loader_script, golden, workers, infer_threads, max_failures, batch, prefetch, worst_k,
-             report_json, report_html, **kwargs):
+def validate(dataset, data_loader_script, golden, workers, processes, infer_threads, max_failures, batch, prefetch,
+             worst_k, report_json, report_html, **kwargs):
     """Validate a model over a whole dataset against golden outputs, streaming.
 
     Memory stays bounded whatever the dataset size. Exit status: 0 when every sample passed,
@@ -132,6 +137,10 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
                                           kwargs, max_failures=max_failures, batch=batch, worst_k=worst_k,
                                           progress=Progress())
         return _finish(outcome, config, report_json, report_html)
+    if processes is not None and processes > 1:
+        return _validate_in_processes(processes, model, runners, comparison, dataset, data_loader_script, golden,
+                                      kwargs, max_failures=max_failures, batch=batch, worst_k=worst_k,
+                                      report_json=report_json, report_html=report_html)
 
     from poly.compare.dataset import (
         RunnerReference,
@@ -176,6 +185,57 @@ def validate(dataset, data_loader_script, golden, workers, infer_threads, max_fa
               "atol": tolerances["atol"], "rtol": tolerances["rtol"],
               "check_error_stat": tolerances["check_error_stat"] or "elemwise",
               "error_quantile": tolerances["error_quantile"], "workers": workers, "batch": batch}
+    return _finish(outcome, config, report_json, report_html)
+
+
+def _validate_in_processes(processes, model, runners, comparison, dataset, data_loader_script, golden, kwargs,
+                           max_failures, batch, worst_k, report_json, report_html):
+    """`--processes N`: the run spread over N worker processes (poly.cli.validate_processes)."""
+    import os
+
+    from poly.cli.validate_processes import ProcessValidation, local_work_items, processes_supported
+    from poly.compare.dataset import SampleChecker
+    from poly.core import G_LOGGER
+    from poly.onnx.session import usable_cpus
+
+    if not processes_supported():
+        raise click.UsageError("--processes needs worker processes started by fork (Linux, macOS); "
+                               "use --workers and --infer-threads here.")
+    if data_loader_script or len(dataset) != 1 or not os.path.isdir(dataset[0]):
+        raise click.UsageError("With --processes, give --dataset as one local directory of sample files "
+                               "(.npz, .json).")
+    if golden and (len(golden) != 1 or not os.path.isdir(golden[0])):
+        raise click.UsageError("With --processes, --golden is one directory of golden outputs named as the "
+                               "samples (or give a second backend).")
+    if not local_work_items(dataset[0]):
+        raise click.UsageError(f"--dataset '{dataset[0]}' holds no sample files (.npz, .json).")
+    runners.check_engine_model(model, name_other=False)
+    onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
+    # One inference at a time per process, its session pool sized to the process's share of the CPUs.
+    session_options = None
+    if "onnxrt" in runners.names:
+        from poly.core import lazy_import
+
+        session_options = lazy_import("onnxruntime").SessionOptions()
+        session_options.intra_op_num_threads = max(1, usable_cpus() // processes)
+        session_options.inter_op_num_threads = 1
+    built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
+                                   trt_config, session_options=session_options)
+    tolerances = comparison.tolerances()
+    reference = golden[0] if golden else built[1].name
+    progress = Progress(total=len(local_work_items(dataset[0])))
+    G_LOGGER.start(f"VALIDATING | {built[0].name} on {model.path} against {reference} | {processes} processes")
+    validation = ProcessValidation(
+        built[0], dataset[0], SampleChecker(threads=1, **tolerances), golden=golden[0] if golden else None,
+        reference_runner=built[1] if len(built) == 2 else None, processes=processes, max_failures=max_failures,
+        worst_k=worst_k, batch=batch, progress=progress)
+    outcome = validation.run()
+    progress.finish(outcome.accumulator, outcome.elapsed)
+    config = {"model": str(model.path), "runner": built[0].name, "reference": reference, "dataset": dataset[0],
+              "atol": tolerances["atol"], "rtol": tolerances["rtol"],
+              "check_error_stat": tolerances["check_error_stat"] or "elemwise",
+              "error_quantile": tolerances["error_quantile"], "processes": processes, "batch": batch}
     return _finish(outcome, config, report_json, report_html)
 
 

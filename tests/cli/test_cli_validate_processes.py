@@ -1,0 +1,103 @@
+"""`poly validate --processes N`: worker processes each holding a loaded runner give the report a
+run in one process gives on the same data (verdicts, failed samples, histograms, worst samples),
+with golden files or a second backend; --max-failures stops early; the flags it cannot take end
+with one usage line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from poly.cli.validate_processes import processes_supported
+
+pytestmark = pytest.mark.skipif(not processes_supported(), reason="--processes starts workers by fork")
+
+N = 40
+BAD = {3: 0.05, 11: 2e-3, 29: 0.3}
+TOL = ["--atol", "1e-4", "--rtol", "1e-4"]
+
+
+@pytest.fixture(scope="module")
+def data(models, tmp_path_factory):
+    """N samples of the mlp model as .npz files and a golden directory with planted bad samples."""
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    root = tmp_path_factory.mktemp("procdata")
+    ds, golden = root / "ds", root / "golden"
+    ds.mkdir()
+    golden.mkdir()
+    rng = np.random.default_rng(11)
+    with OnnxrtRunner(SessionFromOnnx(models["mlp"])) as runner:
+        for i in range(N):
+            x = rng.standard_normal((1, 8)).astype(np.float32)
+            np.savez(ds / f"img_{i:03d}.npz", x=x)
+            out = {k: np.array(v, copy=True) for k, v in runner.infer({"x": x}).items()}
+            if i in BAD:
+                out["probs"][0, 1] += BAD[i]
+            np.savez(golden / f"img_{i:03d}.npz", **out)
+    return {"ds": ds, "golden": golden}
+
+
+def _report(path):
+    return json.loads(path.read_text())
+
+
+def test_processes_report_matches_one_process(poly, models, data, tmp_path):
+    one, many = tmp_path / "one.json", tmp_path / "many.json"
+    base = ["validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", data["golden"], *TOL]
+    res_one = poly(*base, "--report-json", one)
+    res_many = poly(*base, "--processes", "3", "--report-json", many, "--report", tmp_path / "r.html")
+    assert res_one.exit_code == res_many.exit_code == 1, res_many.output
+    a, b = _report(one), _report(many)
+    for key in ("status", "samples", "compared", "passed", "failed", "errors", "pass_rate"):
+        assert a[key] == b[key], key
+    assert b["samples"] == N and {s["index"] for s in b["failed_samples"]} == set(BAD)
+    assert sorted(a["failed_samples"], key=lambda s: s["index"]) == sorted(b["failed_samples"],
+                                                                           key=lambda s: s["index"])
+    assert a["worst_samples"] == b["worst_samples"]
+    for name, out in a["outputs"].items():
+        other = b["outputs"][name]
+        assert out["absdiff_histogram"] == other["absdiff_histogram"]
+        assert out["reldiff_histogram"] == other["reldiff_histogram"]
+        assert out["max_absdiff"] == other["max_absdiff"] and out["max_reldiff"] == other["max_reldiff"]
+        assert out["mean_max_absdiff"] == pytest.approx(other["mean_max_absdiff"], rel=1e-12)
+    assert b["config"]["processes"] == 3
+    assert "img_029.npz" in (tmp_path / "r.html").read_text()
+    assert "FAILED | sample 29 (img_029.npz)" in res_many.output
+
+
+def test_processes_with_a_second_backend_as_reference(poly, models, data, tmp_path):
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--onnx-ref", "--dataset", data["ds"], *TOL,
+                  "--processes", "2", "--report-json", rj)
+    assert result.exit_code == 0, result.output
+    report = _report(rj)
+    assert report["samples"] == report["passed"] == N
+
+
+def test_processes_stop_at_max_failures(poly, models, data, tmp_path):
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", data["golden"], *TOL,
+                  "--processes", "2", "--max-failures", "1", "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    report = _report(rj)
+    assert 1 <= report["failed"] and report["samples"] < N
+    assert "Stopped early" in result.output
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--data-loader-script", "loader.py"], "With --processes, give --dataset as one local directory"),
+    (["--golden", "GOLDEN_FILE"], "With --processes, --golden is one directory"),
+])
+def test_processes_flags_it_cannot_take(poly, models, data, tmp_path, flags, message):
+    golden_file = tmp_path / "g.json"
+    golden_file.write_text("[]")
+    (tmp_path / "loader.py").write_text("def load_data():\n    yield {}\n")
+    flags = [str(golden_file) if f == "GOLDEN_FILE" else str(tmp_path / f) if f == "loader.py" else f for f in flags]
+    dataset = [] if "--data-loader-script" in flags else ["--dataset", data["ds"]]
+    golden = [] if "--golden" in flags else ["--golden", data["golden"]]
+    result = poly("validate", models["mlp"], "--onnxrt", *dataset, *golden, *flags, "--processes", "2")
+    assert result.exit_code == 2, result.output
+    assert message in result.output
