@@ -71,7 +71,7 @@ class ProcessValidation:
         reference_runner (BaseRunner): A second runner producing the golden outputs.
         processes (int): Worker processes. Defaults to 2.
         items_per_task (int): Sample files per batch at least (a large dataset gets up to 16 times
-                more, about a quarter of a worker's share). Defaults to 8.
+                more, about an eighth of a worker's share). Defaults to 8.
         max_failures (int): Stop once this many samples failed. Defaults to None (never).
         worst_k (int): Worst samples kept. Defaults to 10.
         batch (int): Samples stacked per inference where the model allows it. Defaults to 1.
@@ -98,7 +98,9 @@ class ProcessValidation:
         items = local_work_items(self.dataset)
         if not items:
             raise ValueError(f"--dataset '{self.dataset}' holds no sample files (.npz, .json)")
-        per_task = max(self.items_per_task, min(16 * self.items_per_task, len(items) // (4 * self.processes)))
+        # Batches of about an eighth of a worker's share: few enough that the per-batch cost
+        # (pickling an accumulator) stays small, small enough that the workers finish together.
+        per_task = max(self.items_per_task, min(16 * self.items_per_task, len(items) // (8 * self.processes)))
         batches = iter([items[i:i + per_task] for i in range(0, len(items), per_task)])
         acc = Accumulator(worst_k=self.worst_k)
         interrupted = stopped_early = False
