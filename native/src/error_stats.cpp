@@ -228,7 +228,7 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
         std::vector<double> vals;
         std::vector<RankWindows::Counts*> parts;
         for (auto& st : states) parts.push_back(&st.windows);
-        const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan)
+        const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan, threads)
                                                              : windows.resolve(parts, keys, has_nan, threads));
         if (ok) {
             vals = combine_ranks(optimistic, keys, cfg.f32);

@@ -156,7 +156,7 @@ void RankWindows::after_block(Counts& c) const {
 }
 
 bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
-                                const std::array<bool, 4>& skip) const {
+                                const std::array<bool, 4>& skip, int threads) const {
     if (!active_ || !fused_) return false;
     for (auto* p : parts)
         if (p->overflow) return false;
@@ -201,14 +201,31 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
             return static_cast<std::size_t>(w) * kSubBins +
                    static_cast<std::size_t>((static_cast<std::uint32_t>(bits) - static_cast<std::uint32_t>(lo[w])) >> shift[w]);
         };
-        std::vector<std::uint32_t> hist(no_bin, 0);
-        for (auto* p : parts) {
-            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
-            for (std::size_t i = 0; i < p->tally.used[s]; ++i) {
-                const std::size_t bin = bin_of(g[i]);
-                if (bin == no_bin) return false;
-                ++hist[bin];
+        // Both passes run over the partitions' gathered keys on up to `threads` threads, each
+        // into its own histogram (or its own picked keys), merged afterwards.
+        struct HistPart {
+            std::vector<std::uint32_t> hist;
+            bool bad = false;
+        };
+        auto hist_parts = run_partitions<HistPart>(parts.size(), threads, 1,
+                                                   [&](HistPart& h, std::size_t begin, std::size_t end) {
+            h.hist.assign(no_bin, 0);
+            for (std::size_t q = begin; q < end; ++q) {
+                const auto* g = reinterpret_cast<const std::int32_t*>(parts[q]->keys32[k].data());
+                for (std::size_t i = 0; i < parts[q]->tally.used[s]; ++i) {
+                    const std::size_t bin = bin_of(g[i]);
+                    if (bin == no_bin) {
+                        h.bad = true;
+                        return;
+                    }
+                    ++h.hist[bin];
+                }
             }
+        });
+        std::vector<std::uint32_t> hist(no_bin, 0);
+        for (const auto& h : hist_parts) {
+            if (h.bad) return false;
+            for (std::size_t j = 0; j < no_bin; ++j) hist[j] += h.hist[j];
         }
         std::vector<std::uint64_t> size(static_cast<std::size_t>(nw), 0);
         for (int w = 0; w < nw; ++w)
@@ -249,13 +266,21 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
                                                 static_cast<std::uint32_t>(window_set_.hi[s][w]));
             range.push_back({static_cast<std::int32_t>(first), last - first});
         }
-        for (auto* p : parts) {
-            const auto* g = reinterpret_cast<const std::int32_t*>(p->keys32[k].data());
-            for (std::size_t i = 0; i < p->tally.used[s]; ++i) {
-                for (std::size_t r = 0; r < range.size(); ++r)
-                    if (static_cast<std::uint32_t>(g[i]) - static_cast<std::uint32_t>(range[r].first) <= range[r].second) picked[r].push_back(g[i]);
+        using Picked = std::vector<std::vector<std::int32_t>>;
+        auto picked_parts = run_partitions<Picked>(parts.size(), threads, 1,
+                                                   [&](Picked& mine, std::size_t begin, std::size_t end) {
+            mine.resize(range.size());
+            for (std::size_t q = begin; q < end; ++q) {
+                const auto* g = reinterpret_cast<const std::int32_t*>(parts[q]->keys32[k].data());
+                for (std::size_t i = 0; i < parts[q]->tally.used[s]; ++i) {
+                    const auto key = static_cast<std::uint32_t>(g[i]);
+                    for (std::size_t r = 0; r < range.size(); ++r)
+                        if (key - static_cast<std::uint32_t>(range[r].first) <= range[r].second) mine[r].push_back(g[i]);
+                }
             }
-        }
+        });
+        for (const auto& mine : picked_parts)
+            for (std::size_t r = 0; r < range.size(); ++r) picked[r].insert(picked[r].end(), mine[r].begin(), mine[r].end());
         for (const Want& x : want) {
             auto& keys_in_bin = picked[static_cast<std::size_t>(slot_of[x.bin])];
             if (x.pos >= keys_in_bin.size()) return false;  // inputs changed during the pass

@@ -52,8 +52,9 @@ public:
     // the gathered set grew too large (then resolve_fused() fails and radix select runs).
     WindowTally* tally_for(Counts& c, std::size_t m) const;
     void after_block(Counts& c) const;
+    // (The two passes over the gathered keys run on up to `threads` threads.)
     bool resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
-                       const std::array<bool, 4>& skip) const;
+                       const std::array<bool, 4>& skip, int threads) const;
     // Tallies one block of `stream`'s values.
     void feed(Counts& c, int stream, const double* v, std::size_t m) const;
     void feed(Counts& c, int stream, const float* v, std::size_t m) const;
