@@ -101,3 +101,24 @@ def test_processes_flags_it_cannot_take(poly, models, data, tmp_path, flags, mes
     result = poly("validate", models["mlp"], "--onnxrt", *dataset, *golden, *flags, "--processes", "2")
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_processes_interrupted_return_what_was_merged(models, data):
+    # Ctrl-C in the parent (here raised from the progress callback after the first merged batch):
+    # the run returns the merged part marked interrupted, and no worker process is left behind
+    import multiprocessing
+
+    from poly.cli.validate_processes import ProcessValidation
+    from poly.compare.dataset import SampleChecker
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    def interrupt(acc, elapsed):
+        raise KeyboardInterrupt
+
+    validation = ProcessValidation(OnnxrtRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
+                                   SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), processes=2,
+                                   items_per_task=4, progress=interrupt)
+    outcome = validation.run()
+    assert outcome.interrupted and not outcome.passed
+    assert 4 <= outcome.accumulator.samples < N
+    assert multiprocessing.active_children() == []
