@@ -149,6 +149,29 @@ def test_ray_golden_uri_missing_sample_and_bad_directory(poly, models, data, ray
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(("cpus", "threads"), [(0.5, 1), (1.0, 1), (2.0, 2)])
+def test_actor_session_threads_follow_the_cpus_it_reserves(models, ray_cluster, cpus, threads):
+    """Each actor's ONNX-Runtime pool is as wide as its CPU reservation, not as the machine (two
+    actors with machine-wide pools on two cores ran a third as fast as one)."""
+    from poly.cli.args.onnxrt import OnnxrtArgs
+    from poly.cli.args.ray_cluster import RayArgs
+    from poly.cli.validate_ray.cli_entry import actor_session_options
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    options = actor_session_options(RayArgs(address="", cpus_per_worker=cpus), OnnxrtArgs())
+    assert options == {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
+    assert actor_session_options(RayArgs(address="", cpus_per_worker=cpus), OnnxrtArgs(providers=("cuda",))) is None
+
+    @ray.remote(num_cpus=min(cpus, 1.0))
+    def pool_width(runner):
+        with runner:
+            used = runner.sess.get_session_options()
+            return used.intra_op_num_threads, used.inter_op_num_threads
+
+    runner = OnnxrtRunner(SessionFromOnnx(models["mlp"], session_options=options))
+    assert ray.get(pool_width.remote(runner)) == (threads, 1)
+
+
 @pytest.mark.slow
 def test_killed_worker_is_retried_and_samples_counted_once(models, data, ray_cluster, tmp_path):
     from poly.cli.validate_ray import RayValidation

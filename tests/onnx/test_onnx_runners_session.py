@@ -153,6 +153,22 @@ def test_session_options_are_used():
     assert used.graph_optimization_level == onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
 
 
+def test_session_options_as_a_dict_are_set_over_the_defaults_and_pickle():
+    import pickle
+
+    loader = SessionFromOnnx(onnx_models.identity(), session_options={"intra_op_num_threads": 1,
+                                                                      "inter_op_num_threads": 1})
+    used = pickle.loads(pickle.dumps(loader))().get_session_options()
+    assert (used.intra_op_num_threads, used.inter_op_num_threads) == (1, 1)
+    # the defaults the dict does not name are kept (ONNX-Runtime's own warnings stay quiet)
+    assert used.log_severity_level == 3
+
+
+def test_session_options_dict_with_an_unknown_option_names_it():
+    with pytest.raises(PolyException, match="no option 'intra_threads'"):
+        SessionFromOnnx(onnx_models.identity(), session_options={"intra_threads": 1})()
+
+
 def test_default_threads_follow_cpu_affinity():
     sess = SessionFromOnnx(onnx_models.identity())()
     assert sess.get_session_options().intra_op_num_threads == len(os.sched_getaffinity(0))

@@ -75,10 +75,12 @@ class SessionFromOnnx(BaseLoader):
                     The graph optimization level: an ``onnxruntime.GraphOptimizationLevel`` or
                     one of ``"disable"``, ``"basic"``, ``"extended"``, ``"all"``.
                     Defaults to ONNX-Runtime's own default (``ORT_ENABLE_ALL``).
-            session_options (onnxruntime.SessionOptions):
+            session_options (Union[onnxruntime.SessionOptions, Dict[str, object]]):
                     Session options to use as they are (``graph_optimization_level``, when
-                    given, is set on them). Defaults to options whose intra- and inter-op
-                    thread counts are ``usable_cpus()``.
+                    given, is set on them); or a dict of ``SessionOptions`` attributes set on
+                    the default options (``{"intra_op_num_threads": 1}``: unlike
+                    ``SessionOptions``, a dict can be pickled, e.g. to a Ray actor). Defaults to
+                    options whose intra- and inter-op thread counts are ``usable_cpus()``.
         """
         self._model_bytes_or_path = model_bytes
         self.providers = ["cpu"] if providers is None else providers
@@ -109,13 +111,17 @@ class SessionFromOnnx(BaseLoader):
 
     def _make_options(self):
         options = self.session_options
-        if options is None:
+        if options is None or isinstance(options, dict):
             options = onnxrt.SessionOptions()
             options.intra_op_num_threads = usable_cpus()
             options.inter_op_num_threads = usable_cpus()
             if not G_LOGGER.is_enabled(G_LOGGER.VERBOSE):
                 # ONNX-Runtime's own warnings go straight to stderr; poly reports what matters
                 options.log_severity_level = _ORT_ERROR
+            for name, value in (self.session_options or {}).items():
+                if not hasattr(options, name):
+                    raise PolyException(f"session_options: onnxruntime.SessionOptions has no option '{name}'")
+                setattr(options, name, value)
         if self.graph_optimization_level is not None:
             options.graph_optimization_level = _optimization_level(self.graph_optimization_level)
         return options

@@ -3,6 +3,7 @@ workers, and the run on the cluster; the command writes the reports as for a loc
 
 from __future__ import annotations
 
+import math
 import os
 
 import click
@@ -15,7 +16,20 @@ from poly.cli.validate_ray.cluster import RayCluster
 from poly.cli.validate_ray.engine import RayValidation
 from poly.cli.validate_ray.work_items import check_uri_directory, is_uri
 
-__all__ = ["validate_on_ray"]
+__all__ = ["validate_on_ray", "actor_session_options"]
+
+
+def actor_session_options(ray_args, onnxrt) -> dict | None:
+    """
+    The ONNX-Runtime session options of each actor: on the CPU, one inference thread per CPU the
+    actor reserves (``--ray-cpus-per-worker``, at least 1), as Ray sizes OpenMP pools. Left at
+    ONNX-Runtime's default, every actor would spin a pool as wide as its machine: two actors on
+    two cores then run a third as fast as one.
+    """
+    if not onnxrt.cpu_only:
+        return None
+    threads = max(1, math.floor(ray_args.cpus_per_worker))
+    return {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
 
 
 def validate_on_ray(ray_args, model, runners, comparison, dataset, data_loader_script, golden, kwargs, max_failures,
@@ -36,8 +50,9 @@ def validate_on_ray(ray_args, model, runners, comparison, dataset, data_loader_s
         check_uri_directory("--golden", golden[0])
     runners.check_engine_model(model, name_other=False)
     trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
-    built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), OnnxrtArgs.from_kwargs(kwargs),
-                                   TrtNetworkArgs.from_kwargs(kwargs), trt_config)
+    onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
+                                   trt_config, session_options=actor_session_options(ray_args, onnxrt))
     tolerances = comparison.tolerances()
     cluster = RayCluster(ray_args.address)
     reference = golden[0] if golden else built[1].name

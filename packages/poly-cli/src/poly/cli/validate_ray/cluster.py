@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 
@@ -39,11 +40,16 @@ class RayCluster:
         if ray.is_initialized():
             return self
         kwargs = {"logging_level": logging.WARNING, "log_to_driver": False}
+        # Ray's notice that a local cluster uses token authentication is not a warning to the user.
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         if self.address == LOCAL:
             ray.init(num_cpus=self.num_cpus, include_dashboard=False, **kwargs)
         else:
             ray.init(address=self.address, **kwargs)
         self._owned = True
+        # Ray Data (and the pandas and pyarrow it loads: about a second) is imported while connecting,
+        # not once the validation's clock runs.
+        importlib.import_module("ray.data")
         return self
 
     def __exit__(self, *exc):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import pickle
 import time
+import warnings
 
 from poly.cli.validate_ray.cluster import ray
 from poly.cli.validate_ray.work_items import list_work_items
@@ -71,19 +72,25 @@ class RayValidation:
         context.enable_progress_bars = False
         context.execution_options.preserve_order = False
         logging.getLogger("ray.data").setLevel(logging.ERROR)
-        blocks = max(1, min(len(items), self.workers * 4, -(-len(items) // per_task)))
+        # One block per actor call: each call's accumulator reaches the driver when the call ends (progress,
+        # a partial report on Ctrl-C), not when a block of several calls does.
+        blocks = max(1, -(-len(items) // per_task))
         ds = data.from_items([item.to_row() for item in items], override_num_blocks=blocks)
         # Ray Data restarts a dead actor and runs its batch again (the batch's partial result is
         # only returned by a call that completed). Ray's default is to retry without end: a sample
         # that kills every worker would hang the run, so restarts and retries are bounded.
-        return ds.map_batches(
-            ValidationWorker, batch_size=per_task, batch_format="numpy",
-            compute=data.ActorPoolStrategy(size=self.workers),
-            num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
-            fn_constructor_kwargs={"runner": self.runner, "checker": self.checker, "golden": self.golden,
-                                   "reference_runner": self.reference_runner, "worst_k": self.worst_k,
-                                   "batch": self.batch},
-            max_restarts=MAX_WORKER_RESTARTS, max_task_retries=MAX_WORKER_RESTARTS)
+        with warnings.catch_warnings():
+            # Ray 2.60 warns that max_restarts / max_task_retries will lose their keyword form in
+            # Ray 2.64 (they have no named parameter yet): not the user's concern.
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
+            return ds.map_batches(
+                ValidationWorker, batch_size=per_task, batch_format="numpy",
+                compute=data.ActorPoolStrategy(size=self.workers),
+                num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
+                fn_constructor_kwargs={"runner": self.runner, "checker": self.checker, "golden": self.golden,
+                                       "reference_runner": self.reference_runner, "worst_k": self.worst_k,
+                                       "batch": self.batch},
+                max_restarts=MAX_WORKER_RESTARTS, max_task_retries=MAX_WORKER_RESTARTS)
 
     @property
     def steady_samples_per_second(self):
