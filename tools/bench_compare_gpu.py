@@ -64,10 +64,10 @@ def _profile(fn, sync, floor) -> None:
             return result
         return wrapper
 
-    original_alloc, original_read = launcher.DeviceRun.alloc, launcher.DeviceRun.read
+    original_alloc, original_read = launcher.DeviceRun.alloc, launcher.DeviceRun.read_all
     launcher.DeviceRun.launch = timed_launch
     launcher.DeviceRun.alloc = timed(original_alloc, "(allocation)")
-    launcher.DeviceRun.read = timed(original_read, "(copy to host)")
+    launcher.DeviceRun.read_all = timed(original_read, "(copy to host)")
     try:
         sync()
         t0 = time.perf_counter()
@@ -76,7 +76,7 @@ def _profile(fn, sync, floor) -> None:
         total = time.perf_counter() - t0
     finally:
         launcher.DeviceRun.launch = original
-        launcher.DeviceRun.alloc, launcher.DeviceRun.read = original_alloc, original_read
+        launcher.DeviceRun.alloc, launcher.DeviceRun.read_all = original_alloc, original_read
     print(f"profile of one full call: {total * 1e3:.2f} ms in all")
     kernels = [(name, t) for name, t in records if not name.startswith("(")]
     for name, t in kernels:

@@ -25,10 +25,10 @@ Kernels:
   (the order statistics' first radix digit).
 - ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
   key prefix) groups, a histogram of the next key digit of the elements with that prefix.
-- ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, each
-  appended to its own buffer (staged per warp in shared memory: one atomic per 64 keys).
-  An element belongs to at most one group per stream.
-- ``poly_keys_hist``: a radix pass over gathered keys (one group per ``blockIdx.y``).
+- ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, appended to
+  one buffer per stream (staged per warp in shared memory: one atomic per 64 keys). An element
+  belongs to at most one group per stream.
+- ``poly_keys_hist``: a radix pass over one gathered buffer, for all the groups it holds.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
 
@@ -47,7 +47,7 @@ MAX_DIMS = 8  # dimensions of a strided view after collapsing
 THREADS = 256  # threads per block of every kernel
 STAGES = 4  # chunks of each array in flight per thread (the asynchronous-copy ring)
 RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
-GATHER_STAGE_BYTES = (THREADS // 32) * MAX_GROUPS * 128 * 4  # the gather's staging: per warp and group, 128 float32 keys (64 float64)
+GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per warp and stream, 128 float32 keys (64 float64)
 
 KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_count_zeros")
 
@@ -719,7 +719,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
     }
 }
 
-// Keys of one group on their way to its buffer: each warp stages them in shared memory and
+// Keys of one stream on their way to its buffer: each warp stages them in shared memory and
 // writes POLY_FLUSH of them at a time (one atomic per POLY_FLUSH keys, coalesced stores).
 #define POLY_STAGE_KEYS (POLY_KEY_BITS == 32 ? 128 : 64)
 #define POLY_FLUSH (POLY_STAGE_KEYS / 2)
@@ -739,34 +739,6 @@ __device__ __forceinline__ void staging_write(const KT* keys, u32 sent, u32 coun
     __syncwarp();
 }
 
-// Stages each lane's key into its group `gid` (none: -1); every lane of the warp calls it
-// together. The lanes of one group are served together; a group with POLY_FLUSH keys staged is
-// written out. `state`: the warp's (staged, written) counts per group (warp-uniform values);
-// `stage`: its POLY_STAGE_KEYS slots per group.
-__device__ __forceinline__ void staging_append(const Params& P, u32* state, KT* stage, int gid, KT key) {
-    const unsigned all = 0xFFFFFFFFu;
-    const int lane = threadIdx.x & 31;
-    unsigned pending = __ballot_sync(all, gid >= 0);
-    while (pending) {
-        const int g = __shfl_sync(all, gid, __ffs(pending) - 1);
-        const unsigned peers = __ballot_sync(all, gid == g);
-        pending &= ~peers;
-        u32 fill = state[2 * g], sent = state[2 * g + 1];
-        if (gid == g) stage[g * POLY_STAGE_KEYS + ((fill + __popc(peers & ((1u << lane) - 1u))) & (POLY_STAGE_KEYS - 1))] = key;
-        fill += __popc(peers);
-        if (fill - sent >= POLY_FLUSH) {
-            staging_write(stage + g * POLY_STAGE_KEYS, sent, POLY_FLUSH, (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
-            sent += POLY_FLUSH;
-        }
-        __syncwarp();
-        if (lane == 0) {
-            state[2 * g] = fill;
-            state[2 * g + 1] = sent;
-        }
-        __syncwarp();
-    }
-}
-
 #define POLY_TABLE_BITS 12  // the group lookup table: one entry per value of a key's top 12 bits
 #define POLY_NO_GROUP ((signed char)-1)
 #define POLY_SEVERAL ((signed char)-2)
@@ -784,15 +756,17 @@ __device__ __forceinline__ int group_of(const Params& P, const signed char* tabl
     return gid;
 }
 
-// dynamic shared memory: the ring, then (POLY_THREADS / 32) x POLY_MAX_GROUPS x POLY_STAGE_KEYS keys
+// dynamic shared memory: the ring, then (POLY_THREADS / 32) x 4 x POLY_STAGE_KEYS keys (a stage per
+// warp and stream). The groups of one stream share one buffer, its counter at the stream's first
+// group: a warp's keys of a stream go out in one step, however many groups they belong to (the
+// radix passes over the buffer tell the groups apart). A warp's staging counts are warp-uniform
+// and live in registers: appending a key costs a ballot, a population count and a store.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(const Params P) {
     extern __shared__ uint4 smem[];
-    __shared__ u32 counts_staged[POLY_THREADS / 32][POLY_MAX_GROUPS][2];
     __shared__ signed char table[2 << POLY_TABLE_BITS];
+    __shared__ int first_of[4];
     const int warp = threadIdx.x / 32;
-    KT* stage = (KT*)(smem + POLY_STAGES * 2 * POLY_THREADS) + warp * POLY_MAX_GROUPS * POLY_STAGE_KEYS;
-    u32* state = &counts_staged[warp][0][0];
-    if ((threadIdx.x & 31) < 2 * POLY_MAX_GROUPS) state[threadIdx.x & 31] = 0;
+    KT* stage = (KT*)(smem + POLY_STAGES * 2 * POLY_THREADS) + warp * 4 * POLY_STAGE_KEYS;
     // table[s - 2][top]: the one group of stream s (absdiff, reldiff) whose prefix agrees with
     // `top` (the key's top bits), POLY_SEVERAL where more do, POLY_NO_GROUP where none does
     for (int i = threadIdx.x; i < (2 << POLY_TABLE_BITS); i += blockDim.x) {
@@ -808,15 +782,36 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
         }
         table[i] = t;
     }
+    if (threadIdx.x < 4) {
+        int k = -1;
+        for (int g = P.ngroups - 1; g >= 0; --g)
+            if (P.groups[g].stream == (int)threadIdx.x) k = g;
+        first_of[threadIdx.x] = k;
+    }
     __syncthreads();
-    int streams = 0;  // the streams the groups belong to
-    for (int g = 0; g < P.ngroups; ++g) streams |= 1 << P.groups[g].stream;
+    int first[4];
+    u32 fill[4], sent[4];
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        first[s] = first_of[s];
+        fill[s] = sent[s] = 0;
+    }
+    const unsigned below = (1u << (threadIdx.x & 31)) - 1u;
     auto one = [&](u64, const Vals& v, bool valid) {
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
-            if (!(streams & (1 << s))) continue;
+            if (first[s] < 0) continue;
             const KT key = order_key(v.v[s]);
-            staging_append(P, state, stage, valid ? group_of(P, table, s, key) : -1, key);
+            const bool mine = valid && group_of(P, table, s, key) >= 0;
+            const unsigned peers = __ballot_sync(0xFFFFFFFFu, mine);
+            if (!peers) continue;
+            if (mine) stage[s * POLY_STAGE_KEYS + ((fill[s] + __popc(peers & below)) & (POLY_STAGE_KEYS - 1))] = key;
+            fill[s] += __popc(peers);
+            if (fill[s] - sent[s] >= POLY_FLUSH) {
+                const int g = first[s];
+                staging_write(stage + s * POLY_STAGE_KEYS, sent[s], POLY_FLUSH, (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
+                sent[s] += POLY_FLUSH;
+            }
         }
     };
     auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool valid) {
@@ -826,29 +821,37 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
         for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], valid);
     };
     for_each_pair<true>(P, smem, chunk, one);
-    for (int g = 0; g < P.ngroups; ++g) {
-        const u32 fill = state[2 * g], sent = state[2 * g + 1];
-        if (fill != sent)
-            staging_write(stage + g * POLY_STAGE_KEYS, sent, fill - sent, (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+        const int g = first[s];
+        if (g >= 0 && fill[s] != sent[s])
+            staging_write(stage + s * POLY_STAGE_KEYS, sent[s], fill[s] - sent[s], (u64*)P.out + g, (KT*)P.seg[g], P.seg_len[g]);
     }
 }
 
-// grid: (blocks, ngroups); group blockIdx.y counts the digit of its keys with its prefix
+// One read of one gathered buffer (``seg[0]``, ``seg_len[0]`` keys) for all its groups (up to
+// POLY_HIST_GROUPS, disjoint): each key counts in the histogram of the group holding it.
+// dynamic shared memory: ngroups x POLY_BINS counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) {
-    __shared__ u32 shist[POLY_BINS];
-    const Group gr = P.groups[blockIdx.y];
-    const KT* keys = (const KT*)P.seg[blockIdx.y];
-    const u64 len = P.seg_len[blockIdx.y];
-    for (int k = threadIdx.x; k < POLY_BINS; k += blockDim.x) shist[k] = 0;
+    extern __shared__ u32 shist[];
+    const int ng = P.ngroups;
+    const KT* keys = (const KT*)P.seg[0];
+    const u64 len = P.seg_len[0];
+    for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
     __syncthreads();
     const u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
         const KT key = keys[i];
-        if (in_group(gr, key)) atomicAdd(&shist[digit_of(gr, key)], 1u);
+        for (int g = 0; g < ng; ++g) {
+            if (in_group(P.groups[g], key)) {
+                atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
+                break;
+            }
+        }
     }
     __syncthreads();
-    u64* out = (u64*)P.hist + (u64)blockIdx.y * POLY_BINS;
-    for (int k = threadIdx.x; k < POLY_BINS; k += blockDim.x) {
+    u64* out = (u64*)P.hist;
+    for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) {
         const u32 c = shist[k];
         if (c) atomicAdd(&out[k], (u64)c);
     }

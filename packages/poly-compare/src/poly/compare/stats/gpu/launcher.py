@@ -9,7 +9,7 @@ order statistics on the device:
 
 1. the statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each);
 2. the keys of the elements in the bins that hold a wanted rank are gathered into a buffer per
-   bin, in one more pass over the input (while they fit the memory budget; otherwise
+   stream, in one more pass over the input (while they fit the memory budget; otherwise
    histogram passes over the input narrow the bins first);
 3. radix passes over the gathered keys, 11 bits at a time, pin each rank's key exactly.
 
@@ -248,12 +248,18 @@ class DeviceRun:
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
         """Copies ``out.nbytes`` from ``ptr`` into ``out`` once the stream's work is done."""
-        if out.nbytes:
-            check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
-            transfer_counter["dtoh_bytes"] += out.nbytes
-            transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+        return self.read_all([(ptr, out)])[0]
+
+    def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+        """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
+        tens of microseconds: a small comparison is made of little else)."""
+        for ptr, out in copies:
+            if out.nbytes:
+                check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
+                transfer_counter["dtoh_bytes"] += out.nbytes
+                transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
         check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
-        return out
+        return [out for _, out in copies]
 
     # -- launches -----------------------------------------------------------------------------
     def free_memory(self) -> int:
@@ -343,11 +349,11 @@ def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np
     if want_hist:
         p.hist = run.alloc(2 * _FIRST_BINS * 8, zero=True)
     run.launch("poly_stats", p, grid, shared)
-    parts = run.read(p.out, np.empty(grid, dtype=_PART))
-    hists = None
+    copies = [(p.out, np.empty(grid, dtype=_PART))]
     if want_hist:
-        h = run.read(p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))
-        hists = {2: h[:_FIRST_BINS], 3: h[_FIRST_BINS:]}
+        copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
+    parts, *rest = run.read_all(copies)
+    hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
     streams = [_merge_stream(parts["s"][:, k], n) for k in range(4)]
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
            "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
@@ -440,19 +446,27 @@ def _pending(targets: Sequence[_Target]) -> dict[tuple[int, int, int], list[_Tar
     return groups
 
 
-def _radix_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int, per_launch: int,
-                launch: Callable[[LaunchParams, list[tuple[int, int, int]]], None]) -> None:
-    """One radix pass for each ``per_launch`` of ``groups``: ``launch(params, chunk)`` sets the
-    kernel's own parameters and launches it; the histograms it counts descend the targets."""
-    keys = list(groups)
-    for i in range(0, len(keys), per_launch):
-        chunk = keys[i:i + per_launch]
-        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
-        p = run.params()
-        _set_groups(p, chunk, dbits)
-        p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
-        launch(p, chunk)
-        h = run.read(p.hist, np.empty(len(chunk) * _BINS, dtype=np.uint64))
+Launch = Callable[[LaunchParams, list[tuple[int, int, int]]], None]
+
+
+def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[tuple[int, int, int], list[_Target]], Launch]],
+                key_bits: int, per_launch: int) -> None:
+    """One radix pass: for each job ``(groups, launch)``, one launch per ``per_launch`` of its
+    groups (``launch(params, chunk)`` sets the kernel's own parameters and launches it); the
+    histograms, read back together, descend the targets."""
+    launched = []
+    for groups, launch in jobs:
+        keys = list(groups)
+        for i in range(0, len(keys), per_launch):
+            chunk = keys[i:i + per_launch]
+            dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
+            p = run.params()
+            _set_groups(p, chunk, dbits)
+            p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
+            launch(p, chunk)
+            launched.append((groups, chunk, dbits, p.hist))
+    hists = run.read_all([(ptr, np.empty(len(chunk) * _BINS, dtype=np.uint64)) for _, chunk, _, ptr in launched])
+    for (groups, chunk, dbits, _), h in zip(launched, hists, strict=True):
         for j, g in enumerate(chunk):
             _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
 
@@ -464,37 +478,48 @@ def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Ta
         shared = RING_BYTES + len(chunk) * _BINS * 4
         run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared)
 
-    _radix_pass(run, groups, key_bits, HIST_GROUPS, launch)
+    _radix_pass(run, [(groups, launch)], key_bits, HIST_GROUPS)
 
 
 def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
-    """One radix pass over the gathered keys of each group (MAX_GROUPS per launch); descends their targets."""
+    """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
+    read of the segment counts them all); descends their targets."""
+    by_segment: dict[tuple[int, int], dict[tuple[int, int, int], list[_Target]]] = {}
+    for g, targets in groups.items():
+        by_segment.setdefault(targets[0].segment, {})[g] = targets
 
-    def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
-        longest = 1
-        for j, g in enumerate(chunk):
-            p.seg[j], p.seg_len[j] = groups[g][0].segment
-            longest = max(longest, p.seg_len[j])
-        run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", n=longest), grid_y=len(chunk))
+    def launcher_of(ptr: int, length: int) -> Launch:
+        def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
+            p.seg[0], p.seg_len[0] = ptr, length
+            shared = len(chunk) * _BINS * 4
+            run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", shared, n=max(length, 1)), shared)
+        return launch
 
-    _radix_pass(run, groups, key_bits, MAX_GROUPS, launch)
+    _radix_pass(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
+                HIST_GROUPS)
 
 
 def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_size: int) -> None:
-    """Gathers the keys of each group into its own buffer (one pass over the input per
-    MAX_GROUPS groups); the targets then narrow on those buffers."""
+    """Gathers the keys of the groups into one segment per stream (one pass over the input per
+    MAX_GROUPS groups); the targets then narrow on those segments, each radix pass counting only
+    its group's keys. (A segment per group cost the gather a warp step per group a warp's keys
+    fell in: three times the statistics pass.)"""
     keys = list(groups)
     for i in range(0, len(keys), MAX_GROUPS):
         chunk = keys[i:i + MAX_GROUPS]
         p = run.params()
         _set_groups(p, chunk, [0] * len(chunk))
-        p.out = run.alloc(len(chunk) * 8, zero=True)
-        counts = [groups[g][0].count for g in chunk]
-        ptr = run.alloc(max(sum(counts), 1) * key_size)  # one buffer, a segment per group
-        for j, (g, count) in enumerate(zip(chunk, counts, strict=True)):
-            p.seg[j], p.seg_len[j] = ptr, count
-            for t in groups[g]:
-                t.segment = (ptr, count)
+        p.out = run.alloc(len(chunk) * 8, zero=True)  # a counter per stream, at its first group's index
+        by_stream: dict[int, list[int]] = {}
+        for j, g in enumerate(chunk):
+            by_stream.setdefault(g[0], []).append(j)
+        ptr = run.alloc(max(sum(groups[g][0].count for g in chunk), 1) * key_size)
+        for members in by_stream.values():
+            count = sum(groups[chunk[j]][0].count for j in members)
+            for j in members:
+                p.seg[j], p.seg_len[j] = ptr, count
+                for t in groups[chunk[j]]:
+                    t.segment = (ptr, count)
             ptr += count * key_size
         shared = RING_BYTES + GATHER_STAGE_BYTES
         run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", shared), shared)
