@@ -69,29 +69,44 @@ class NumpyKernels:
         return 1
 
     def read(self, address: int, out: np.ndarray) -> np.ndarray:
-        out[...] = self.view(address, out.dtype)[:out.size]
-        return out
+        return self.read_all([(address, out)])[0]
+
+    def read_all(self, copies):
+        for address, out in copies:
+            out[...] = self.view(address, out.dtype)[:out.size]
+        return [out for _, out in copies]
+
+    def in_group(self, g, key: int) -> bool:
+        return g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix
 
     def launch(self, name: str, p, grid: int, shared: int = 0, grid_y: int = 1) -> None:
         self.launches.append(name)
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64
-        for j in range(p.ngroups):
-            g = p.groups[j]
-            if name == "poly_keys_hist":
-                keys = self.view(p.seg[j], key_dtype)[:p.seg_len[j]].astype(np.uint64)
-            else:
-                keys = self.keys(g.stream)
-            keys = [int(k) for k in keys]
-            members = [k for k in keys if g.bits == 0 or (k >> (kb - g.bits)) == g.prefix]
-            if name in ("poly_radix_hist", "poly_keys_hist"):
-                hist = self.view(p.hist, np.uint64)
-                for k in members:
+        groups = [p.groups[j] for j in range(p.ngroups)]
+        if name == "poly_keys_hist":  # one buffer, each key counted in the histogram of its group
+            hist = self.view(p.hist, np.uint64)
+            for k in (int(k) for k in self.view(p.seg[0], key_dtype)[:p.seg_len[0]]):
+                j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
+                if j is not None:
+                    g = groups[j]
                     hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
-            else:
-                assert name == "poly_radix_gather"
-                assert len(members) == p.seg_len[j]  # the buffer is sized from the histograms exactly
-                self.view(p.seg[j], key_dtype)[:len(members)] = np.array(members, dtype=np.uint64).astype(key_dtype)
+        elif name == "poly_radix_hist":
+            hist = self.view(p.hist, np.uint64)
+            for j, g in enumerate(groups):
+                for k in (int(k) for k in self.keys(g.stream)):
+                    if self.in_group(g, k):
+                        hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
+        else:  # the keys of a stream's groups go to the buffer (and counter) of its first group
+            assert name == "poly_radix_gather"
+            for stream in sorted({g.stream for g in groups}):
+                first = next(j for j, g in enumerate(groups) if g.stream == stream)
+                mine = [g for g in groups if g.stream == stream]
+                members = [int(k) for k in self.keys(stream) if any(self.in_group(g, int(k)) for g in mine)]
+                assert len(members) == p.seg_len[first]  # the buffer is sized from the histograms exactly
+                assert all(p.seg[j] == p.seg[first] for j, g in enumerate(groups) if g.stream == stream)
+                self.view(p.seg[first], key_dtype)[:len(members)] = np.array(members, dtype=np.uint64).astype(key_dtype)
+                self.view(p.out + 8 * first, np.uint64)[0] = len(members)
 
 
 REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (2, 0.0), (2, 1.0), (0, None),
