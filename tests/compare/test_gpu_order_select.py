@@ -79,7 +79,7 @@ class NumpyKernels:
     def in_group(self, g, key: int) -> bool:
         return g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix
 
-    def launch(self, name: str, p, grid: int, shared: int = 0, grid_y: int = 1) -> None:
+    def launch(self, name: str, p, grid: int, shared: int = 0) -> None:
         self.launches.append(name)
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64

@@ -830,7 +830,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_gather(con
 }
 
 // One read of one gathered buffer (``seg[0]``, ``seg_len[0]`` keys) for all its groups (up to
-// POLY_HIST_GROUPS, disjoint): each key counts in the histogram of the group holding it.
+// HIST_GROUPS per launch, disjoint): each key counts in the histogram of the group holding it.
 // dynamic shared memory: ngroups x POLY_BINS counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) {
     extern __shared__ u32 shist[];

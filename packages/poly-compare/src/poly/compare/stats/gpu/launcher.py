@@ -294,9 +294,9 @@ class DeviceRun:
         n = self.n if n is None else n
         return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
 
-    def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0, grid_y: int = 1) -> None:
+    def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
         argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
-        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, grid_y, 1, THREADS, 1, 1, shared,
+        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
                                         self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
 
 
