@@ -113,7 +113,7 @@ struct Params {
     int ngroups;
     int inf_equal;  // equal infinities give absdiff 0
     int chunked;    // both arrays contiguous, 16-byte aligned, of one item size
-    int pad;
+    float eps32;    // eps in float (the float32 arithmetic's)
     Group groups[POLY_MAX_GROUPS];
     u64 seg[POLY_MAX_GROUPS];      // gather: each group's key buffer; keys_hist: each group's gathered keys
     u64 seg_len[POLY_MAX_GROUPS];  // gather: its capacity; keys_hist: its length
@@ -258,12 +258,14 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #if POLY_F32
     const float fx = fvalue_of<POLY_DTA>(ra), fy = fvalue_of<POLY_DTB>(rb);
     float d = fabsf(__fsub_rn(fx, fy));
-    if (P.inf_equal && isinf(fx) && fx == fy) d = 0.0f;
-    const float den = (fy == 0.0f) ? (float)P.eps : fabsf(fy);
+    if (P.inf_equal && fx == fy) d = 0.0f;  // equal infinities (equal finite values give 0 anyway)
+    const float den = (fy == 0.0f) ? P.eps32 : fabsf(fy);
     out.v[0] = fx;
     out.v[1] = fy;
     out.v[2] = d;
-    out.v[3] = __fdiv_rn(d, den);
+    float q = __fdiv_rn(d, den);
+    asm("" : "+f"(q));  // computed once: the compilers would otherwise repeat the division at each use
+    out.v[3] = q;
 #else
     const double x = value_of<POLY_DTA>(ra);
     const double y = value_of<POLY_DTB>(rb);
@@ -293,7 +295,7 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #else
     double d = fabs(__dsub_rn(x, y));
 #endif
-    if (P.inf_equal && isinf(x) && x == y) d = 0.0;
+    if (P.inf_equal && x == y) d = 0.0;  // equal infinities (equal finite values give 0 anyway)
 #if POLY_DEN_WRAP
     const double den = (y == 0.0) ? P.eps : divisor(P, y, bits_of<POLY_DTB>(rb));
 #else
@@ -430,10 +432,24 @@ __device__ __forceinline__ void chunk_values(const Params& P, const uint4& ra, c
 // Per-thread running statistics of one stream: sums shifted by the stream's first value (when
 // finite; the element count is shared by the four streams). NaN and Inf counts and the first
 // NaN's index are rare events, kept per block in shared memory (``Tallies``).
+// Few registers on purpose (spilled or recomputed values cost more than the arithmetic): the
+// extrema's positions are the thread's own element ordinals (32 bits; ``global_index`` maps
+// them back at the end) and, for float32 values, the sum of squares around zero follows from
+// those around the shift (x^2 summed = s2 + c (2 s1 + n c), as the CPU engine derives it; float32
+// values in float64 leave no cancellation beyond a few units of float64 rounding).
+#define POLY_NONE 0xFFFFFFFFu
+#if POLY_F32
+#define POLY_DIRECT_SQ 0
+#else
+#define POLY_DIRECT_SQ 1
+#endif
 struct Stream {
-    double c, s1, s2, sq, ab;
+    double c, s1, s2, ab;
+#if POLY_DIRECT_SQ
+    double sq;
+#endif
     VT mn, mx;
-    i64 imn, imx;
+    u32 imn, imx;
 };
 
 struct Tallies {
@@ -442,48 +458,50 @@ struct Tallies {
 };
 
 __device__ __forceinline__ void stream_init(Stream& r) {
-    r.c = 0; r.s1 = 0; r.s2 = 0; r.sq = 0; r.ab = 0;
+    r.c = 0; r.s1 = 0; r.s2 = 0; r.ab = 0;
+#if POLY_DIRECT_SQ
+    r.sq = 0;
+#endif
     r.mn = POLY_INF; r.mx = -POLY_INF;
-    r.imn = -1; r.imx = -1;
+    r.imn = POLY_NONE; r.imx = POLY_NONE;
 }
 
-// One element of any value.
-template <int K, bool SQ, bool AB>
-__device__ __forceinline__ void feed_one(Stream& r, VT xv, i64 i, bool first, Tallies& t) {
-    const double x = (double)xv;
-    if (first) r.c = isfinite(xv) ? x : 0.0;
+// Sums of one value into a stream (SQ: a stream whose sum of squares around zero is wanted).
+template <bool SQ, bool AB>
+__device__ __forceinline__ void sum_value(Stream& r, double x) {
     const double xs = __dsub_rn(x, r.c);
     r.s1 = __dadd_rn(r.s1, xs);
     r.s2 = __fma_rn(xs, xs, r.s2);
+#if POLY_DIRECT_SQ
     if (SQ) r.sq = __fma_rn(x, x, r.sq);
+#endif
     if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
+}
+
+// One element of any value: `i` its index, `ord` its ordinal among this thread's elements.
+template <int K, bool SQ, bool AB>
+__device__ __forceinline__ void feed_one(Stream& r, VT xv, u64 i, u32 ord, Tallies& t) {
+    const double x = (double)xv;
+    if (ord == 0) r.c = isfinite(xv) ? x : 0.0;
+    sum_value<SQ, AB>(r, x);
     if (isnan(xv)) {
         atomicAdd(&t.nan[K], 1u);
-        atomicMin(&t.first_nan[K], (u64)i);
+        atomicMin(&t.first_nan[K], i);
     } else {
         if (isinf(xv)) atomicAdd(&t.inf[K], 1u);
-        if (r.imn < 0 || xv < r.mn) { r.mn = xv; r.imn = i; }
-        if (r.imx < 0 || xv > r.mx) { r.mx = xv; r.imx = i; }
+        if (r.imn == POLY_NONE || xv < r.mn) { r.mn = xv; r.imn = ord; }
+        if (r.imx == POLY_NONE || xv > r.mx) { r.mx = xv; r.imx = ord; }
     }
 }
 
 // Sub-chunks of at most four elements keep few values live.
 #define POLY_SUB (POLY_ELEMS < 4 ? POLY_ELEMS : 4)
 
-// Sums of one finite value into a stream.
-template <bool SQ, bool AB>
-__device__ __forceinline__ void sum_finite(Stream& r, double x) {
-    const double xs = __dsub_rn(x, r.c);
-    r.s1 = __dadd_rn(r.s1, xs);
-    r.s2 = __fma_rn(xs, xs, r.s2);
-    if (SQ) r.sq = __fma_rn(x, x, r.sq);
-    if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
-}
 
 // The extrema of stream K over a sub-chunk of finite values, found as a sequential scan would
 // find them (the first of equal values wins).
 template <int K>
-__device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, i64 j0) {
+__device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord0) {
     VT cmn = v[0].v[K], cmx = v[0].v[K];
 #pragma unroll
     for (int e = 1; e < POLY_SUB; ++e) {
@@ -493,12 +511,12 @@ __device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, i64 j0)
     if (cmn < r.mn) {
 #pragma unroll
         for (int e = POLY_SUB - 1; e >= 0; --e)
-            if (v[e].v[K] == cmn) { r.mn = v[e].v[K]; r.imn = j0 + e; }
+            if (v[e].v[K] == cmn) { r.mn = v[e].v[K]; r.imn = ord0 + e; }
     }
     if (cmx > r.mx) {
 #pragma unroll
         for (int e = POLY_SUB - 1; e >= 0; --e)
-            if (v[e].v[K] == cmx) { r.mx = v[e].v[K]; r.imx = j0 + e; }
+            if (v[e].v[K] == cmx) { r.mx = v[e].v[K]; r.imx = ord0 + e; }
     }
 }
 
@@ -515,8 +533,26 @@ __device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
     return m < POLY_INF && s < POLY_INF;
 }
 
+// The index of this thread's element of ordinal `ord` (for_each_pair's order: its chunks, then
+// its elements past the last whole chunk).
+__device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
+    if (ord == POLY_NONE) return -1;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 start = 0, mine = 0;  // this thread's chunks
+    if (POLY_CAN_CHUNK && P.chunked) {
+        const u64 nchunks = P.n / POLY_ELEMS;
+        start = nchunks * POLY_ELEMS;
+        mine = first < nchunks ? (nchunks - first + stride - 1) / stride : 0;
+        if ((u64)ord < mine * POLY_ELEMS)
+            return (i64)((first + (u64)(ord / POLY_ELEMS) * stride) * POLY_ELEMS + ord % POLY_ELEMS);
+    }
+    return (i64)(start + first + ((u64)ord - mine * POLY_ELEMS) * stride);
+}
+
 // `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
-__device__ __forceinline__ void stream_finish(const Stream& r, double cnt, bool ab, Acc& a) {
+// `sq`: whether the stream's sum of squares is wanted.
+__device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, double cnt, bool ab, bool sq, Acc& a) {
     a.n = cnt;
     if (cnt > 0) {
         const double c = r.c;
@@ -527,8 +563,16 @@ __device__ __forceinline__ void stream_finish(const Stream& r, double cnt, bool 
     } else {
         a.mean = 0; a.m2 = 0; a.sum = 0;
     }
-    a.sq = r.sq; a.ab = ab ? r.ab : a.sum;
-    a.mn = (double)r.mn; a.mx = (double)r.mx; a.imn = r.imn; a.imx = r.imx;
+#if POLY_DIRECT_SQ
+    a.sq = r.sq;
+#else
+    // Non-finite s2 (NaN or Inf among the values) is the sum of squares' own value.
+    const double dsq = r.s2 + r.c * (2.0 * r.s1 + cnt * r.c);
+    a.sq = !sq ? 0.0 : !isfinite(r.s2) ? r.s2 : (dsq > 0 ? dsq : 0.0);
+#endif
+    a.ab = ab ? r.ab : a.sum;
+    a.mn = (double)r.mn; a.mx = (double)r.mx;
+    a.imn = global_index(P, r.imn); a.imx = global_index(P, r.imx);
     a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added by its first thread
 }
 
@@ -585,7 +629,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
     __syncthreads();
     Stream r[4];
     for (int k = 0; k < 4; ++k) stream_init(r[k]);
-    u64 cnt = 0;
+    u32 cnt = 0;  // this thread's elements so far: the next one's ordinal
     u32 fails = 0;  // per thread: at most its share of the elements
     double dot = 0;
     const VT atol = (VT)P.atol, rtol = (VT)P.rtol;
@@ -598,12 +642,11 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
         }
     };
     auto one = [&](u64 j, const Vals& v, bool) {
-        const bool first = cnt == 0;
+        feed_one<0, true, true>(r[0], v.v[0], j, cnt, tallies);
+        feed_one<1, true, true>(r[1], v.v[1], j, cnt, tallies);
+        feed_one<2, true, false>(r[2], v.v[2], j, cnt, tallies);
+        feed_one<3, false, false>(r[3], v.v[3], j, cnt, tallies);
         ++cnt;
-        feed_one<0, true, true>(r[0], v.v[0], (i64)j, first, tallies);
-        feed_one<1, true, true>(r[1], v.v[1], (i64)j, first, tallies);
-        feed_one<2, true, false>(r[2], v.v[2], (i64)j, first, tallies);
-        feed_one<3, false, false>(r[3], v.v[3], (i64)j, first, tallies);
         tally(v);
     };
     auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
@@ -616,14 +659,13 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
             if (sub_chunk_finite(v)) {
                 if (cnt == 0)
                     for (int k = 0; k < 4; ++k) r[k].c = (double)v[0].v[k];
-                cnt += POLY_SUB;
 #pragma unroll
                 for (int e = 0; e < POLY_SUB; ++e) {
                     const double x = (double)v[e].v[0], y = (double)v[e].v[1];
-                    sum_finite<true, true>(r[0], x);
-                    sum_finite<true, true>(r[1], y);
-                    sum_finite<true, false>(r[2], (double)v[e].v[2]);
-                    sum_finite<false, false>(r[3], (double)v[e].v[3]);
+                    sum_value<true, true>(r[0], x);
+                    sum_value<true, true>(r[1], y);
+                    sum_value<true, false>(r[2], (double)v[e].v[2]);
+                    sum_value<false, false>(r[3], (double)v[e].v[3]);
                     dot = __fma_rn(x, y, dot);
                     fails += (v[e].v[2] > atol) & (v[e].v[3] > rtol);
                     if (with_hist) {
@@ -631,11 +673,13 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
                         atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                     }
                 }
-                extrema_finite<0>(r[0], v, (i64)(j0 + h));
-                extrema_finite<1>(r[1], v, (i64)(j0 + h));
-                extrema_finite<2>(r[2], v, (i64)(j0 + h));
-                extrema_finite<3>(r[3], v, (i64)(j0 + h));
+                extrema_finite<0>(r[0], v, cnt);
+                extrema_finite<1>(r[1], v, cnt);
+                extrema_finite<2>(r[2], v, cnt);
+                extrema_finite<3>(r[3], v, cnt);
+                cnt += POLY_SUB;
             } else {
+#pragma unroll
                 for (int e = 0; e < POLY_SUB; ++e) one(j0 + h + e, v[e], true);
             }
         }
@@ -643,10 +687,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
     for_each_pair<false>(P, ring, chunk, one);
     Acc a[4];
     const double dcnt = (double)cnt;
-    stream_finish(r[0], dcnt, true, a[0]);
-    stream_finish(r[1], dcnt, true, a[1]);
-    stream_finish(r[2], dcnt, false, a[2]);
-    stream_finish(r[3], dcnt, false, a[3]);
+    stream_finish(P, r[0], dcnt, true, true, a[0]);
+    stream_finish(P, r[1], dcnt, true, true, a[1]);
+    stream_finish(P, r[2], dcnt, false, true, a[2]);
+    stream_finish(P, r[3], dcnt, false, false, a[3]);
     u64 f64s = fails;
     for (int delta = 16; delta > 0; delta >>= 1) {
         for (int k = 0; k < 4; ++k) {

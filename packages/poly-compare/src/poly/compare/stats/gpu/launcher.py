@@ -53,6 +53,7 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_er
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
+GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison; larger ones freed
 _BINS = 1 << DIGIT_BITS
 _FIRST_BINS = 1 << FIRST_BITS
@@ -112,7 +113,7 @@ class LaunchParams(ctypes.Structure):
     _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
                 ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
                 ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
-                ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("pad", ctypes.c_int32),
+                ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("eps32", ctypes.c_float),
                 ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
                 ("seg_len", ctypes.c_uint64 * MAX_GROUPS)]
 
@@ -195,6 +196,8 @@ class DeviceRun:
         self._async_allocs: list[int] = []
         self._event = None
         self._pushed = False
+        self._params: LaunchParams | None = None
+        self._busy = False  # work queued on the stream since it was last waited for
 
     def __enter__(self) -> DeviceRun:
         drv = driver_api
@@ -219,7 +222,7 @@ class DeviceRun:
         try:
             for ptr in self._async_allocs:
                 drv.cuMemFreeAsync(ptr, self.stream)
-            if self._allocs:
+            if self._allocs and self._busy:  # pooled buffers go back once no kernel can touch them
                 drv.cuStreamSynchronize(self.stream)
             for size, ptr in self._allocs:
                 self.device.free_buffers[size].append(ptr)
@@ -244,6 +247,7 @@ class DeviceRun:
             self._allocs.append((size, ptr))
         if zero:
             check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
+            self._busy = True
         return ptr
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
@@ -259,6 +263,7 @@ class DeviceRun:
                 transfer_counter["dtoh_bytes"] += out.nbytes
                 transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
         check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        self._busy = False
         return [out for _, out in copies]
 
     # -- launches -----------------------------------------------------------------------------
@@ -268,6 +273,13 @@ class DeviceRun:
         return int(free)
 
     def params(self) -> LaunchParams:
+        """A fresh copy of this run's launch parameters (the arrays and the arithmetic), for one
+        launch to add its own to."""
+        if self._params is None:
+            self._params = self._base_params()
+        return LaunchParams.from_buffer_copy(self._params)
+
+    def _base_params(self) -> LaunchParams:
         p = LaunchParams()
         chunked = self.a.itemsize == self.b.itemsize
         for field, op in (("a", self.a), ("b", self.b)):
@@ -282,6 +294,7 @@ class DeviceRun:
                 v.strides[i] = s
         p.n = self.n
         p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
+        p.eps32 = self.setup.eps  # exact: eps is rounded to float for float32 comparisons
         p.den_min_bits = self.setup.den_min_bits
         p.inf_equal = int(self.setup.inf_equal)
         p.chunked = int(chunked)
@@ -298,44 +311,51 @@ class DeviceRun:
         argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
         check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
                                         self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
+        self._busy = True
 
 
 # -- the statistics pass ---------------------------------------------------------------------------
-def _merge_stream(parts: np.ndarray, n: int) -> dict:
-    """A stream's statistics from the per-block records, with the CPU engine's NumPy semantics."""
+def _merge_streams(parts: np.ndarray, n: int) -> list[dict]:
+    """The four streams' statistics from the per-block records (``parts``: blocks x 4), with the
+    CPU engine's NumPy semantics; each reduction runs over all four streams at once."""
     with np.errstate(all="ignore"):  # sums overflow to inf, and inf - inf gives NaN, as NumPy's would
-        return _merged(parts, n)
-
-
-def _merged(parts: np.ndarray, n: int) -> dict:
-    cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
-    nan = int(parts["nnan"].sum())
-    inf = int(parts["ninf"].sum())
-    total = float(cnt.sum())
-    valid = cnt > 0
-    mu = float(np.sum(cnt[valid] * mean[valid]) / total)
-    moment2 = float(np.sum(m2[valid]) + np.sum(cnt[valid] * (mean[valid] - mu) ** 2))
-    plain = float(np.sum(parts["sum"]))
-    nonfinite = nan > 0 or inf > 0
-    if not nonfinite and not (math.isfinite(mu) and math.isfinite(moment2)):
-        raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
-    r = {"nan": nan, "inf": inf}
-    r["mean"] = plain / n if nonfinite else mu
-    r["var"] = math.nan if nonfinite else moment2 / n
-    r["std"] = math.sqrt(r["var"]) if not math.isnan(r["var"]) else math.nan
-    r["mean_abs"] = float(np.sum(parts["ab"])) / n
-    r["mean_sq"] = float(np.sum(parts["sq"])) / n
-    if nan > 0:
-        first = int(parts["inan"][parts["inan"] >= 0].min())
-        r.update(min=math.nan, max=math.nan, argmin=first, argmax=first)
-    else:
+        cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
+        total = cnt.sum(axis=0)
+        weighted = np.where(cnt > 0, cnt * mean, 0.0)
+        mu = weighted.sum(axis=0) / total
+        spread = np.where(cnt > 0, m2 + cnt * (mean - mu) ** 2, 0.0).sum(axis=0)
+        nans, infs = parts["nnan"].sum(axis=0), parts["ninf"].sum(axis=0)
+        plain, ab, sq = parts["sum"].sum(axis=0), parts["ab"].sum(axis=0), parts["sq"].sum(axis=0)
+        first_nan = np.where(parts["inan"] >= 0, parts["inan"], np.iinfo(np.int64).max).min(axis=0)
+        extrema = {}
         for key, val, idx, pick in (("min", "mn", "imn", np.min), ("max", "mx", "imx", np.max)):
             has = parts[idx] >= 0
-            best = pick(parts[val][has])
-            r[key] = float(best)
-            r["arg" + key] = int(parts[idx][has & (parts[val] == best)].min())
-    r["order"] = []
-    return r
+            best = pick(np.where(has, parts[val], np.inf if key == "min" else -np.inf), axis=0)
+            at = np.where(has & (parts[val] == best), parts[idx], np.iinfo(np.int64).max).min(axis=0)
+            extrema[key] = (best.tolist(), at.tolist())
+    out = []
+    for k in range(parts.shape[1]):
+        nan, inf = int(nans[k]), int(infs[k])
+        m, moment2 = float(mu[k]), float(spread[k])
+        nonfinite = nan > 0 or inf > 0
+        if not nonfinite and not (math.isfinite(m) and math.isfinite(moment2)):
+            raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
+        r = {"nan": nan, "inf": inf}
+        r["mean"] = float(plain[k]) / n if nonfinite else m
+        r["var"] = math.nan if nonfinite else moment2 / n
+        r["std"] = math.sqrt(r["var"]) if not math.isnan(r["var"]) else math.nan
+        r["mean_abs"] = float(ab[k]) / n
+        r["mean_sq"] = float(sq[k]) / n
+        if nan > 0:
+            first = int(first_nan[k])
+            r.update(min=math.nan, max=math.nan, argmin=first, argmax=first)
+        else:
+            for key in ("min", "max"):
+                r[key] = float(extrema[key][0][k])
+                r["arg" + key] = int(extrema[key][1][k])
+        r["order"] = []
+        out.append(r)
+    return out
 
 
 def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np.ndarray] | None]:
@@ -354,7 +374,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np
         copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
     parts, *rest = run.read_all(copies)
     hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
-    streams = [_merge_stream(parts["s"][:, k], n) for k in range(4)]
+    streams = _merge_streams(parts["s"], n)
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
            "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
     _metrics(raw, n, float(np.sum(parts["s"][:, 2]["sq"])), float(np.sum(parts["s"][:, 0]["sq"])),
@@ -413,22 +433,38 @@ class _Target:
         return self.stream, self.prefix, self.bits
 
 
-def _descend(targets: Sequence[_Target], hist: np.ndarray, dbits: int) -> None:
-    """Narrows the targets of one group by the histogram of their next ``dbits`` key bits."""
-    cum = np.cumsum(hist, dtype=np.uint64)
-    total = int(cum[-1])
-    for t in targets:
-        if total == 0:  # cannot happen for a rank below the count; kept from looping forever
-            t.prefix <<= t.key_bits - t.bits
-            t.bits, t.done = t.key_bits, True
-            continue
-        t.rank_in = min(t.rank_in, total - 1)
-        b = int(np.searchsorted(cum, t.rank_in, side="right"))
-        t.rank_in -= int(cum[b - 1]) if b > 0 else 0
-        t.prefix = (t.prefix << dbits) | b
-        t.bits += dbits
-        t.count = int(hist[b])
-        t.done = t.bits >= t.key_bits
+def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None:
+    """Narrows the targets of each (targets, histogram, dbits) item (the targets of one group, the
+    histogram of their next ``dbits`` key bits) at once: a pass's histograms in a few array
+    operations, not a few per group (those cost more than the pass on a small input)."""
+    items = [item for item in items if item[0]]
+    if not items:
+        return
+    width = max(len(h) for _, h, _ in items)
+    hists = np.zeros((len(items), width), dtype=np.uint64)
+    for i, (_, h, _) in enumerate(items):
+        hists[i, :len(h)] = h  # zeros past a shorter histogram leave its bins' positions alone
+    cum = np.cumsum(hists, axis=1, dtype=np.uint64)
+    owner = np.repeat(np.arange(len(items)), [len(ts) for ts, _, _ in items])
+    totals = cum[owner, -1]
+    ranks = np.array([t.rank_in for ts, _, _ in items for t in ts], dtype=np.uint64)
+    ranks = np.minimum(ranks, np.maximum(totals, 1) - 1)
+    bins = np.count_nonzero(cum[owner] <= ranks[:, None], axis=1)  # searchsorted(side="right") per row
+    bins = np.minimum(bins, width - 1)
+    below = np.where(bins > 0, cum[owner, np.maximum(bins, 1) - 1], 0)
+    flat = zip((ranks - below).tolist(), bins.tolist(), hists[owner, bins].tolist(), totals.tolist(), strict=True)
+    for ts, _, dbits in items:
+        for t in ts:
+            rank_in, b, count, total = next(flat)
+            if total == 0:  # cannot happen for a rank below the count; kept from looping forever
+                t.prefix <<= t.key_bits - t.bits
+                t.bits, t.done = t.key_bits, True
+                continue
+            t.rank_in = rank_in
+            t.prefix = (t.prefix << dbits) | b
+            t.bits += dbits
+            t.count = count
+            t.done = t.bits >= t.key_bits
 
 
 def _set_groups(p: LaunchParams, groups: Sequence[tuple[int, int, int]], dbits: Sequence[int]) -> None:
@@ -466,9 +502,8 @@ def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[tuple[int, int, int], 
             launch(p, chunk)
             launched.append((groups, chunk, dbits, p.hist))
     hists = run.read_all([(ptr, np.empty(len(chunk) * _BINS, dtype=np.uint64)) for _, chunk, _, ptr in launched])
-    for (groups, chunk, dbits, _), h in zip(launched, hists, strict=True):
-        for j, g in enumerate(chunk):
-            _descend(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
+    _descend([(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
+              for (groups, chunk, dbits, _), h in zip(launched, hists, strict=True) for j, g in enumerate(chunk)])
 
 
 def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
@@ -532,16 +567,19 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     key_bits = 32 if run.setup.f32 else 64
     targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
     if first:
-        for stream, hist in first.items():
-            _descend([t for t in targets if t.stream == stream], hist, FIRST_BITS)
+        _descend([([t for t in targets if t.stream == stream], hist, FIRST_BITS) for stream, hist in first.items()])
     # The bins holding the ranks are gathered once they fit the budget; histogram passes over
     # the input narrow them first where they do not (ties, or a device short of memory).
-    budget = min(max(GATHER_MIN_KEYS, n // GATHER_FRACTION), run.free_memory() // (4 * (key_bits // 8)))
+    budget = max(GATHER_MIN_KEYS, n // GATHER_FRACTION)
     while True:
         groups = _pending(targets)
         if not groups:
             break
-        if sum(ts[0].count for ts in groups.values()) <= budget:
+        wanted = sum(ts[0].count for ts in groups.values())
+        # within a quarter of the free memory (asked only for a large gather: the query costs
+        # as much as a small comparison's kernels)
+        small = wanted * (key_bits // 8) <= GATHER_UNCHECKED_BYTES
+        if wanted <= budget and (small or wanted <= run.free_memory() // (4 * (key_bits // 8))):
             _gather(run, groups, key_bits // 8)
             break
         _input_hist_pass(run, groups, key_bits)
