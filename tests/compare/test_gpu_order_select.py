@@ -26,6 +26,8 @@ class NumpyKernels:
     """Stands in for ``launcher.DeviceRun``: memory is NumPy byte arrays at made-up addresses,
     and each launch computes with NumPy what the kernel of that name computes."""
 
+    WARPS, RUN = 3, 16  # the gather's writers, and the slots each reserves at a time
+
     def __init__(self, streams: dict[int, np.ndarray], f32: bool):
         self.streams = streams
         self.n = len(streams[0])
@@ -84,9 +86,12 @@ class NumpyKernels:
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64
         groups = [p.groups[j] for j in range(p.ngroups)]
-        if name == "poly_keys_hist":  # one buffer, each key counted in the histogram of its group
+        if name == "poly_keys_hist":  # one buffer, its length at p.out; each key counted in its group's histogram
             hist = self.view(p.hist, np.uint64)
-            for k in (int(k) for k in self.view(p.seg[0], key_dtype)[:p.seg_len[0]]):
+            length = min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])
+            for k in (int(k) for k in self.view(p.seg[0], key_dtype)[:length]):
+                if k == 0:  # the unused rest of a reserved run
+                    continue
                 j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
                 if j is not None:
                     g = groups[j]
@@ -103,10 +108,19 @@ class NumpyKernels:
                 first = next(j for j, g in enumerate(groups) if g.stream == stream)
                 mine = [g for g in groups if g.stream == stream]
                 members = [int(k) for k in self.keys(stream) if any(self.in_group(g, int(k)) for g in mine)]
-                assert len(members) == p.seg_len[first]  # the buffer is sized from the histograms exactly
                 assert all(p.seg[j] == p.seg[first] for j, g in enumerate(groups) if g.stream == stream)
-                self.view(p.seg[first], key_dtype)[:len(members)] = np.array(members, dtype=np.uint64).astype(key_dtype)
-                self.view(p.out + 8 * first, np.uint64)[0] = len(members)
+                # WARPS warps write their share into runs of RUN slots each reserves in turn, and
+                # fill the rest of their last run with key 0 (fewer and shorter than the kernel's)
+                buffer, counter = self.view(p.seg[first], key_dtype), 0
+                for w in range(self.WARPS):
+                    share = members[w::self.WARPS]
+                    for start in range(0, len(share), self.RUN):
+                        run = share[start:start + self.RUN]
+                        buffer[counter:counter + self.RUN] = 0
+                        buffer[counter:counter + len(run)] = np.array(run, dtype=np.uint64).astype(key_dtype)
+                        counter += self.RUN
+                assert counter <= p.seg_len[first]  # the capacity leaves room for every warp's unused run
+                self.view(p.out + 8 * first, np.uint64)[0] = counter
 
 
 REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (2, 0.0), (2, 1.0), (0, None),

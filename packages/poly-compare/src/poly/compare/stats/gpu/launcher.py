@@ -32,6 +32,7 @@ import numpy as np
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     FIRST_BITS,
+    GATHER_RESERVE_BYTES,
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
     MAX_DIMS,
@@ -54,7 +55,8 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_er
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
-POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison; larger ones freed
+POOLED_MAX = 1 << 26
+LARGE_POOL_KEEP = 32  # larger scratch: up to 1/LARGE_POOL_KEEP of the device's memory stays mapped when freed  # scratch buffers up to this size are kept for the next comparison; larger ones freed
 _BINS = 1 << DIGIT_BITS
 _FIRST_BINS = 1 << FIRST_BITS
 _STREAMS = ("a", "b", "absdiff", "reldiff")
@@ -158,6 +160,26 @@ class _Device:
         # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
         # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
         self.free_buffers: dict[int, list[int]] = {}
+        self.total_memory = int(check(drv.cuDeviceTotalMem(dev), "cuDeviceTotalMem"))
+        self._large_pool = None
+
+    def large_pool(self):
+        """The stream-ordered memory pool of the large scratch buffers (a gather's keys): it keeps
+        up to 1/32 of the device's memory mapped once they are freed, so that the next
+        comparison's buffers cost no mapping (a gigabyte took about 0.8 ms to map and unmap per
+        comparison); beyond that, freed memory goes back to the system as from any pool."""
+        if self._large_pool is None:
+            drv = driver_api
+            props = drv.CUmemPoolProps()
+            props.allocType = drv.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+            props.location.type = drv.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+            props.location.id = self.ordinal
+            pool = check(drv.cuMemPoolCreate(props), "cuMemPoolCreate")
+            check(drv.cuMemPoolSetAttribute(pool, drv.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                            drv.cuuint64_t(self.total_memory // LARGE_POOL_KEEP)),
+                  "cuMemPoolSetAttribute")
+            self._large_pool = pool
+        return self._large_pool
 
 
 _DEVICES: dict[int, _Device] = {}
@@ -236,10 +258,12 @@ class DeviceRun:
     # -- memory -------------------------------------------------------------------------------
     def alloc(self, nbytes: int, zero: bool = False) -> int:
         """Scratch memory for this run: small buffers come from the device's pool (no allocation
-        per comparison); large ones are allocated and freed in stream order (no synchronisation)."""
+        per comparison); large ones are allocated and freed in stream order (no synchronisation),
+        from the device's large-scratch pool (``_Device.large_pool``)."""
         size = 1 << max(int(nbytes) - 1, 255).bit_length()
         if size > POOLED_MAX:
-            ptr = int(check(driver_api.cuMemAllocAsync(int(nbytes), self.stream), "cuMemAllocAsync"))
+            ptr = int(check(driver_api.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
+                            "cuMemAllocFromPoolAsync"))
             self._async_allocs.append(ptr)
         else:
             pool = self.device.free_buffers.setdefault(size, [])
@@ -426,7 +450,7 @@ class _Target:
     rank_in: int = 0
     count: int = 0
     done: bool = False
-    segment: tuple[int, int] | None = None  # (device address, length) of the gathered keys
+    segment: tuple[int, int, int] | None = None  # gathered keys: (device address, capacity, address of their count)
 
     @property
     def group(self) -> tuple[int, int, int]:
@@ -519,27 +543,37 @@ def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Ta
 def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
     """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
     read of the segment counts them all); descends their targets."""
-    by_segment: dict[tuple[int, int], dict[tuple[int, int, int], list[_Target]]] = {}
+    by_segment: dict[tuple[int, int, int], dict[tuple[int, int, int], list[_Target]]] = {}
     for g, targets in groups.items():
         by_segment.setdefault(targets[0].segment, {})[g] = targets
 
-    def launcher_of(ptr: int, length: int) -> Launch:
+    def launcher_of(ptr: int, capacity: int, counter: int) -> Launch:
         def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
-            p.seg[0], p.seg_len[0] = ptr, length
+            p.seg[0], p.seg_len[0], p.out = ptr, capacity, counter  # the length is read on the device
             shared = len(chunk) * _BINS * 4
-            run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", shared, n=max(length, 1)), shared)
+            run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", shared, n=max(capacity, 1)), shared)
         return launch
 
     _radix_pass(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
                 HIST_GROUPS)
 
 
+_GATHER_SHARED = RING_BYTES + GATHER_STAGE_BYTES
+
+
+def _reserve_slack(run: DeviceRun, key_size: int) -> int:
+    """Slots of a stream's buffer the gather's warps may reserve and leave unused: a run each."""
+    return run.grid("poly_radix_gather", _GATHER_SHARED) * (THREADS // 32) * (GATHER_RESERVE_BYTES // key_size)
+
+
 def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_size: int) -> None:
     """Gathers the keys of the groups into one segment per stream (one pass over the input per
     MAX_GROUPS groups); the targets then narrow on those segments, each radix pass counting only
     its group's keys. (A segment per group cost the gather a warp step per group a warp's keys
-    fell in: three times the statistics pass.)"""
+    fell in: three times the statistics pass.) A segment holds its keys and the unused rest of
+    the runs its warps reserved (key 0, counted by no pass): its length is its counter's value."""
     keys = list(groups)
+    slack = _reserve_slack(run, key_size)
     for i in range(0, len(keys), MAX_GROUPS):
         chunk = keys[i:i + MAX_GROUPS]
         p = run.params()
@@ -548,16 +582,15 @@ def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], k
         by_stream: dict[int, list[int]] = {}
         for j, g in enumerate(chunk):
             by_stream.setdefault(g[0], []).append(j)
-        ptr = run.alloc(max(sum(groups[g][0].count for g in chunk), 1) * key_size)
-        for members in by_stream.values():
-            count = sum(groups[chunk[j]][0].count for j in members)
+        capacities = {s: sum(groups[chunk[j]][0].count for j in members) + slack for s, members in by_stream.items()}
+        ptr = run.alloc(sum(capacities.values()) * key_size)
+        for stream, members in by_stream.items():
             for j in members:
-                p.seg[j], p.seg_len[j] = ptr, count
+                p.seg[j], p.seg_len[j] = ptr, capacities[stream]
                 for t in groups[chunk[j]]:
-                    t.segment = (ptr, count)
-            ptr += count * key_size
-        shared = RING_BYTES + GATHER_STAGE_BYTES
-        run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", shared), shared)
+                    t.segment = (ptr, capacities[stream], p.out + 8 * members[0])
+            ptr += capacities[stream] * key_size
+        run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", _GATHER_SHARED), _GATHER_SHARED)
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None) -> list[int]:
@@ -577,9 +610,10 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
             break
         wanted = sum(ts[0].count for ts in groups.values())
         # within a quarter of the free memory (asked only for a large gather: the query costs
-        # as much as a small comparison's kernels)
-        small = wanted * (key_bits // 8) <= GATHER_UNCHECKED_BYTES
-        if wanted <= budget and (small or wanted <= run.free_memory() // (4 * (key_bits // 8))):
+        # as much as a small comparison's kernels), the reserved runs' slack included
+        room = wanted + len({g[0] for g in groups}) * _reserve_slack(run, key_bits // 8)
+        small = room * (key_bits // 8) <= GATHER_UNCHECKED_BYTES
+        if wanted <= budget and (small or room <= run.free_memory() // (4 * (key_bits // 8))):
             _gather(run, groups, key_bits // 8)
             break
         _input_hist_pass(run, groups, key_bits)
