@@ -59,7 +59,7 @@ void finish_stream(const T* v, std::size_t m, StreamBlock& s) {
         const double md = static_cast<double>(m);
         s.sum = s.shift * md + s.s1;
         s.mean = s.shift + s.s1 / md;
-        const double m2 = s.s2 - s.s1 * s.s1 / md;
+        const double m2 = s.s2 - s.s1 * (s.s1 / md);
         s.m2 = m2 > 0 ? m2 : 0.0;
         s.nan = s.inf = 0;
         s.valid = m;

@@ -301,7 +301,7 @@ bool finish(StreamBlock& s, std::size_t m) {
     const double md = static_cast<double>(m);
     s.sum = s.shift * md + s.s1;
     s.mean = s.shift + s.s1 / md;
-    const double m2 = s.s2 - s.s1 * s.s1 / md;
+    const double m2 = s.s2 - s.s1 * (s.s1 / md);
     s.m2 = m2 > 0 ? m2 : 0.0;
     const double sq = s.s2 + s.shift * (2.0 * s.s1 + md * s.shift);
     s.sum_sq = sq > 0 ? sq : 0.0;
