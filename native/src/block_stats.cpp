@@ -192,5 +192,10 @@ void block_stats_f32(const float* a, const float* b, const float* ad, const floa
     stats_of<float>(a, b, ad, rd, m, atol, rtol, out);
 }
 
+void block_stats_f64(const double* a, const double* b, const double* ad, const double* rd, std::size_t m,
+                     double atol, double rtol, BlockStats& out) {
+    stats_of<double>(a, b, ad, rd, m, atol, rtol, out);
+}
+
 }  // namespace POLY_ARCH
 }  // namespace poly
