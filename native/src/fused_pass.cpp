@@ -44,41 +44,45 @@ inline void extrema16(const T* v, typename Lanes<T>::V& mn, typename Lanes<T>::V
     }
 }
 
-// One stream over m (a multiple of 16) values: s1, s2, and the sum of |x| (ABS: a and b) or
-// the extrema (EXTREMA: absdiff and reldiff, whose sum of |x| is their sum).
-template <typename T, bool ABS, bool EXTREMA>
-void stream_sums(const T* v, std::size_t m, StreamBlock& out) {
+// One difference stream (absdiff or reldiff, whose sum of |x| is their sum) over m (a
+// multiple of 16) values: s1, s2 and the extrema.
+template <typename T>
+void diff_sums(const T* v, std::size_t m, StreamBlock& out) {
     using V = typename Lanes<T>::V;
     const v4d c = splat(out.shift), zero = splat(0.0);
-    v4d s1 = zero, s2 = zero, sa = zero;
+    v4d s1 = zero, s2 = zero;
     V mn = splat(std::numeric_limits<T>::infinity()), mx = splat(-std::numeric_limits<T>::infinity());
     for (std::size_t i = 0; i < m; i += kSumStep) {
-        if constexpr (EXTREMA) extrema16(v + i, mn, mx);
+        extrema16(v + i, mn, mx);
         const v4d u0 = widen4(v + i), u1 = widen4(v + i + 4), u2 = widen4(v + i + 8), u3 = widen4(v + i + 12);
         const v4d x0 = minus(u0, c), x1 = minus(u1, c), x2 = minus(u2, c), x3 = minus(u3, c);
         s1 += (x0 + x1) + (x2 + x3);
         s2 += squares(x0, x1) + squares(x2, x3);
-        if constexpr (ABS) sa += plus(vabs<double>(u0), vabs<double>(u1)) + plus(vabs<double>(u2), vabs<double>(u3));
     }
     out.s1 = hsum(s1);
     out.s2 = hsum(s2);
-    if constexpr (ABS) out.sum_abs = hsum(sa);
-    if constexpr (EXTREMA) {
-        out.mn = static_cast<double>(hmin(mn));
-        out.mx = static_cast<double>(hmax(mx));
-    }
+    out.mn = static_cast<double>(hmin(mn));
+    out.mx = static_cast<double>(hmax(mx));
 }
 
-// The dot product of a and b over m (a multiple of 16) values.
-template <typename T>
-double dot_sum(const T* a, const T* b, std::size_t m) {
-    v4d dot = splat(0.0);
-    for (std::size_t i = 0; i < m; i += kSumStep) {
-        const v4d p = fma4(widen4(a + i + 4), widen4(b + i + 4), widen4(a + i) * widen4(b + i));
-        const v4d q = fma4(widen4(a + i + 12), widen4(b + i + 12), widen4(a + i + 8) * widen4(b + i + 8));
-        dot += p + q;
+// One input stream over m (a multiple of 8) values: s1, s2 and the sum of |x|, and with DOT
+// the dot product with `other` (read in the same loop, so that it is widened to float64 once).
+template <typename T, bool DOT>
+void input_sums(const T* v, const T* other, std::size_t m, StreamBlock& out, double* dot_out) {
+    const v4d c = splat(out.shift), zero = splat(0.0);
+    v4d s1 = zero, s2 = zero, sa = zero, dot = zero;
+    for (std::size_t i = 0; i < m; i += 8) {
+        const v4d u0 = widen4(v + i), u1 = widen4(v + i + 4);
+        const v4d x0 = minus(u0, c), x1 = minus(u1, c);
+        s1 += x0 + x1;
+        s2 += squares(x0, x1);
+        sa += plus(vabs<double>(u0), vabs<double>(u1));
+        if constexpr (DOT) dot += fma4(u1, widen4(other + i + 4), u0 * widen4(other + i));
     }
-    return hsum(dot);
+    out.s1 = hsum(s1);
+    out.s2 = hsum(s2);
+    out.sum_abs = hsum(sa);
+    if constexpr (DOT) *dot_out = hsum(dot);
 }
 
 // Fills the rest of `s` from the fast sums; false when they are not finite (NaN/Inf or
@@ -183,11 +187,10 @@ bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m,
     out.s[kB].shift = shift_of(b[0]);
     out.s[kAbs].shift = shift_of(sc.ad[0]);
     out.s[kRel].shift = shift_of(sc.rd[0]);
-    stream_sums<T, true, false>(a, m, out.s[kA]);
-    stream_sums<T, true, false>(b, m, out.s[kB]);
-    stream_sums<T, false, true>(sc.ad, m, out.s[kAbs]);
-    stream_sums<T, false, true>(sc.rd, m, out.s[kRel]);
-    out.dot = dot_sum(a, b, m);
+    input_sums<T, true>(a, b, m, out.s[kA], &out.dot);
+    input_sums<T, false>(b, a, m, out.s[kB], nullptr);
+    diff_sums(sc.ad, m, out.s[kAbs]);
+    diff_sums(sc.rd, m, out.s[kRel]);
     out.s[kAbs].sum_abs = out.s[kAbs].s1 + out.s[kAbs].shift * static_cast<double>(m);
     out.s[kRel].sum_abs = out.s[kRel].s1 + out.s[kRel].shift * static_cast<double>(m);
     bool ok = finish(out.s[kA], m);
