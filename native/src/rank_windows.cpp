@@ -342,7 +342,7 @@ namespace {
 // every few percent of elements.
 template <typename K>
 void tally_and_gather(const K* keys, std::size_t m, std::uint32_t* hist, const std::uint8_t* predicted,
-                      std::vector<K>& out, std::size_t& used) {
+                      KeyBuffer<K>& out, std::size_t& used) {
     constexpr int shift = 8 * static_cast<int>(sizeof(K)) - 16;
     if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
     K* dst = out.data() + used;
@@ -393,7 +393,7 @@ namespace {
 template <typename K>
 bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, int shift,
                     const std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>>& wanted,
-                    std::vector<std::uint64_t>& keys_out, std::array<std::vector<K>, 4> RankWindows::Counts::*member) {
+                    std::vector<std::uint64_t>& keys_out, std::array<KeyBuffer<K>, 4> RankWindows::Counts::*member) {
     std::vector<std::int32_t> bucket_of(kBins, -1);
     for (std::size_t i = 0; i < wanted.size(); ++i) bucket_of[wanted[i].first] = static_cast<std::int32_t>(i);
     std::vector<std::vector<K>> buckets(wanted.size());

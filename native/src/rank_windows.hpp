@@ -7,6 +7,7 @@
 // never depends on the sample.
 #pragma once
 #include <array>
+#include <memory>
 #include <utility>
 #include <cstdint>
 #include <vector>
@@ -17,13 +18,36 @@
 
 namespace poly {
 
+// An allocator whose resize() leaves new elements uninitialised (they are written before
+// they are read): growing a buffer of gathered keys then costs no zero fill.
+template <typename T>
+struct UninitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitAllocator<U>;
+    };
+    UninitAllocator() = default;
+    template <typename U>
+    UninitAllocator(const UninitAllocator<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+template <typename K>
+using KeyBuffer = std::vector<K, UninitAllocator<K>>;
+
 class RankWindows {
 public:
     // Per-partition tallies. Float32 keys are gathered as their high 32 bits.
     struct Counts {
         std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
-        std::array<std::vector<std::uint32_t>, 4> keys32;    // gathered keys (float32 compute)
-        std::array<std::vector<std::uint64_t>, 4> keys64;    // gathered keys (float64 compute)
+        std::array<KeyBuffer<std::uint32_t>, 4> keys32;      // gathered keys (float32 compute)
+        std::array<KeyBuffer<std::uint64_t>, 4> keys64;      // gathered keys (float64 compute)
         std::array<std::size_t, 4> used{};                   // gathered so far (vector size = capacity)
         std::vector<std::uint32_t> scratch32;                // one block of keys, float32 compute
         std::vector<std::uint64_t> scratch64;                // one block of keys, float64 compute
@@ -40,7 +64,7 @@ public:
             else return tally64;
         }
         template <typename K>
-        std::array<std::vector<K>, 4>& keys() {
+        std::array<KeyBuffer<K>, 4>& keys() {
             if constexpr (sizeof(K) == 4) return keys32;
             else return keys64;
         }
