@@ -12,14 +12,19 @@ void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::siz
 void block_stats_f32(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                      double atol, double rtol, BlockStats& out);
 bool fused_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
-               WindowTally* t, BlockStats& out, FusedScratch& scratch);
+               WindowTally32* t, BlockStats& out, FusedScratchOf<float>& scratch);
+void diff_f64(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, double* ad, double* rd);
+void block_stats_f64(const double* a, const double* b, const double* ad, const double* rd, std::size_t m,
+                     double atol, double rtol, BlockStats& out);
+bool fused_f64(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, const WindowSet* w,
+               WindowTally64* t, BlockStats& out, FusedScratchOf<double>& scratch);
 
 #define POLY_STR2(x) #x
 #define POLY_STR(x) POLY_STR2(x)
 
 const KernelTable& table() {
     static const KernelTable t{POLY_STR(POLY_ARCH), &load_block, &load_bits, &diff_block, &block_stats, &diff_f32,
-                              &block_stats_f32, &fused_f32};
+                              &block_stats_f32, &fused_f32, &diff_f64, &block_stats_f64, &fused_f64};
     return t;
 }
 

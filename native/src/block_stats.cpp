@@ -59,7 +59,7 @@ void finish_stream(const T* v, std::size_t m, StreamBlock& s) {
         const double md = static_cast<double>(m);
         s.sum = s.shift * md + s.s1;
         s.mean = s.shift + s.s1 / md;
-        const double m2 = s.s2 - s.s1 * s.s1 / md;
+        const double m2 = s.s2 - s.s1 * (s.s1 / md);
         s.m2 = m2 > 0 ? m2 : 0.0;
         s.nan = s.inf = 0;
         s.valid = m;
@@ -190,6 +190,11 @@ void block_stats(const Block& blk, std::size_t m, double atol, double rtol, Bloc
 void block_stats_f32(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                      double atol, double rtol, BlockStats& out) {
     stats_of<float>(a, b, ad, rd, m, atol, rtol, out);
+}
+
+void block_stats_f64(const double* a, const double* b, const double* ad, const double* rd, std::size_t m,
+                     double atol, double rtol, BlockStats& out) {
+    stats_of<double>(a, b, ad, rd, m, atol, rtol, out);
 }
 
 }  // namespace POLY_ARCH

@@ -113,24 +113,35 @@ void with_inf_mode(const CompareConfig& cfg, std::size_t m, Block& blk) {
     else with_den_mode<F32, XOR, false>(cfg, m, blk);
 }
 
-template <bool INF_EQ>
-void diff_f32_loop(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd) {
-    const float eps = static_cast<float>(cfg.eps);
+// Two inputs of the compute type T (float32, or float64 from any dtype but integer pairs):
+// NumPy's arithmetic in T, element for element.
+template <typename T, bool INF_EQ>
+void diff_pair_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, T* ad, T* rd) {
+    const T eps = static_cast<T>(cfg.eps);
     for (std::size_t i = 0; i < m; ++i) {
-        const float x = a[i], y = b[i];
-        float d = std::fabs(x - y);
-        if constexpr (INF_EQ) d = (std::isinf(x) && x == y) ? 0.0f : d;
-        const float den = (y == 0.0f) ? eps : std::fabs(y);
+        const T x = a[i], y = b[i];
+        T d = std::fabs(x - y);
+        if constexpr (INF_EQ) d = (std::isinf(x) && x == y) ? T{0} : d;
+        const T den = (y == T{0}) ? eps : std::fabs(y);
         ad[i] = d;
         rd[i] = d / den;
     }
 }
 
+template <typename T>
+void diff_pair(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, T* ad, T* rd) {
+    if (cfg.inf_equal) diff_pair_loop<T, true>(cfg, a, b, m, ad, rd);
+    else diff_pair_loop<T, false>(cfg, a, b, m, ad, rd);
+}
+
 }  // namespace
 
 void diff_f32(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd) {
-    if (cfg.inf_equal) diff_f32_loop<true>(cfg, a, b, m, ad, rd);
-    else diff_f32_loop<false>(cfg, a, b, m, ad, rd);
+    diff_pair(cfg, a, b, m, ad, rd);
+}
+
+void diff_f64(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, double* ad, double* rd) {
+    diff_pair(cfg, a, b, m, ad, rd);
 }
 
 void diff_block(const CompareConfig& cfg, std::size_t m, Block& blk) {

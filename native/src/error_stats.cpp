@@ -75,16 +75,49 @@ struct StreamAcc {
     }
 };
 
-// The float32 path's buffers for one block: the inputs narrowed to float32 (when they are not
-// read in place), and the differences when a block needs the exact treatment.
-struct F32Block {
-    alignas(64) float a[kBlock];
-    alignas(64) float b[kBlock];
-    alignas(64) float ad[kBlock];
-    alignas(64) float rd[kBlock];
+// The one-pass kernel's buffers for one block of compute type T: the inputs loaded (float32:
+// narrowed) when they are not read in place, and the differences when a block needs the
+// exact treatment.
+template <typename T>
+struct FusedBlock {
+    alignas(64) T a[kBlock];
+    alignas(64) T b[kBlock];
+    alignas(64) T ad[kBlock];
+    alignas(64) T rd[kBlock];
     alignas(64) double wide[kBlock];
-    FusedScratch scratch;
+    FusedScratchOf<T> scratch;
 };
+
+// The kernel table's entries for compute type T.
+bool fused_block(const KernelTable& k, const CompareConfig& cfg, const float* a, const float* b, std::size_t m,
+                 const WindowSet* w, WindowTally32* t, BlockStats& out, FusedScratchOf<float>& sc) {
+    return k.fused_f32(cfg, a, b, m, w, t, out, sc);
+}
+bool fused_block(const KernelTable& k, const CompareConfig& cfg, const double* a, const double* b, std::size_t m,
+                 const WindowSet* w, WindowTally64* t, BlockStats& out, FusedScratchOf<double>& sc) {
+    return k.fused_f64(cfg, a, b, m, w, t, out, sc);
+}
+void exact_block(const KernelTable& k, const CompareConfig& cfg, const float* a, const float* b, std::size_t m,
+                 float* ad, float* rd, BlockStats& out) {
+    k.diff_f32(cfg, a, b, m, ad, rd);
+    k.block_stats_f32(a, b, ad, rd, m, cfg.atol, cfg.rtol, out);
+}
+void exact_block(const KernelTable& k, const CompareConfig& cfg, const double* a, const double* b, std::size_t m,
+                 double* ad, double* rd, BlockStats& out) {
+    k.diff_f64(cfg, a, b, m, ad, rd);
+    k.block_stats_f64(a, b, ad, rd, m, cfg.atol, cfg.rtol, out);
+}
+
+// Elements [s, s + m) of v as the compute type T into dst (exact: float16/bfloat16/float32
+// values are float32 values, and any dtype of a float64 comparison but the integer pairs
+// that the one-pass kernel does not take is exact in double).
+void load_as(const KernelTable& k, const ArrayView& v, std::size_t s, std::size_t m, double* dst, double*) {
+    k.load_block(v, s, m, dst);
+}
+void load_as(const KernelTable& k, const ArrayView& v, std::size_t s, std::size_t m, float* dst, double* wide) {
+    k.load_block(v, s, m, wide);
+    for (std::size_t i = 0; i < m; ++i) dst[i] = static_cast<float>(wide[i]);
+}
 
 struct MainState {
     std::array<StreamAcc, 4> acc;
@@ -151,59 +184,78 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
     }
     // Ranks are planned as if no NaN were present; a stream with NaN gets NaN at the end.
     const RankPlan optimistic = plan_ranks(reqs, n, {0, 0, 0, 0});
-    // Float32 compute (float16/bfloat16/float32 inputs, bool beside them) runs the one-pass
-    // kernel per block. Two contiguous, aligned float32 inputs (the common case) are read in
-    // place; other layouts and dtypes are loaded and narrowed to float32 first (exact: their
-    // values are float32 values). Results equal the general path's bit for bit.
-    auto aligned4 = [](const ArrayView& v) { return reinterpret_cast<std::uintptr_t>(v.data) % alignof(float) == 0; };
-    const bool fused = cfg.f32;
-    const bool in_place = fused && a.dtype == DType::F32 && b.dtype == DType::F32 && a.contiguous() &&
-                          b.contiguous() && aligned4(a) && aligned4(b);
-    const RankWindows windows(cfg, a, b, optimistic.targets, fused);
+    // Float32 compute (float16/bfloat16/float32 inputs, bool beside them) and float64 compute
+    // (float64 beside any dtype but the integer pairs subtracted as integers, and bool pairs)
+    // run the one-pass kernel per block. Two contiguous, aligned inputs of the compute type
+    // (the common case) are read in place; other layouts and dtypes are loaded into it first
+    // (exact). Results equal the general path's (extrema, counts, order statistics exactly,
+    // sums within float64 rounding).
+    const bool fused32 = cfg.f32;
+    const bool fused64 = !cfg.f32 && !cfg.xor_mode && !cfg.needs_bits();
+    auto in_place_as = [&](DType t, std::size_t size) {
+        auto ok = [&](const ArrayView& v) {
+            return v.dtype == t && v.contiguous() && reinterpret_cast<std::uintptr_t>(v.data) % size == 0;
+        };
+        return ok(a) && ok(b);
+    };
+    const bool in_place = fused32 ? in_place_as(DType::F32, sizeof(float))
+                                  : fused64 && in_place_as(DType::F64, sizeof(double));
+    const RankWindows windows(cfg, a, b, optimistic.targets, fused32 || fused64);
 
-    auto states = run_partitions<MainState>(n, threads, kBlock,
-                                            [&](MainState& st, std::size_t begin, std::size_t end) {
+    auto add_block = [](MainState& st, const BlockStats& bs, std::size_t m, std::uint64_t block) {
+        for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
+        st.dot += bs.dot;
+        st.fails += bs.fails;
+    };
+    // One partition through the one-pass kernel of compute type T.
+    auto fused_partition = [&](auto type_tag, MainState& st, std::size_t begin, std::size_t end) {
+        using T = decltype(type_tag);
+        using K = WindowKey<T>;
         const KernelTable& kt = kernels();
         BlockStats bs;
         if (windows.active()) st.windows = windows.make_counts(end - begin);
-        // Only one of the two is used: the float32 path's buffers, or a Block.
-        std::unique_ptr<F32Block> fb(fused ? new F32Block : nullptr);
-        std::unique_ptr<Block> blk(fused ? nullptr : new Block);
+        std::unique_ptr<FusedBlock<T>> fb(new FusedBlock<T>);
         for (std::size_t s = begin; s < end; s += kBlock) {
             const std::size_t m = std::min(kBlock, end - s);
-            const std::uint64_t block = s / kBlock;
-            if (fused) {
-                const float* pa = reinterpret_cast<const float*>(a.data) + s;
-                const float* pb = reinterpret_cast<const float*>(b.data) + s;
-                if (!in_place) {
-                    for (int side = 0; side < 2; ++side) {
-                        kt.load_block(side == 0 ? a : b, s, m, fb->wide);
-                        float* dst = side == 0 ? fb->a : fb->b;
-                        for (std::size_t i = 0; i < m; ++i) dst[i] = static_cast<float>(fb->wide[i]);
-                    }
-                    pa = fb->a;
-                    pb = fb->b;
-                }
-                WindowTally* tally = windows.active() ? windows.tally_for(st.windows, m) : nullptr;
-                const bool done = kt.fused_f32(cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs,
-                                                fb->scratch);
-                if (tally) windows.after_block(st.windows);
-                if (!done) {  // NaN, Inf, overflowing sums or a partial block: the exact treatment
-                    kt.diff_f32(cfg, pa, pb, m, fb->ad, fb->rd);
-                    kt.block_stats_f32(pa, pb, fb->ad, fb->rd, m, cfg.atol, cfg.rtol, bs);
-                }
-            } else {
-                compute_block(cfg, a, b, s, m, *blk);
-                kt.block_stats(*blk, m, cfg.atol, cfg.rtol, bs);
+            const T* pa = reinterpret_cast<const T*>(a.data) + s;
+            const T* pb = reinterpret_cast<const T*>(b.data) + s;
+            if (!in_place) {
+                load_as(kt, a, s, m, fb->a, fb->wide);
+                load_as(kt, b, s, m, fb->b, fb->wide);
+                pa = fb->a;
+                pb = fb->b;
             }
-            for (int k = 0; k < 4; ++k) st.acc[k].add_block(bs.s[k], m, block);
-            st.dot += bs.dot;
-            st.fails += bs.fails;
-            if (windows.active() && !fused) {
+            WindowTallyOf<K>* tally = windows.active() ? windows.tally_for<K>(st.windows, m) : nullptr;
+            const bool done = fused_block(kt, cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs,
+                                          fb->scratch);
+            if (tally) windows.after_block(st.windows);
+            // NaN, Inf, overflowing sums or a partial block: the exact treatment
+            if (!done) exact_block(kt, cfg, pa, pb, m, fb->ad, fb->rd, bs);
+            add_block(st, bs, m, s / kBlock);
+        }
+    };
+    // One partition through the general path (integer and bool pairs).
+    auto general_partition = [&](MainState& st, std::size_t begin, std::size_t end) {
+        const KernelTable& kt = kernels();
+        BlockStats bs;
+        if (windows.active()) st.windows = windows.make_counts(end - begin);
+        std::unique_ptr<Block> blk(new Block);
+        for (std::size_t s = begin; s < end; s += kBlock) {
+            const std::size_t m = std::min(kBlock, end - s);
+            compute_block(cfg, a, b, s, m, *blk);
+            kt.block_stats(*blk, m, cfg.atol, cfg.rtol, bs);
+            add_block(st, bs, m, s / kBlock);
+            if (windows.active()) {
                 for (int k : {kAbs, kRel})
                     if (windows.wants(k)) windows.feed(st.windows, k, blk->v[k], m);
             }
         }
+    };
+    auto states = run_partitions<MainState>(n, threads, kBlock,
+                                            [&](MainState& st, std::size_t begin, std::size_t end) {
+        if (fused32) fused_partition(float{}, st, begin, end);
+        else if (fused64) fused_partition(double{}, st, begin, end);
+        else general_partition(st, begin, end);
     });
 
     MainState total;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "dtype.hpp"
 #include "kernel.hpp"
@@ -26,32 +27,39 @@ struct BlockStats {
     std::uint64_t fails = 0;
 };
 
-// Rank windows of the one-pass float32 kernel (fused_pass.cpp): per stream (0: absdiff,
-// 1: reldiff) up to kMaxWindows disjoint ranges of float32 bit patterns read as int32, the
-// order of non-negative floats (both streams are >= +0 or NaN, and a stream holding NaN has
-// NaN order statistics anyway).
+// Rank windows of the one-pass kernels (fused_pass.cpp): per stream (0: absdiff, 1: reldiff)
+// up to kMaxWindows disjoint, ascending ranges of bit patterns of the compute type (float32
+// bits read as int32, float64 bits as int64), the order of non-negative floats (both streams
+// are >= +0 or NaN, and a stream holding NaN has NaN order statistics anyway).
 constexpr int kMaxWindows = 8;
 struct WindowSet {
     int count[2] = {0, 0};
-    std::int32_t lo_minus1[2][kMaxWindows] = {};  // a window holds bits in (lo_minus1, hi]
-    std::int32_t hi[2][kMaxWindows] = {};
+    std::int64_t lo_minus1[2][kMaxWindows] = {};  // a window holds bits in (lo_minus1, hi]
+    std::int64_t hi[2][kMaxWindows] = {};
 };
+// The gathered bits of an element of type T (float: 32, double: 64).
+template <typename T>
+using WindowKey = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 // What the kernel tallies for a WindowSet: per window the elements above lo_minus1, and the
 // bits of the elements inside any window, appended at dst[s] + used[s] (room for the block
-// plus 8 more).
-struct WindowTally {
+// plus a vector more).
+template <typename K>
+struct WindowTallyOf {
     std::uint64_t at_or_above[2][kMaxWindows] = {};
-    std::uint32_t* dst[2] = {nullptr, nullptr};
+    K* dst[2] = {nullptr, nullptr};
     std::size_t used[2] = {0, 0};
 };
+using WindowTally32 = WindowTallyOf<std::uint32_t>;
+using WindowTally64 = WindowTallyOf<std::uint64_t>;
 
 // Per-thread buffers of the one-pass kernel for one block: the differences, and the inputs
-// padded to a multiple of 8 for a partial block.
-struct FusedScratch {
-    alignas(64) float a[kBlock];
-    alignas(64) float b[kBlock];
-    alignas(64) float ad[kBlock];
-    alignas(64) float rd[kBlock];
+// padded to a whole number of vectors for a partial block.
+template <typename T>
+struct FusedScratchOf {
+    alignas(64) T a[kBlock];
+    alignas(64) T b[kBlock];
+    alignas(64) T ad[kBlock];
+    alignas(64) T rd[kBlock];
 };
 
 struct KernelTable {
@@ -67,12 +75,21 @@ struct KernelTable {
     void (*diff_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, float* ad, float* rd);
     void (*block_stats_f32)(const float* a, const float* b, const float* ad, const float* rd, std::size_t m,
                             double atol, double rtol, BlockStats& out);
-    // One pass over two contiguous, 4-byte aligned float32 inputs: differences, statistics
-    // and the rank-window tallies (w may be null) in registers. False when the block's sums
-    // are not finite (NaN, Inf, overflow): `out` is then incomplete and the caller redoes the
-    // block with diff_f32 + block_stats_f32 (the tallies are complete either way).
+    // One pass over two contiguous float32 inputs: differences, statistics and the
+    // rank-window tallies (w may be null) in registers. False when the block's sums are not
+    // finite (NaN, Inf, overflow) or the block is partial: `out` is then incomplete and the
+    // caller redoes the block with diff_f32 + block_stats_f32 (the tallies are complete
+    // either way).
     bool (*fused_f32)(const CompareConfig& cfg, const float* a, const float* b, std::size_t m, const WindowSet* w,
-                      WindowTally* t, BlockStats& out, FusedScratch& scratch);
+                      WindowTally32* t, BlockStats& out, FusedScratchOf<float>& scratch);
+    // The same for float64 compute (float64 differences of inputs loaded as double), redone
+    // with diff_f64 + block_stats_f64 when it returns false.
+    void (*diff_f64)(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, double* ad,
+                     double* rd);
+    void (*block_stats_f64)(const double* a, const double* b, const double* ad, const double* rd, std::size_t m,
+                            double atol, double rtol, BlockStats& out);
+    bool (*fused_f64)(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, const WindowSet* w,
+                      WindowTally64* t, BlockStats& out, FusedScratchOf<double>& scratch);
 };
 
 namespace arch_generic { const KernelTable& table(); }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <thread>
+#include <type_traits>
 
 #include "kernels.hpp"
 #include "parallel.hpp"
@@ -95,28 +96,35 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
         predicted_share_[k] = static_cast<double>(in) / s;
     }
     active_ = true;
-    if (f32_ && fused_kernel) build_window_set();
+    if (fused_kernel) {
+        if (f32_) build_window_set<std::uint32_t>();
+        else build_window_set<std::uint64_t>();
+    }
 }
 
-// The targets' sample spans on absdiff and reldiff as ranges of float32 bit patterns, merged
-// where they overlap. Both streams hold values >= +0 (or NaN), whose keys sit in the upper
-// half: spans are clipped to it. More ranges than the kernel takes are merged across their
-// smallest gaps.
+// The targets' sample spans on absdiff and reldiff as ranges of bit patterns of the compute
+// type (K: its key width), merged where they overlap. Both streams hold values >= +0 (or
+// NaN), whose keys sit in the upper half: spans are clipped to it. More ranges than the
+// kernel takes are merged across their smallest gaps.
+template <typename K>
 void RankWindows::build_window_set() {
+    constexpr int kDrop = 64 - 8 * static_cast<int>(sizeof(K));  // order_key holds K in its top bits
+    constexpr K kTop = K{1} << (8 * sizeof(K) - 1);               // key = bits ^ kTop for values >= +0
     const int streams[2] = {kAbs, kRel};
     for (int s = 0; s < 2; ++s) {
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;  // inclusive key32 ranges
+        std::vector<std::pair<K, K>> runs;  // inclusive key ranges
         for (std::size_t i = 0; i < targets_.size(); ++i) {
             if (targets_[i].stream != streams[s]) continue;
-            const auto lo = static_cast<std::uint32_t>(key_span_[i].first >> 32);
-            const auto hi = static_cast<std::uint32_t>(key_span_[i].second >> 32);
-            if (hi < 0x80000000u) continue;  // negative values only: nothing to gather
-            runs.push_back({std::max(lo, 0x80000000u), hi});
+            const auto lo = static_cast<K>(key_span_[i].first >> kDrop);
+            const auto hi = static_cast<K>(key_span_[i].second >> kDrop);
+            if (hi < kTop) continue;  // negative values only: nothing to gather
+            runs.push_back({std::max(lo, kTop), hi});
         }
         std::sort(runs.begin(), runs.end());
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> merged;
+        std::vector<std::pair<K, K>> merged;
         for (const auto& r : runs) {
-            if (!merged.empty() && r.first <= merged.back().second + 1ull) merged.back().second = std::max(merged.back().second, r.second);
+            // r.first >= kTop > 0: r.first - 1 does not wrap
+            if (!merged.empty() && r.first - 1 <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
             else merged.push_back(r);
         }
         while (merged.size() > static_cast<std::size_t>(kMaxWindows)) {
@@ -128,36 +136,53 @@ void RankWindows::build_window_set() {
         }
         window_set_.count[s] = static_cast<int>(merged.size());
         for (std::size_t w = 0; w < merged.size(); ++w) {
-            // key32 = bits ^ 0x80000000 for non-negative floats
-            window_set_.lo_minus1[s][w] = static_cast<std::int32_t>(merged[w].first ^ 0x80000000u) - 1;
-            window_set_.hi[s][w] = static_cast<std::int32_t>(merged[w].second ^ 0x80000000u);
+            // the bits of a value >= +0 read as a signed integer: key ^ kTop, non-negative
+            window_set_.lo_minus1[s][w] = static_cast<std::int64_t>(merged[w].first ^ kTop) - 1;
+            window_set_.hi[s][w] = static_cast<std::int64_t>(merged[w].second ^ kTop);
         }
     }
     fused_ = true;
 }
 
-WindowTally* RankWindows::tally_for(Counts& c, std::size_t m) const {
+template <typename K>
+WindowTallyOf<K>* RankWindows::tally_for(Counts& c, std::size_t m) const {
     if (c.overflow) return nullptr;
     const int streams[2] = {kAbs, kRel};
+    WindowTallyOf<K>& tally = c.tally<K>();
     for (int s = 0; s < 2; ++s) {
-        auto& keys = c.keys32[streams[s]];
-        if (keys.size() < c.tally.used[s] + m + 8) keys.resize(std::max(2 * keys.size(), c.tally.used[s] + m + 8));
-        c.tally.dst[s] = keys.data();
+        auto& keys = c.keys<K>()[streams[s]];
+        if (keys.size() < tally.used[s] + m + 8) keys.resize(std::max(2 * keys.size(), tally.used[s] + m + 8));
+        tally.dst[s] = keys.data();
     }
-    return &c.tally;
+    return &tally;
 }
+
+template WindowTally32* RankWindows::tally_for<std::uint32_t>(Counts&, std::size_t) const;
+template WindowTally64* RankWindows::tally_for<std::uint64_t>(Counts&, std::size_t) const;
 
 void RankWindows::after_block(Counts& c) const {
     // Gathering much more than the windows should hold would amount to copying the input:
     // give up and let radix select finish the job.
     // (Windows of exact keys hold about what the sample predicts; a quarter is far off.)
     for (int s = 0; s < 2; ++s)
-        if (c.tally.used[s] > static_cast<std::size_t>(n_ / 4) + 1024) c.overflow = true;
+        if (std::max(c.tally32.used[s], c.tally64.used[s]) > static_cast<std::size_t>(n_ / 4) + 1024) c.overflow = true;
 }
 
 bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
                                 const std::array<bool, 4>& skip, int threads) const {
     if (!active_ || !fused_) return false;
+    if (f32_) return resolve_fused_keys<std::uint32_t>(parts, keys, skip, threads);
+    return resolve_fused_keys<std::uint64_t>(parts, keys, skip, threads);
+}
+
+// resolve_fused() for keys of width K: the kernel gathered the bits of the compute type, read
+// here as the signed integers S (whose order is that of the values >= +0).
+template <typename K>
+bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
+                                     const std::array<bool, 4>& skip, int threads) const {
+    using S = std::make_signed_t<K>;
+    constexpr int kDrop = 64 - 8 * static_cast<int>(sizeof(K));  // order_key holds K in its top bits
+    constexpr K kTop = K{1} << (8 * sizeof(K) - 1);
     for (auto* p : parts)
         if (p->overflow) return false;
     keys.assign(targets_.size(), 0);
@@ -169,7 +194,7 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
         // Elements below each window, and the gathered bits of each window.
         std::vector<std::uint64_t> below(static_cast<std::size_t>(nw), n_);
         for (auto* p : parts)
-            for (int w = 0; w < nw; ++w) below[static_cast<std::size_t>(w)] -= p->tally.at_or_above[s][w];
+            for (int w = 0; w < nw; ++w) below[static_cast<std::size_t>(w)] -= p->tally<K>().at_or_above[s][w];
         // Every gathered key lies in exactly one window (they are disjoint and ascending): its
         // index is the number of windows starting at or below it, less one. One pass
         // histograms the keys by window and by the top bits of their offset in it (at most
@@ -177,29 +202,31 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
         // pass collects the keys of those bins only, and nth_element finishes on them.
         constexpr int kSubBits = 12;
         constexpr std::size_t kSubBins = std::size_t{1} << kSubBits;
-        std::int32_t lo[kMaxWindows];
+        S lo_minus1[kMaxWindows], hi[kMaxWindows];
+        K lo[kMaxWindows];
         int shift[kMaxWindows];
         for (int w = 0; w < nw; ++w) {
-            lo[w] = window_set_.lo_minus1[s][w] + 1;
-            const std::uint32_t span = static_cast<std::uint32_t>(window_set_.hi[s][w]) -
-                                       static_cast<std::uint32_t>(window_set_.lo_minus1[s][w]);
+            lo_minus1[w] = static_cast<S>(window_set_.lo_minus1[s][w]);
+            hi[w] = static_cast<S>(window_set_.hi[s][w]);
+            lo[w] = static_cast<K>(lo_minus1[w]) + 1;
+            const K span = static_cast<K>(hi[w]) - static_cast<K>(lo_minus1[w]);  // keys in the window
             int bits = 0;
-            while (bits < 32 && (span - 1) >> bits) ++bits;
+            while (bits < static_cast<int>(8 * sizeof(K)) && (span - 1) >> bits) ++bits;
             shift[w] = std::max(0, bits - kSubBits);
         }
-        auto window_of = [&](std::int32_t bits) {
+        auto window_of = [&](S bits) {
             int w = -1;
-            for (int i = 0; i < nw; ++i) w += bits > window_set_.lo_minus1[s][i];
+            for (int i = 0; i < nw; ++i) w += bits > lo_minus1[i];
             return w;
         };
         // A key's bin, or hist.size() for a key outside every window (impossible unless the
         // inputs changed during the pass: then radix select runs instead).
         const std::size_t no_bin = static_cast<std::size_t>(nw) * kSubBins;
-        auto bin_of = [&](std::int32_t bits) {
+        auto bin_of = [&](S bits) {
             const int w = window_of(bits);
-            if (w < 0 || bits > window_set_.hi[s][w]) return no_bin;
+            if (w < 0 || bits > hi[w]) return no_bin;
             return static_cast<std::size_t>(w) * kSubBins +
-                   static_cast<std::size_t>((static_cast<std::uint32_t>(bits) - static_cast<std::uint32_t>(lo[w])) >> shift[w]);
+                   static_cast<std::size_t>((static_cast<K>(bits) - lo[w]) >> shift[w]);
         };
         // Both passes run over the partitions' gathered keys on up to `threads` threads, each
         // into its own histogram (or its own picked keys), merged afterwards.
@@ -211,8 +238,8 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
                                                    [&](HistPart& h, std::size_t begin, std::size_t end) {
             h.hist.assign(no_bin, 0);
             for (std::size_t q = begin; q < end; ++q) {
-                const auto* g = reinterpret_cast<const std::int32_t*>(parts[q]->keys32[k].data());
-                for (std::size_t i = 0; i < parts[q]->tally.used[s]; ++i) {
+                const auto* g = reinterpret_cast<const S*>(parts[q]->keys<K>()[k].data());
+                for (std::size_t i = 0; i < parts[q]->tally<K>().used[s]; ++i) {
                     const std::size_t bin = bin_of(g[i]);
                     if (bin == no_bin) {
                         h.bad = true;
@@ -253,29 +280,28 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
         // The keys of the wanted bins (a handful of bins, each a small share of a window):
         // each bin is a range of bit patterns, so a key is tested against those ranges only.
         std::vector<std::int32_t> slot_of(hist.size(), -1);
-        std::vector<std::vector<std::int32_t>> picked;
-        std::vector<std::pair<std::int32_t, std::uint32_t>> range;  // per slot: first bits, span - 1
+        std::vector<std::vector<S>> picked;
+        std::vector<std::pair<K, K>> range;  // per slot: first bits, span - 1
         for (const Want& x : want) {
             if (slot_of[x.bin] >= 0) continue;
             slot_of[x.bin] = static_cast<std::int32_t>(picked.size());
             picked.emplace_back();
             picked.back().reserve(hist[x.bin]);
             const auto w = static_cast<int>(x.bin / kSubBins);
-            const auto first = static_cast<std::uint32_t>(lo[w]) + (static_cast<std::uint32_t>(x.bin % kSubBins) << shift[w]);
-            const std::uint32_t last = std::min(first + ((std::uint32_t{1} << shift[w]) - 1),
-                                                static_cast<std::uint32_t>(window_set_.hi[s][w]));
-            range.push_back({static_cast<std::int32_t>(first), last - first});
+            const K first = lo[w] + (static_cast<K>(x.bin % kSubBins) << shift[w]);
+            const K last = std::min<K>(first + ((K{1} << shift[w]) - 1), static_cast<K>(hi[w]));
+            range.push_back({first, last - first});
         }
-        using Picked = std::vector<std::vector<std::int32_t>>;
+        using Picked = std::vector<std::vector<S>>;
         auto picked_parts = run_partitions<Picked>(parts.size(), threads, 1,
                                                    [&](Picked& mine, std::size_t begin, std::size_t end) {
             mine.resize(range.size());
             for (std::size_t q = begin; q < end; ++q) {
-                const auto* g = reinterpret_cast<const std::int32_t*>(parts[q]->keys32[k].data());
-                for (std::size_t i = 0; i < parts[q]->tally.used[s]; ++i) {
-                    const auto key = static_cast<std::uint32_t>(g[i]);
+                const auto* g = reinterpret_cast<const S*>(parts[q]->keys<K>()[k].data());
+                for (std::size_t i = 0; i < parts[q]->tally<K>().used[s]; ++i) {
+                    const auto key = static_cast<K>(g[i]);
                     for (std::size_t r = 0; r < range.size(); ++r)
-                        if (key - static_cast<std::uint32_t>(range[r].first) <= range[r].second) mine[r].push_back(g[i]);
+                        if (static_cast<K>(key - range[r].first) <= range[r].second) mine[r].push_back(g[i]);
                 }
             }
         });
@@ -286,8 +312,8 @@ bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::ui
             if (x.pos >= keys_in_bin.size()) return false;  // inputs changed during the pass
             auto nth = keys_in_bin.begin() + static_cast<std::ptrdiff_t>(x.pos);
             std::nth_element(keys_in_bin.begin(), nth, keys_in_bin.end());
-            const std::uint32_t key32 = static_cast<std::uint32_t>(*nth) ^ 0x80000000u;
-            keys[x.target] = static_cast<std::uint64_t>(key32) << 32;
+            const K key = static_cast<K>(*nth) ^ kTop;  // bits of a value >= +0 -> order key
+            keys[x.target] = static_cast<std::uint64_t>(key) << kDrop;
         }
     }
     return true;
@@ -316,7 +342,7 @@ namespace {
 // every few percent of elements.
 template <typename K>
 void tally_and_gather(const K* keys, std::size_t m, std::uint32_t* hist, const std::uint8_t* predicted,
-                      std::vector<K>& out, std::size_t& used) {
+                      KeyBuffer<K>& out, std::size_t& used) {
     constexpr int shift = 8 * static_cast<int>(sizeof(K)) - 16;
     if (out.size() < used + m) out.resize(std::max(2 * out.size(), used + m));
     K* dst = out.data() + used;
@@ -367,7 +393,7 @@ namespace {
 template <typename K>
 bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, int shift,
                     const std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>>& wanted,
-                    std::vector<std::uint64_t>& keys_out, std::array<std::vector<K>, 4> RankWindows::Counts::*member) {
+                    std::vector<std::uint64_t>& keys_out, std::array<KeyBuffer<K>, 4> RankWindows::Counts::*member) {
     std::vector<std::int32_t> bucket_of(kBins, -1);
     for (std::size_t i = 0; i < wanted.size(); ++i) bucket_of[wanted[i].first] = static_cast<std::int32_t>(i);
     std::vector<std::vector<K>> buckets(wanted.size());

@@ -7,6 +7,7 @@
 // never depends on the sample.
 #pragma once
 #include <array>
+#include <memory>
 #include <utility>
 #include <cstdint>
 #include <vector>
@@ -17,40 +18,77 @@
 
 namespace poly {
 
+// An allocator whose resize() leaves new elements uninitialised (they are written before
+// they are read): growing a buffer of gathered keys then costs no zero fill.
+template <typename T>
+struct UninitAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+        using other = UninitAllocator<U>;
+    };
+    UninitAllocator() = default;
+    template <typename U>
+    UninitAllocator(const UninitAllocator<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+template <typename K>
+using KeyBuffer = std::vector<K, UninitAllocator<K>>;
+
 class RankWindows {
 public:
     // Per-partition tallies. Float32 keys are gathered as their high 32 bits.
     struct Counts {
         std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
-        std::array<std::vector<std::uint32_t>, 4> keys32;    // gathered keys (float32 compute)
-        std::array<std::vector<std::uint64_t>, 4> keys64;    // gathered keys (float64 compute)
+        std::array<KeyBuffer<std::uint32_t>, 4> keys32;      // gathered keys (float32 compute)
+        std::array<KeyBuffer<std::uint64_t>, 4> keys64;      // gathered keys (float64 compute)
         std::array<std::size_t, 4> used{};                   // gathered so far (vector size = capacity)
         std::vector<std::uint32_t> scratch32;                // one block of keys, float32 compute
         std::vector<std::uint64_t> scratch64;                // one block of keys, float64 compute
         bool overflow = false;
-        // The one-pass float32 kernel's tallies (fused()): gathered float32 bits of absdiff
-        // (0) and reldiff (1) in keys32[kAbs] / keys32[kRel], counts above each window.
-        WindowTally tally;
+        // The one-pass kernel's tallies (fused()): gathered bits of absdiff (0) and reldiff
+        // (1) in keys32 (float32 compute) or keys64 (float64 compute) [kAbs] / [kRel], counts
+        // above each window.
+        WindowTally32 tally32;
+        WindowTally64 tally64;
+        // Those of key width K (32 or 64 bits).
+        template <typename K>
+        WindowTallyOf<K>& tally() {
+            if constexpr (sizeof(K) == 4) return tally32;
+            else return tally64;
+        }
+        template <typename K>
+        std::array<KeyBuffer<K>, 4>& keys() {
+            if constexpr (sizeof(K) == 4) return keys32;
+            else return keys64;
+        }
     };
 
     // Samples the inputs and predicts the bins of `targets`; inactive for inputs too small to
     // be worth it (radix select is cheap there).
-    // `fused_kernel`: the caller tallies float32 blocks with the one-pass kernel (fused()).
+    // `fused_kernel`: the caller tallies blocks with the one-pass kernel (fused()).
     RankWindows(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
                 const std::vector<RankTarget>& targets, bool fused_kernel = false);
 
     bool active() const { return active_; }
     bool wants(int stream) const { return !predicted_[stream].empty(); }
     Counts make_counts(std::size_t partition_elements) const;
-    // True when the one-pass float32 kernel tallies the windows (float32 compute, every
-    // window expressible as a WindowSet): then window_set() goes to the kernel, with
-    // tally_for() before each block and after_block() after it, and resolve_fused() replaces
-    // resolve().
+    // True when the one-pass kernel tallies the windows (float32 or float64 compute): then
+    // window_set() goes to the kernel, with tally_for() before each block and after_block()
+    // after it, and resolve_fused() replaces resolve().
     bool fused() const { return fused_; }
     const WindowSet& window_set() const { return window_set_; }
     // The tally to hand the kernel for a block of m elements (room reserved), or null once
     // the gathered set grew too large (then resolve_fused() fails and radix select runs).
-    WindowTally* tally_for(Counts& c, std::size_t m) const;
+    // K: the kernel's key width (WindowKey of the compute type).
+    template <typename K>
+    WindowTallyOf<K>* tally_for(Counts& c, std::size_t m) const;
     void after_block(Counts& c) const;
     // (The two passes over the gathered keys run on up to `threads` threads.)
     bool resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
@@ -79,7 +117,11 @@ private:
     bool fused_ = false;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> key_span_;  // per target: sample keys bounding its window
     WindowSet window_set_;
+    template <typename K>
     void build_window_set();
+    template <typename K>
+    bool resolve_fused_keys(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
+                            const std::array<bool, 4>& skip, int threads) const;
 };
 
 }  // namespace poly

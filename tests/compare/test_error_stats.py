@@ -147,6 +147,15 @@ def test_finite_floats_and_tolerance_boundaries(pair, atol, rtol):
     check_all(a, b, atol=atol, rtol=rtol, qs=(0.1, 0.5, 0.9))
 
 
+def test_variance_of_a_block_whose_sum_squared_overflows():
+    """Relative differences near 1e154: the block sum squared (s1^2) overflows float64 while
+    the variance (1.6e307) does not; it must not come out as 0 (found by hypothesis)."""
+    a = np.array([0.0, 4.746601e16, 1.760093e16], dtype=np.float32)
+    b = np.full(3, 4.85291412e-138)
+    s = check_all(a, b, atol=0.0, rtol=0.0, qs=(0.1, 0.5, 0.9))
+    assert s.reldiff.var > 1e307
+
+
 def test_strided_views_of_large_arrays():
     rng = np.random.default_rng(1)
     base_a = rng.standard_normal((600, 700)).astype(np.float32)

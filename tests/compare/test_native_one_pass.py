@@ -1,10 +1,12 @@
-"""The one-pass float32 kernel of poly._native on inputs large enough for its rank windows
-(the large-input sample, partial last blocks, duplicates, NaN, infinities, a sample that
-predicts the wrong windows): its statistics against the float64 NumPy oracle, exactly for
-extrema, counts and order statistics, and the instruction-set path it reports."""
+"""The one-pass kernel of poly._native (float32 and float64 compute) on inputs large enough
+for its rank windows (the large-input sample, partial last blocks, duplicates, NaN,
+infinities, a sample that predicts the wrong windows, loaded and misaligned inputs): its
+statistics against the float64 NumPy oracle, exactly for extrema, counts and order
+statistics, the portable kernels against the AVX2 ones, and the instruction-set path."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -29,15 +31,15 @@ def close(got: float, want: float, rel: float = 1e-9, scale: float = 0.0) -> boo
     return abs(got - want) <= rel * max(abs(want), scale) + 1e-300
 
 
-def check_against_oracle(a, b, *, ice=False, threads=1):
-    s = error_stats(a, b, quantiles=QS, infinities_compare_equal=ice, threads=threads)
+def check_against_oracle(a, b, *, ice=False, threads=1, qs=QS):
+    s = error_stats(a, b, quantiles=qs, infinities_compare_equal=ice, threads=threads)
     ad, rd, ftype = oracle.diffs(a, b, infinities_compare_equal=ice)
-    assert s.compute_dtype == "float32"
+    assert s.compute_dtype == oracle.compute_mode(a, b)
     assert s.mismatches == oracle.mismatches(ad, rd, ftype, 1e-5, 1e-5)
     for got, arr in ((s.absdiff, ad), (s.reldiff, rd)):
         want = oracle.moments(arr)
-        wq = oracle.quantiles(arr, QS)
-        for q in QS:
+        wq = oracle.quantiles(arr, qs)
+        for q in qs:
             assert close(got.quantiles[q], wq[q], rel=0), (q, got.quantiles[q], wq[q])
         assert close(got.median, want["median"], rel=0)
         assert close(got.min, want["min"], rel=0) and close(got.max, want["max"], rel=0)
@@ -49,8 +51,14 @@ def check_against_oracle(a, b, *, ice=False, threads=1):
         want = oracle.moments(arr.astype(np.float64))
         assert close(got.min, want["min"], rel=0) and close(got.max, want["max"], rel=0)
         assert got.argmin == (want["argmin"],) and got.argmax == (want["argmax"],)
+        if want["mean"] is not None:
+            assert close(got.mean, want["mean"], scale=want["scale1"])
+            assert close(got.mean_abs, want["mean_abs"], scale=want["scale1"])
         if want["var"] is not None:
             assert close(got.var, want["var"], scale=want["scale2"])
+    with np.errstate(all="ignore"):
+        sq = float(np.sum(ad.astype(np.float64) ** 2))
+    assert close(s.l2, math.sqrt(sq)) and close(s.mse, sq / a.size)
     return s
 
 
@@ -98,13 +106,14 @@ def test_a_sample_that_predicts_the_wrong_windows_still_gives_exact_ranks():
     check_against_oracle(a, b)
 
 
-def test_strided_and_misaligned_float32_views_give_the_in_place_figures():
-    a, b = pair((1 << 18) + 3, 4)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_strided_and_misaligned_views_give_the_in_place_figures(dtype):
+    a, b = pair((1 << 18) + 3, 4, dtype)
     want = error_stats(a, b, quantiles=QS)
     buf = bytearray(a.nbytes + 1)
-    mis = np.frombuffer(buf, dtype=np.float32, offset=1, count=a.size)
+    mis = np.frombuffer(buf, dtype=dtype, offset=1, count=a.size)
     mis[...] = a
-    wide = np.zeros(2 * b.size, dtype=np.float32)
+    wide = np.zeros(2 * b.size, dtype=dtype)
     wide[::2] = b
     for x, y in ((mis, b), (a, wide[::2])):
         got = error_stats(x, y, quantiles=QS)
@@ -114,6 +123,73 @@ def test_strided_and_misaligned_float32_views_give_the_in_place_figures():
             g, w = getattr(got, stream), getattr(want, stream)
             assert (g.min, g.max, g.mean, g.var, g.median) == (w.min, w.max, w.mean, w.var, w.median), stream
         assert got.absdiff.quantiles == want.absdiff.quantiles
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_float64_pair_matches_the_oracle(threads):
+    a, b = pair(LARGE, 5, np.float64)  # LARGE: a partial last block of 5, not whole vectors
+    check_against_oracle(a, b, threads=threads)
+
+
+@pytest.mark.parametrize("qs", [QS, (0.9,), ()])
+def test_float64_ties_and_a_partial_last_block(qs):
+    """Differences on a grid of 1/16 (each absdiff value shared by ~10^5 elements), a last
+    block of 1023 elements (padded to whole vectors, its sums done exactly), and six, three
+    or two rank windows per stream."""
+    rng = np.random.default_rng(6)
+    n = (1 << 20) + 1023
+    a = rng.integers(-1000, 1000, n) / 8.0
+    b = a + rng.integers(-20, 21, n) / 16.0
+    b[::997] = 0
+    check_against_oracle(a, b, qs=qs)
+
+
+def test_nan_and_infinities_in_a_large_float64_pair():
+    a, b = pair(LARGE, 7, np.float64)
+    a[654_321] = np.inf
+    b[654_321] = np.inf  # inf - inf: NaN, or 0 when infinities compare equal
+    b[2_000_003] = -np.inf
+    a[4_000_000] = 1e300  # finite, but its block's sums of squares overflow
+    s = check_against_oracle(a, b)
+    assert math.isnan(s.absdiff.median) and all(math.isnan(v) for v in s.absdiff.quantiles.values())
+    s = check_against_oracle(a, b, ice=True)
+    assert not math.isnan(s.absdiff.median) and s.absdiff.inf_count == 1
+
+
+@pytest.mark.parametrize("other", ["float32", "float16", "int32", "uint8"])
+def test_float64_beside_another_dtype_is_loaded_into_the_one_pass_kernel(other):
+    a, b = pair((1 << 19) + 17, 8, np.float64)
+    a = (a * 20).astype(other)
+    check_against_oracle(a, b, threads=2)
+    check_against_oracle(b, a)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_portable_kernels_give_the_same_figures(dtype):
+    """POLY_NATIVE_ARCH=generic against the AVX2 kernels: order statistics, extrema, indices
+    and counts identical, sums within float64 rounding."""
+    script = (
+        "import json, sys, numpy as np\n"
+        "from poly.compare import error_stats\n"
+        "rng = np.random.default_rng(9)\n"
+        "n = (1 << 19) + 3\n"
+        "a = (rng.standard_normal(n) * 3).astype(sys.argv[1])\n"
+        "b = (a + rng.integers(-8, 9, n) / 1024).astype(sys.argv[1])\n"
+        "s = error_stats(a, b, quantiles=(0.5, 0.9, 0.95, 0.99))\n"
+        "d, streams = [s.absdiff, s.reldiff], [s.absdiff, s.reldiff, s.a, s.b]\n"
+        "print(json.dumps({'exact': [s.mismatches] + [[x.median, sorted(x.quantiles.items())] for x in d]"
+        " + [[x.min, x.max, x.argmin, x.argmax] for x in streams],"
+        " 'sums': [s.l2, s.cosine, s.a.mean_abs, s.b.mean_abs] + [v for x in streams for v in (x.mean, x.var)]}))\n"
+    )
+    got = {}
+    for arch in ("generic", ""):
+        env = dict(os.environ, POLY_NATIVE_ARCH=arch)
+        out = subprocess.run([sys.executable, "-c", script, dtype], capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        got[arch] = json.loads(out.stdout)
+    assert got["generic"]["exact"] == got[""]["exact"]
+    assert got["generic"]["sums"] == pytest.approx(got[""]["sums"], rel=1e-12)
 
 
 def test_kernel_arch_names_the_instruction_set_path():
