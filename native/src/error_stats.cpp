@@ -75,15 +75,12 @@ struct StreamAcc {
     }
 };
 
-// The one-pass kernel's buffers for one block of compute type T: the inputs loaded (float32:
-// narrowed) when they are not read in place, and the differences when a block needs the
-// exact treatment.
+// The one-pass kernel's buffers for one block of compute type T: `own` holds the inputs loaded
+// (float32: narrowed) when they are not read in place, and the differences when a block needs
+// the exact treatment; `scratch` is the kernel's own.
 template <typename T>
 struct FusedBlock {
-    alignas(64) T a[kBlock];
-    alignas(64) T b[kBlock];
-    alignas(64) T ad[kBlock];
-    alignas(64) T rd[kBlock];
+    FusedScratchOf<T> own;
     alignas(64) double wide[kBlock];
     FusedScratchOf<T> scratch;
 };
@@ -220,17 +217,17 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
             const T* pa = reinterpret_cast<const T*>(a.data) + s;
             const T* pb = reinterpret_cast<const T*>(b.data) + s;
             if (!in_place) {
-                load_as(kt, a, s, m, fb->a, fb->wide);
-                load_as(kt, b, s, m, fb->b, fb->wide);
-                pa = fb->a;
-                pb = fb->b;
+                load_as(kt, a, s, m, fb->own.a, fb->wide);
+                load_as(kt, b, s, m, fb->own.b, fb->wide);
+                pa = fb->own.a;
+                pb = fb->own.b;
             }
             WindowTallyOf<K>* tally = windows.active() ? windows.tally_for<K>(st.windows, m) : nullptr;
             const bool done = fused_block(kt, cfg, pa, pb, m, tally ? &windows.window_set() : nullptr, tally, bs,
                                           fb->scratch);
             if (tally) windows.after_block(st.windows);
             // NaN, Inf, overflowing sums or a partial block: the exact treatment
-            if (!done) exact_block(kt, cfg, pa, pb, m, fb->ad, fb->rd, bs);
+            if (!done) exact_block(kt, cfg, pa, pb, m, fb->own.ad, fb->own.rd, bs);
             add_block(st, bs, m, s / kBlock);
         }
     };
