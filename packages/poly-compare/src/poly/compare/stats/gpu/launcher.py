@@ -55,8 +55,8 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_er
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
-POOLED_MAX = 1 << 26
-LARGE_POOL_KEEP = 32  # larger scratch: up to 1/LARGE_POOL_KEEP of the device's memory stays mapped when freed  # scratch buffers up to this size are kept for the next comparison; larger ones freed
+POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
+LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
 _BINS = 1 << DIGIT_BITS
 _FIRST_BINS = 1 << FIRST_BITS
 _STREAMS = ("a", "b", "absdiff", "reldiff")
@@ -165,7 +165,7 @@ class _Device:
 
     def large_pool(self):
         """The stream-ordered memory pool of the large scratch buffers (a gather's keys): it keeps
-        up to 1/32 of the device's memory mapped once they are freed, so that the next
+        up to 1/LARGE_POOL_KEEP of the device's memory mapped once they are freed, so that the next
         comparison's buffers cost no mapping (a gigabyte took about 0.8 ms to map and unmap per
         comparison); beyond that, freed memory goes back to the system as from any pool."""
         if self._large_pool is None:
