@@ -172,3 +172,77 @@ def test_streams_with_nan_or_no_elements_give_nan():
     got = launcher.order_values(run, [(2, None), (3, 0.5)], [0, 0, 1, 0], {2: run.first_histogram(2),
                                                                               3: run.first_histogram(3)})
     assert np.isnan(got[0]) and not np.isnan(got[1])
+
+
+def test_descend_places_every_rank_of_every_histogram_at_once():
+    """One call narrows the ranks of several groups' histograms (of different widths, with empty
+    bins and ranks on bin edges) as a search of each histogram on its own would."""
+    rng = np.random.default_rng(7)
+    items, want = [], []
+    for width, dbits in ((1 << FIRST_BITS, FIRST_BITS), (1 << DIGIT_BITS, DIGIT_BITS), (512, 9), (8, 3)):
+        hist = rng.integers(0, 4, width).astype(np.uint64)
+        hist[: width // 3] = 0  # a run of empty bins
+        cum = np.cumsum(hist)
+        ranks = [0, int(cum[-1]) - 1, int(cum[width // 2]), int(cum[width // 2]) - 1, int(rng.integers(0, cum[-1]))]
+        targets = [launcher._Target(stream=2, rank=r, key_bits=32, rank_in=r, count=int(cum[-1]), prefix=5, bits=4)
+                   for r in ranks]
+        items.append((targets, hist, dbits))
+        for r in ranks:
+            b = int(np.searchsorted(cum, r, side="right"))
+            want.append(((5 << dbits) | b, 4 + dbits, r - (int(cum[b - 1]) if b else 0), int(hist[b])))
+    launcher._descend(items)
+    got = [(t.prefix, t.bits, t.rank_in, t.count) for ts, _, _ in items for t in ts]
+    assert got == want
+
+
+def _block_records(values: np.ndarray, blocks: int) -> np.ndarray:
+    """Per-block statistics records of one stream, as the statistics kernel writes them."""
+    rec = np.zeros(blocks, dtype=np.dtype(launcher._ACC))
+    for k, (idx, part) in enumerate(zip(np.array_split(np.arange(len(values)), blocks),
+                                        np.array_split(values, blocks), strict=True)):
+        finite = part[np.isfinite(part)]
+        rec[k]["n"], rec[k]["sum"], rec[k]["sq"], rec[k]["ab"] = len(part), part.sum(), (part ** 2).sum(), np.abs(part).sum()
+        rec[k]["mean"] = part.mean() if len(part) else 0.0
+        rec[k]["m2"] = ((part - part.mean()) ** 2).sum() if len(part) else 0.0
+        nan = np.isnan(part)
+        rec[k]["nnan"], rec[k]["ninf"] = nan.sum(), np.isinf(part).sum()
+        rec[k]["inan"] = idx[nan][0] if nan.any() else -1
+        rec[k]["imn"] = rec[k]["imx"] = -1
+        if len(finite) or (~nan).any():
+            ok = ~nan
+            rec[k]["mn"], rec[k]["mx"] = part[ok].min(), part[ok].max()
+            rec[k]["imn"] = idx[ok][np.argmin(part[ok])]
+            rec[k]["imx"] = idx[ok][np.argmax(part[ok])]
+    return rec
+
+
+@pytest.mark.parametrize("kind", ["noise", "ties", "nan", "inf"])
+def test_block_records_merge_as_numpy_computes_the_whole(kind):
+    """The host's merge of the statistics kernel's per-block records (all four streams at once)
+    gives NumPy's figures of the whole array: moments, extrema with their first index, counts."""
+    rng = np.random.default_rng(3)
+    n, blocks = 4000, 37
+    streams = [rng.standard_normal(n) * 3 + 1 for _ in range(4)]
+    if kind == "ties":
+        streams = [np.round(s) for s in streams]
+    elif kind == "nan":
+        streams[1][[5, 900, 3000]] = np.nan
+    elif kind == "inf":
+        streams[2][[17, 2000]] = np.inf
+    parts = np.stack([_block_records(s, blocks) for s in streams], axis=1)
+    got = launcher._merge_streams(parts, n)
+    for s, g in zip(streams, got, strict=True):
+        nan, inf = int(np.isnan(s).sum()), int(np.isinf(s).sum())
+        assert (g["nan"], g["inf"]) == (nan, inf)
+        if nan:
+            first = int(np.flatnonzero(np.isnan(s))[0])
+            assert np.isnan(g["min"]) and g["argmin"] == g["argmax"] == first
+            continue
+        assert (g["min"], g["max"], g["argmin"], g["argmax"]) == (s.min(), s.max(), int(np.argmin(s)), int(np.argmax(s)))
+        assert g["mean_abs"] == pytest.approx(np.abs(s).mean(), rel=1e-12)
+        if inf:
+            assert g["mean"] == np.inf and np.isnan(g["var"])
+        else:
+            assert g["mean"] == pytest.approx(s.mean(), rel=1e-12)
+            assert g["var"] == pytest.approx(s.var(), rel=1e-12)
+            assert g["mean_sq"] == pytest.approx((s ** 2).mean(), rel=1e-12)

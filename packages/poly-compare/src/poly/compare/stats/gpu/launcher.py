@@ -459,27 +459,29 @@ class _Target:
 
 def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None:
     """Narrows the targets of each (targets, histogram, dbits) item (the targets of one group, the
-    histogram of their next ``dbits`` key bits) at once: a pass's histograms in a few array
-    operations, not a few per group (those cost more than the pass on a small input)."""
+    histogram of their next ``dbits`` key bits) at once: the histograms laid end to end have one
+    running sum, in which one search places every rank (a few array operations per pass, not a
+    few per group: those cost more than the pass on a small input)."""
     items = [item for item in items if item[0]]
     if not items:
         return
-    width = max(len(h) for _, h, _ in items)
-    hists = np.zeros((len(items), width), dtype=np.uint64)
-    for i, (_, h, _) in enumerate(items):
-        hists[i, :len(h)] = h  # zeros past a shorter histogram leave its bins' positions alone
-    cum = np.cumsum(hists, axis=1, dtype=np.uint64)
+    lengths = np.array([len(h) for _, h, _ in items])
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    counts_of = np.concatenate([h for _, h, _ in items])
+    cum = np.cumsum(counts_of, dtype=np.uint64)
+    bases = np.where(starts > 0, cum[np.maximum(starts, 1) - 1], 0).astype(np.uint64)  # counts before each histogram
+    totals = cum[starts + lengths - 1] - bases
     owner = np.repeat(np.arange(len(items)), [len(ts) for ts, _, _ in items])
-    totals = cum[owner, -1]
     ranks = np.array([t.rank_in for ts, _, _ in items for t in ts], dtype=np.uint64)
-    ranks = np.minimum(ranks, np.maximum(totals, 1) - 1)
-    bins = np.count_nonzero(cum[owner] <= ranks[:, None], axis=1)  # searchsorted(side="right") per row
-    bins = np.minimum(bins, width - 1)
-    below = np.where(bins > 0, cum[owner, np.maximum(bins, 1) - 1], 0)
-    flat = zip((ranks - below).tolist(), bins.tolist(), hists[owner, bins].tolist(), totals.tolist(), strict=True)
+    ranks = np.minimum(ranks, np.maximum(totals[owner], 1) - 1)
+    at = np.searchsorted(cum, bases[owner] + ranks, side="right")  # within the owner's histogram
+    at = np.minimum(at, starts[owner] + lengths[owner] - 1)  # (only an empty histogram reaches past it)
+    below = np.where(at > starts[owner], cum[np.maximum(at, 1) - 1] - bases[owner], 0)
+    rows = zip((ranks - below).tolist(), (at - starts[owner]).tolist(), counts_of[at].tolist(),
+               totals[owner].tolist(), strict=True)
     for ts, _, dbits in items:
         for t in ts:
-            rank_in, b, count, total = next(flat)
+            rank_in, b, count, total = next(rows)
             if total == 0:  # cannot happen for a rank below the count; kept from looping forever
                 t.prefix <<= t.key_bits - t.bits
                 t.bits, t.done = t.key_bits, True
