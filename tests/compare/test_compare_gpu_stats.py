@@ -267,6 +267,38 @@ def test_large_inputs_take_every_radix_pass(pair):
         _assert_matches_numpy(got, x, y)
 
 
+@needs_cupy
+@pytest.mark.parametrize("case", ["in range", "ranges too narrow", "regions too small"])
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
+                                  ("int32", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatch):
+    # The statistics pass gathers the keys of the ranges a sample predicts (on inputs of any size
+    # here): the order statistics equal NumPy's whether every rank lies in its range (no gather
+    # pass then), some do not (ranges allowed no spread), or the blocks' regions overflow.
+    from poly.compare.stats.gpu import launcher, predicted_ranges
+
+    monkeypatch.setattr(launcher, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # seven quantiles joined into four ranges are wide
+    if case == "ranges too narrow":
+        monkeypatch.setattr(predicted_ranges, "SIGMAS", 0.0)
+    elif case == "regions too small":
+        monkeypatch.setattr(predicted_ranges, "REGION_SLACK", 0.0)
+        monkeypatch.setattr(predicted_ranges, "REGION_EXTRA", 1)
+    launched = []
+    launch = launcher.DeviceRun.launch
+    monkeypatch.setattr(launcher.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
+                                                                                   launch(self, name, *a, **k)))
+    rng = np.random.default_rng(17)
+    n = 1_000_003
+    a = _data(pair[0], n, rng, False)
+    b = _data(pair[1], n, rng, False, base=a)
+    got = error_stats(cp.asarray(a), cp.asarray(b), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
+    ordered = list(launched)  # (a's and b's medians are computed later, when asked for)
+    _assert_matches_numpy(got, a, b)
+    assert ordered[0] == "poly_sample"
+    assert ("poly_radix_gather" in ordered) == (case != "in range"), ordered
+
+
 @needs_torch
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "int64", "bool"])
 def test_torch_cuda_tensors_match_the_cpu_engine(dtype):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poly.compare.stats.gpu import launcher
-from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS
+from poly.compare.stats.gpu import launcher, predicted_ranges
+from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS, RANGES
 
 EPS = 2.220446049250313e-16
 
@@ -27,6 +27,7 @@ class NumpyKernels:
     and each launch computes with NumPy what the kernel of that name computes."""
 
     WARPS, RUN = 3, 16  # the gather's writers, and the slots each reserves at a time
+    STATS_BLOCKS = 3  # the statistics pass's blocks (each with its region of the predicted ranges' keys)
 
     def __init__(self, streams: dict[int, np.ndarray], f32: bool):
         self.streams = streams
@@ -68,7 +69,7 @@ class NumpyKernels:
         return self.memory[base][address - base:].view(dtype)
 
     def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
-        return 1
+        return self.STATS_BLOCKS if name == "poly_stats" else 1
 
     def read(self, address: int, out: np.ndarray) -> np.ndarray:
         return self.read_all([(address, out)])[0]
@@ -79,17 +80,68 @@ class NumpyKernels:
         return [out for _, out in copies]
 
     def in_group(self, g, key: int) -> bool:
-        return g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix
+        return (g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix) and g.lo <= key <= g.hi
+
+    def sample_positions(self, size: int) -> list[int]:
+        """The kernel's sample: one place drawn in each of ``size`` equal strata (splitmix64's mix)."""
+        mask, out = (1 << 64) - 1, []
+        for k in range(size):
+            lo, span = k * self.n // size, (k + 1) * self.n // size - k * self.n // size
+            h = ((k + 1) * 0x9E3779B97F4A7C15) & mask
+            h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & mask
+            h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & mask
+            h ^= h >> 31
+            out.append(lo + (h % span if span > 1 else 0))
+        return out
+
+    def stats_ranges(self, p, blocks: int) -> None:
+        """The statistics pass's predicted ranges: keys below each range counted, those within one
+        written to the region of the thread that reads them (threads take 4 elements in turn)."""
+        key_dtype = np.uint32 if self.key_bits == 32 else np.uint64
+        rout = self.view(p.rout, np.uint64)
+        threads = blocks * launcher.THREADS
+        fills = self.view(p.rfills, np.uint32)
+        thread_of = (np.arange(self.n) // 4) % threads
+        for s in range(2):
+            if p.nranges[s] == 0:
+                continue
+            keys = self.keys(2 + s)
+            inside = np.zeros(self.n, dtype=bool)
+            for j in range(RANGES):
+                lo, hi = p.rlo[s * RANGES + j], p.rhi[s * RANGES + j]
+                rout[s * RANGES + j] = int((keys < np.uint64(lo)).sum())
+                inside |= (keys >= np.uint64(lo)) & (keys <= np.uint64(hi)) & (keys != 0)
+            buffer = self.view(p.rbuf[s], key_dtype)
+            for t in np.unique(thread_of[inside]):
+                mine = keys[inside & (thread_of == t)].astype(key_dtype)
+                kept = mine[:p.rcap]
+                buffer[t * p.rcap:t * p.rcap + len(kept)] = kept
+                fills[s * threads + t] = len(mine)
+                rout[2 * RANGES + s] = max(int(rout[2 * RANGES + s]), len(mine))
+                rout[2 * RANGES + 2 + s] += len(mine)
 
     def launch(self, name: str, p, grid: int, shared: int = 0) -> None:
         self.launches.append(name)
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64
         groups = [p.groups[j] for j in range(p.ngroups)]
-        if name == "poly_keys_hist":  # one buffer, its length at p.out; each key counted in its group's histogram
-            hist = self.view(p.hist, np.uint64)
-            length = min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])
-            for k in (int(k) for k in self.view(p.seg[0], key_dtype)[:length]):
+        if name == "poly_sample":
+            at = self.sample_positions(p.seg_len[0])
+            out = self.view(p.out, key_dtype)
+            out[:len(at)] = self.keys(2)[at].astype(key_dtype)
+            out[len(at):2 * len(at)] = self.keys(3)[at].astype(key_dtype)
+        elif name == "poly_stats":  # (only what the order statistics read: the predicted ranges' counts and keys)
+            assert grid == self.STATS_BLOCKS
+            self.stats_ranges(p, grid)
+        elif name == "poly_keys_hist":  # one buffer, its length at p.out (or its regions' fills there);
+            hist = self.view(p.hist, np.uint64)  # each key counted in its group's histogram
+            buffer = self.view(p.seg[0], key_dtype)
+            if p.nregions:
+                fills = self.view(p.out, np.uint32)[:p.nregions]
+                present = np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
+            else:
+                present = buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
+            for k in (int(k) for k in present):
                 if k == 0:  # the unused rest of a reserved run
                     continue
                 j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
@@ -246,3 +298,94 @@ def test_block_records_merge_as_numpy_computes_the_whole(kind):
             assert g["mean"] == pytest.approx(s.mean(), rel=1e-12)
             assert g["var"] == pytest.approx(s.var(), rel=1e-12)
             assert g["mean_sq"] == pytest.approx((s ** 2).mean(), rel=1e-12)
+
+
+def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list[float]:
+    """order_values as device_error_stats runs it with predicted ranges: sample, statistics pass
+    (its range counts, and no first digit then), then the order statistics."""
+    plan = launcher.plan_ranges(run, requests)
+    first = None
+    if plan is not None:
+        p = run.params()
+        plan.apply(p)
+        run.launch("poly_stats", p, plan.blocks)
+        plan.take(run.read(plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
+    else:
+        first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
+    return launcher.order_values(run, requests, list(nans), first, plan)
+
+
+def _numpy_values(run: NumpyKernels, requests) -> list[float]:
+    out = []
+    for stream, q in requests:
+        values = run.streams[stream].astype(np.float64)
+        out.append(float(np.median(values)) if q is None else float(np.quantile(values, q)))
+    return out
+
+
+@pytest.fixture
+def small_ranges(monkeypatch):
+    """Predicted ranges on test-sized inputs: any size, a small sample, wide ranges allowed."""
+    monkeypatch.setattr(launcher, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(launcher, "SAMPLE_SIZE", 512)
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)
+
+
+@pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
+@pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
+def test_ranks_in_predicted_ranges_match_numpy(f32, kind, small_ranges):
+    """The statistics pass gathers the keys of the sample's predicted ranges; the ranks found in
+    them give NumPy's values, with no gather pass over the input where every rank was in range."""
+    rng = np.random.default_rng(11 + len(kind) + f32)
+    dtype = np.float32 if f32 else np.float64
+    run = NumpyKernels(_streams(kind, 6000, dtype, rng), f32)
+    got = _ranged_order_values(run, REQUESTS)
+    assert got == _numpy_values(run, REQUESTS)
+    assert run.launches[0] == "poly_sample"
+    if kind == "noise":  # a and b's requests (streams 0, 1) gather their own; absdiff's and reldiff's none
+        gathered = [run.launches.index("poly_radix_gather")] if "poly_radix_gather" in run.launches else []
+        assert len(gathered) <= 1
+        absrel = [(s, q) for s, q in REQUESTS if s in (2, 3)]
+        run2 = NumpyKernels(run.streams, f32)
+        assert _ranged_order_values(run2, absrel) == _numpy_values(run2, absrel)
+        assert "poly_radix_gather" not in run2.launches and "poly_radix_hist" not in run2.launches
+
+
+def test_ranks_outside_their_ranges_fall_back_to_a_gather(small_ranges, monkeypatch):
+    """Ranges too narrow to hold their ranks (no spread allowed around the sample's guess) and
+    regions too small for their keys are found out by the counts: those ranks are gathered from
+    the input as without a prediction, and the values stay exact."""
+    rng = np.random.default_rng(5)
+    requests = [(s, q) for s, q in REQUESTS if s in (2, 3)]
+    monkeypatch.setattr(predicted_ranges, "SIGMAS", 0.0)
+    run = NumpyKernels(_streams("noise", 5000, np.float32, rng), True)
+    assert _ranged_order_values(run, requests) == _numpy_values(run, requests)
+    assert "poly_radix_gather" in run.launches
+    monkeypatch.setattr(predicted_ranges, "SIGMAS", 4.0)
+    monkeypatch.setattr(predicted_ranges, "REGION_SLACK", 0.0)
+    monkeypatch.setattr(predicted_ranges, "REGION_EXTRA", 1)
+    run = NumpyKernels(_streams("noise", 5000, np.float32, rng), True)
+    assert _ranged_order_values(run, requests) == _numpy_values(run, requests)
+    assert run.launches.count("poly_radix_gather") == 1  # both streams' regions overflowed: one gather for all
+
+
+def test_stream_ranges_hold_their_ranks_and_stay_few(monkeypatch):
+    """From a sample of a large population, each wanted rank lies in its range (counted against
+    the whole population), ranges stay disjoint and at most RANGES (more are joined), and heavy
+    ties give none."""
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # the joined ranges are wide
+    rng = np.random.default_rng(2)
+    n = 1 << 20
+    keys = np.sort(rng.integers(1 << 31, 1 << 32, n, dtype=np.uint64))
+    sample = keys[rng.integers(0, n, 1 << 16)]
+    ranks = [int(n * q) for q in (0.5, 0.5 + 1e-6, 0.9, 0.95, 0.99, 0.1, 0.3)]
+    sr = predicted_ranges.stream_ranges(sample, n, ranks, 32)
+    assert sr is not None and len(sr.bounds) <= RANGES
+    assert all(sr.bounds[i][1] < sr.bounds[i + 1][0] for i in range(len(sr.bounds) - 1))
+    for r in ranks:
+        lo, hi = sr.bounds[sr.range_of[r]]
+        assert np.searchsorted(keys, lo, "left") <= r < np.searchsorted(keys, hi, "right")
+    inside = sum(int(np.searchsorted(keys, hi, "right") - np.searchsorted(keys, lo, "left")) for lo, hi in sr.bounds)
+    assert inside <= 1.5 * sr.expected
+    ties = np.full(1 << 14, 7 << 28, dtype=np.uint64)
+    assert predicted_ranges.stream_ranges(ties, n, [n // 2], 32) is None

@@ -34,6 +34,7 @@ from poly.compare.stats.gpu.launcher import (
     DeviceRun,
     count_zeros,
     order_values,
+    plan_ranges,
     run_error_stats,
 )
 from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
@@ -197,17 +198,19 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     requests = [(k, None) for k in (2, 3) if median] + [(k, float(q)) for k in (2, 3) for q in quantiles]
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
     setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
-    want_hist = bool(requests)  # the first radix digit is counted by the statistics pass
     shape = oa.shape
     try:
         if n == 0:
             raw = _empty_raw()
         else:
             with DeviceRun(oa, ob, setup) as run:
-                raw, hists = run_error_stats(run, want_hist)
+                # the statistics pass gathers the keys of the ranges a sample predicts (a large
+                # input), or counts the first radix digit of absdiff and reldiff
+                ranges = plan_ranges(run, requests) if requests else None
+                raw, hists = run_error_stats(run, bool(requests) and ranges is None, ranges)
                 if requests:
                     nans = [raw[s]["nan"] for s in _STREAMS]
-                    values = order_values(run, requests, nans, hists)
+                    values = order_values(run, requests, nans, hists, ranges)
                     for (k, _), v in zip(requests, values, strict=True):
                         raw[_STREAMS[k]]["order"].append(v)
     except (OverflowError, GpuUnavailableError) as err:

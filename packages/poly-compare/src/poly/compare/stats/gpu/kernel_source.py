@@ -22,7 +22,9 @@ Kernels:
   the mismatch count, merged in float64 and written as one record per block. Chunks whose
   values are all finite take a fast path (extrema per chunk, no NaN/Inf bookkeeping). Given a
   histogram buffer, it also counts the top ``POLY_FIRST_BITS`` key bits of absdiff and reldiff
-  (the order statistics' first radix digit).
+  (the order statistics' first radix digit). Given predicted ranges (``Params.rout``), each
+  thread counts the keys of absdiff and reldiff below each range and writes those within one to
+  a region of its own (predicted_ranges).
 - ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
   key prefix) groups, a histogram of the next key digit of the elements with that prefix.
 - ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, appended to
@@ -30,7 +32,9 @@ Kernels:
   warp reserves with one atomic per 4 KiB; the unused rest of a run holds key 0). An element
   belongs to at most one group per stream.
 - ``poly_keys_hist``: a radix pass over one gathered buffer (its length read from the gather's
-  counter on the device), for all the groups it holds.
+  counter on the device), or over one stream's regions of the statistics pass (a warp per
+  region, up to its fill), for all the groups it holds. A group may be bounded to a key range.
+- ``poly_sample``: the keys of absdiff and reldiff at a stratified random sample of places.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
 
@@ -39,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
-           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES",
+           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES",
            "KERNEL_NAMES"]
 
 FIRST_BITS = 12  # key bits counted by the statistics pass: 4096 bins per stream (an eighth of an octave)
@@ -52,8 +56,9 @@ STAGES = 4  # chunks of each array in flight per thread (the asynchronous-copy r
 RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
 GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per warp and stream, 128 float32 keys (64 float64)
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
+RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers
 
-KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_count_zeros")
+KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_sample", "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -78,7 +83,7 @@ def kernel_options(v: KernelVariant) -> list[str]:
         "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap),
         "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_FIRST_BITS": FIRST_BITS, "POLY_MAX_GROUPS": MAX_GROUPS,
         "POLY_MAX_DIMS": MAX_DIMS, "POLY_THREADS": THREADS, "POLY_STAGES": STAGES,
-        "POLY_RESERVE_BYTES": GATHER_RESERVE_BYTES,
+        "POLY_RESERVE_BYTES": GATHER_RESERVE_BYTES, "POLY_RANGES": RANGES,
     }
     return [f"-D{k}={int(val)}" for k, val in flags.items()]
 
@@ -106,6 +111,7 @@ struct Group {
     int bits;
     int dbits;   // digit bits counted by this pass
     int pad;
+    u64 lo, hi;  // and keys within [lo, hi] only (a predicted range's keys; 0 and all ones for any key)
 };
 
 struct Params {
@@ -122,6 +128,17 @@ struct Params {
     Group groups[POLY_MAX_GROUPS];
     u64 seg[POLY_MAX_GROUPS];      // gather: each group's key buffer; keys_hist: each group's gathered keys
     u64 seg_len[POLY_MAX_GROUPS];  // gather: its capacity; keys_hist: its length
+    // Predicted ranges (poly_stats with rout != 0): each thread writes the keys of absdiff and
+    // reldiff within up to POLY_RANGES ranges each to its own region of rcap keys of rbuf[stream]
+    // (no atomics), and counts the keys below each range's lo. An unused range is [0, 0] (key 0 is
+    // a NaN's).
+    u64 rout;      // poly_stats: 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
+    u64 rfills;    // poly_stats: 2 x (threads of the grid) u32 region fills (keys found, written or not)
+    u64 rbuf[2];
+    u64 rlo[2 * POLY_RANGES], rhi[2 * POLY_RANGES];
+    int nranges[2];
+    u32 rcap;      // poly_stats, poly_keys_hist (region mode): keys per region, a power of two
+    u32 nregions;  // poly_keys_hist: nonzero for region mode (seg[0] holds nregions regions, their u32 fills at out)
 };
 
 struct Acc {
@@ -324,7 +341,7 @@ __device__ __forceinline__ KT order_key(VT v) {
 }
 
 __device__ __forceinline__ bool in_group(const Group& g, KT key) {
-    return g.bits == 0 || (u64)(key >> (POLY_KEY_BITS - g.bits)) == g.prefix;
+    return (g.bits == 0 || (u64)(key >> (POLY_KEY_BITS - g.bits)) == g.prefix) && (u64)key >= g.lo && (u64)key <= g.hi;
 }
 
 __device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
@@ -617,7 +634,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
     __shared__ double warp_dot[POLY_THREADS / 32];
     __shared__ u64 warp_fails[POLY_THREADS / 32];
     __shared__ Tallies tallies;
+    __shared__ u64 range_counts[2 * POLY_RANGES + 4];  // below each range, then the largest fill and the fills' sum per stream
     const bool with_hist = P.hist != 0;
+    const bool with_ranges = P.rout != 0;
+    if (threadIdx.x < 2 * POLY_RANGES + 4) range_counts[threadIdx.x] = 0;
     if (with_hist)
         for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) hist[k] = 0;
     if (threadIdx.x < 4) {
@@ -632,6 +652,31 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
     u32 fails = 0;  // per thread: at most its share of the elements
     double dot = 0;
     const VT atol = (VT)P.atol, rtol = (VT)P.rtol;
+    u32 below[2 * POLY_RANGES];  // this thread's keys below each range
+    u32 rfill[2] = {0, 0};  // and within one, per stream
+#pragma unroll
+    for (int j = 0; j < 2 * POLY_RANGES; ++j) below[j] = 0;
+    const u64 region = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * P.rcap;  // this thread's, in each buffer
+    // The predicted ranges: absdiff's and reldiff's keys below each range counted, those within
+    // one written to this thread's region of the stream's buffer.
+    auto in_ranges = [&](const Vals& v) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            if (P.nranges[s] == 0) continue;
+            const KT key = order_key(v.v[2 + s]);
+            bool in = false;
+#pragma unroll
+            for (int j = 0; j < POLY_RANGES; ++j) {
+                const KT lo = (KT)P.rlo[s * POLY_RANGES + j];
+                below[s * POLY_RANGES + j] += key < lo;
+                in |= (KT)(key - lo) <= (KT)((KT)P.rhi[s * POLY_RANGES + j] - lo);
+            }
+            if (in) {
+                if (rfill[s] < P.rcap) ((KT*)P.rbuf[s])[region + rfill[s]] = key;
+                ++rfill[s];
+            }
+        }
+    };
     auto tally = [&](const Vals& v) {
         dot = __fma_rn((double)v.v[0], (double)v.v[1], dot);
         fails += (!(v.v[2] <= atol)) & (!(v.v[3] <= rtol));
@@ -639,6 +684,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
             atomicAdd(&hist[order_key(v.v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
             atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v.v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
         }
+        if (with_ranges) in_ranges(v);
     };
     auto one = [&](u64 j, const Vals& v, bool) {
         feed_one<0, true, true>(r[0], v.v[0], j, cnt, tallies);
@@ -671,6 +717,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
                         atomicAdd(&hist[order_key(v[e].v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
                         atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                     }
+                    if (with_ranges) in_ranges(v[e]);
                 }
                 extrema_finite<0>(r[0], v, cnt);
                 extrema_finite<1>(r[1], v, cnt);
@@ -700,6 +747,28 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
         f64s += __shfl_down_sync(0xFFFFFFFFu, f64s, delta);
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (with_ranges) {
+#pragma unroll
+        for (int j = 0; j < 2 * POLY_RANGES; ++j) {
+            u64 x = below[j];
+            for (int delta = 16; delta > 0; delta >>= 1) x += __shfl_down_sync(0xFFFFFFFFu, x, delta);
+            if (lane == 0 && x) atomicAdd(&range_counts[j], x);
+        }
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            ((u32*)P.rfills)[(u64)s * gridDim.x * blockDim.x + (u64)blockIdx.x * blockDim.x + threadIdx.x] = rfill[s];
+            u32 mx = rfill[s];
+            u64 sum = rfill[s];
+            for (int delta = 16; delta > 0; delta >>= 1) {
+                mx = max(mx, __shfl_down_sync(0xFFFFFFFFu, mx, delta));
+                sum += __shfl_down_sync(0xFFFFFFFFu, sum, delta);
+            }
+            if (lane == 0) {
+                atomicMax(&range_counts[2 * POLY_RANGES + s], (u64)mx);
+                atomicAdd(&range_counts[2 * POLY_RANGES + 2 + s], sum);
+            }
+        }
+    }
     if (lane == 0) {
         for (int k = 0; k < 4; ++k) warp_acc[warp][k] = a[k];
         warp_dot[warp] = dot;
@@ -721,6 +790,12 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
         for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
         out->dot = d;
         out->fails = f;
+    }
+    if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
+        u64* ro = (u64*)P.rout;
+        const u64 c = range_counts[threadIdx.x];
+        if (threadIdx.x >= 2 * POLY_RANGES && threadIdx.x < 2 * POLY_RANGES + 2) atomicMax(&ro[threadIdx.x], c);
+        else if (c) atomicAdd(&ro[threadIdx.x], c);
     }
     if (with_hist) {
         u64* g = (u64*)P.hist;
@@ -937,26 +1012,58 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const 
     extern __shared__ u32 shist[];
     const int ng = P.ngroups;
     const KT* keys = (const KT*)P.seg[0];
-    const u64 written = *(const u64*)P.out;
-    const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
     for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
     __syncthreads();
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) {
-        const KT key = keys[i];
-        if (key == 0) continue;
+    auto count = [&](KT key) {
+        if (key == 0) return;
         for (int g = 0; g < ng; ++g) {
             if (in_group(P.groups[g], key)) {
                 atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
-                break;
+                return;
             }
         }
+    };
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    if (P.nregions) {  // the statistics pass's regions (one per thread of it): a warp reads one up to its fill
+        const u32* fills = (const u32*)P.out;
+        const u32 warps = gridDim.x * (blockDim.x / 32), lane = threadIdx.x & 31;
+        for (u32 r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < P.nregions; r += warps) {
+            const u32 len = min(fills[r], P.rcap);
+            const KT* region = keys + (u64)r * P.rcap;
+            for (u32 i = lane; i < len; i += 32) count(region[i]);
+        }
+    } else {
+        const u64 written = *(const u64*)P.out;
+        const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) count(keys[i]);
     }
     __syncthreads();
     u64* out = (u64*)P.hist;
     for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) {
         const u32 c = shist[k];
         if (c) atomicAdd(&out[k], (u64)c);
+    }
+}
+
+// The keys of absdiff and reldiff at seg_len[0] (S) places of the input, one drawn at random in each
+// of S equal strata (the first S keys at out are absdiff's, the next S reldiff's): a sample that
+// predicts where the wanted ranks lie (launcher.plan_ranges).
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_sample(const Params P) {
+    const u64 S = P.seg_len[0];
+    KT* out = (KT*)P.out;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < S; k += stride) {
+        const u64 lo = k * P.n / S, span = (k + 1) * P.n / S - lo;
+        u64 h = (k + 1) * 0x9E3779B97F4A7C15ull;  // a mix of k (splitmix64's finaliser)
+        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+        h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+        h ^= h >> 31;
+        const u64 j = lo + (span > 1 ? h % span : 0);
+        Vals v;
+        element_raw(P, load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j)),
+                    load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j)), v);
+        out[k] = order_key(v.v[2]);
+        out[S + k] = order_key(v.v[3]);
     }
 }
 

@@ -13,7 +13,12 @@ order statistics on the device:
    histogram passes over the input narrow the bins first);
 3. radix passes over the gathered keys, 11 bits at a time, pin each rank's key exactly.
 
-Only histograms (a few KiB) come back to the host.
+On a large input (``predicted_ranges.MIN_ELEMENTS``), ``plan_ranges`` first predicts from a
+sample a key range holding each rank of absdiff and reldiff; the statistics pass then gathers
+the keys within those ranges itself (instead of step 1), and step 2 is saved for every rank its
+counts prove to lie in its range.
+
+Only histograms and counts (a few KiB) come back to the host.
 
 The results follow the CPU engine's (poly-core's native/src/error_stats.cpp) definitions and
 come back in the same dictionary layout as ``poly._native.error_stats``.
@@ -37,9 +42,17 @@ from poly.compare.stats.gpu.kernel_source import (
     HIST_GROUPS,
     MAX_DIMS,
     MAX_GROUPS,
+    RANGES,
     RING_BYTES,
     THREADS,
     KernelVariant,
+)
+from poly.compare.stats.gpu.predicted_ranges import (
+    MIN_ELEMENTS,
+    SAMPLE_SIZE,
+    RangePlan,
+    region_capacity,
+    stream_ranges,
 )
 from poly.compare.stats.gpu.program_cache import (
     GpuError,
@@ -50,7 +63,7 @@ from poly.compare.stats.gpu.program_cache import (
 )
 
 __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_error_stats", "order_values", "count_zeros",
-           "transfer_counter"]
+           "plan_ranges", "transfer_counter"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
@@ -106,7 +119,7 @@ class _View(ctypes.Structure):
 
 class _Group(ctypes.Structure):
     _fields_ = [("prefix", ctypes.c_uint64), ("stream", ctypes.c_int32), ("bits", ctypes.c_int32),
-                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32)]
+                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
 
 
 class LaunchParams(ctypes.Structure):
@@ -117,7 +130,10 @@ class LaunchParams(ctypes.Structure):
                 ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
                 ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("eps32", ctypes.c_float),
                 ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
-                ("seg_len", ctypes.c_uint64 * MAX_GROUPS)]
+                ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
+                ("rbuf", ctypes.c_uint64 * 2),
+                ("rlo", ctypes.c_uint64 * (2 * RANGES)), ("rhi", ctypes.c_uint64 * (2 * RANGES)),
+                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32)]
 
 
 _ACC = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
@@ -382,21 +398,34 @@ def _merge_streams(parts: np.ndarray, n: int) -> list[dict]:
     return out
 
 
-def run_error_stats(run: DeviceRun, want_hist: bool) -> tuple[dict, dict[int, np.ndarray] | None]:
+def _stats_shared(want_hist: bool) -> int:
+    """Dynamic shared memory of the statistics pass."""
+    return RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
+
+
+def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = None
+                    ) -> tuple[dict, dict[int, np.ndarray] | None]:
     """The statistics pass. Returns the native engine's dictionary (without order statistics)
-    and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3)."""
+    and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3). With a
+    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges."""
     n = run.n
-    shared = RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
-    grid = run.grid("poly_stats", shared)
+    shared = _stats_shared(want_hist)
+    grid = plan.blocks if plan is not None else run.grid("poly_stats", shared)
     p = run.params()
     p.out = run.alloc(grid * _PART.itemsize)
     if want_hist:
         p.hist = run.alloc(2 * _FIRST_BINS * 8, zero=True)
+    if plan is not None:
+        plan.apply(p)
     run.launch("poly_stats", p, grid, shared)
     copies = [(p.out, np.empty(grid, dtype=_PART))]
     if want_hist:
         copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
+    if plan is not None:
+        copies.append((plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
     parts, *rest = run.read_all(copies)
+    if plan is not None:
+        plan.take(rest.pop())
     hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
     streams = _merge_streams(parts["s"], n)
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
@@ -440,7 +469,8 @@ def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None
 @dataclass
 class _Target:
     """One wanted rank of one stream, narrowed digit by digit: its key's known top ``bits`` bits
-    (``prefix``), its rank among the elements with that prefix and how many they are."""
+    (``prefix``), its rank among the elements with that prefix (and, for a rank looked for in a
+    predicted range, with a key within [``lo``, ``hi``]) and how many they are."""
 
     stream: int
     rank: int
@@ -450,11 +480,16 @@ class _Target:
     rank_in: int = 0
     count: int = 0
     done: bool = False
-    segment: tuple[int, int, int] | None = None  # gathered keys: (device address, capacity, address of their count)
+    # gathered keys: (device address, capacity, address of their count, 0), or the statistics
+    # pass's regions: (device address, keys per region, address of the regions' fills, regions)
+    segment: tuple[int, int, int, int] | None = None
+    lo: int = 0
+    hi: int = -1  # -1: any key
+    missed: bool = False  # the rank proved not to lie in its predicted range
 
     @property
-    def group(self) -> tuple[int, int, int]:
-        return self.stream, self.prefix, self.bits
+    def group(self) -> tuple[int, int, int, int, int]:
+        return self.stream, self.prefix, self.bits, self.lo, self.hi
 
 
 def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None:
@@ -482,6 +517,9 @@ def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None
     for ts, _, dbits in items:
         for t in ts:
             rank_in, b, count, total = next(rows)
+            if t.hi != -1 and t.rank_in >= total:  # a predicted range that does not hold its rank
+                t.missed = t.done = True
+                continue
             if total == 0:  # cannot happen for a rank below the count; kept from looping forever
                 t.prefix <<= t.key_bits - t.bits
                 t.bits, t.done = t.key_bits, True
@@ -493,25 +531,29 @@ def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None
             t.done = t.bits >= t.key_bits
 
 
-def _set_groups(p: LaunchParams, groups: Sequence[tuple[int, int, int]], dbits: Sequence[int]) -> None:
+_GroupKey = tuple[int, int, int, int, int]  # (stream, prefix, bits, lo, hi)
+
+
+def _set_groups(p: LaunchParams, groups: Sequence[_GroupKey], dbits: Sequence[int]) -> None:
     p.ngroups = len(groups)
-    for j, ((stream, prefix, bits), d) in enumerate(zip(groups, dbits, strict=True)):
+    for j, ((stream, prefix, bits, lo, hi), d) in enumerate(zip(groups, dbits, strict=True)):
         g = p.groups[j]
         g.stream, g.prefix, g.bits, g.dbits = stream, prefix, bits, d
+        g.lo, g.hi = lo, (hi if hi != -1 else 0xFFFFFFFFFFFFFFFF)
 
 
-def _pending(targets: Sequence[_Target]) -> dict[tuple[int, int, int], list[_Target]]:
-    groups: dict[tuple[int, int, int], list[_Target]] = {}
+def _pending(targets: Sequence[_Target]) -> dict[_GroupKey, list[_Target]]:
+    groups: dict[_GroupKey, list[_Target]] = {}
     for t in targets:
         if not t.done:
             groups.setdefault(t.group, []).append(t)
     return groups
 
 
-Launch = Callable[[LaunchParams, list[tuple[int, int, int]]], None]
+Launch = Callable[[LaunchParams, list[_GroupKey]], None]
 
 
-def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[tuple[int, int, int], list[_Target]], Launch]],
+def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Target]], Launch]],
                 key_bits: int, per_launch: int) -> None:
     """One radix pass: for each job ``(groups, launch)``, one launch per ``per_launch`` of its
     groups (``launch(params, chunk)`` sets the kernel's own parameters and launches it); the
@@ -532,28 +574,34 @@ def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[tuple[int, int, int], 
               for (groups, chunk, dbits, _), h in zip(launched, hists, strict=True) for j, g in enumerate(chunk)])
 
 
-def _input_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+def _input_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
     """One histogram pass over the input for each HIST_GROUPS of ``groups``; descends their targets."""
 
-    def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
+    def launch(p: LaunchParams, chunk: list[_GroupKey]) -> None:
         shared = RING_BYTES + len(chunk) * _BINS * 4
         run.launch("poly_radix_hist", p, run.grid("poly_radix_hist", shared), shared)
 
     _radix_pass(run, [(groups, launch)], key_bits, HIST_GROUPS)
 
 
-def _keys_hist_pass(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_bits: int) -> None:
+def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
     """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
     read of the segment counts them all); descends their targets."""
-    by_segment: dict[tuple[int, int, int], dict[tuple[int, int, int], list[_Target]]] = {}
+    by_segment: dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]] = {}
     for g, targets in groups.items():
         by_segment.setdefault(targets[0].segment, {})[g] = targets
 
-    def launcher_of(ptr: int, capacity: int, counter: int) -> Launch:
-        def launch(p: LaunchParams, chunk: list[tuple[int, int, int]]) -> None:
-            p.seg[0], p.seg_len[0], p.out = ptr, capacity, counter  # the length is read on the device
+    def launcher_of(ptr: int, capacity: int, counter: int, regions: int) -> Launch:
+        def launch(p: LaunchParams, chunk: list[_GroupKey]) -> None:
+            p.seg[0], p.out = ptr, counter  # the length (or each region's) is read on the device
             shared = len(chunk) * _BINS * 4
-            run.launch("poly_keys_hist", p, run.grid("poly_keys_hist", shared, n=max(capacity, 1)), shared)
+            if regions:
+                p.rcap, p.nregions = capacity, regions
+                grid = run.grid("poly_keys_hist", shared, n=regions * 32)  # a warp per region
+            else:
+                p.seg_len[0] = capacity
+                grid = run.grid("poly_keys_hist", shared, n=max(capacity, 1))
+            run.launch("poly_keys_hist", p, grid, shared)
         return launch
 
     _radix_pass(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
@@ -568,7 +616,7 @@ def _reserve_slack(run: DeviceRun, key_size: int) -> int:
     return run.grid("poly_radix_gather", _GATHER_SHARED) * (THREADS // 32) * (GATHER_RESERVE_BYTES // key_size)
 
 
-def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], key_size: int) -> None:
+def _gather(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_size: int) -> None:
     """Gathers the keys of the groups into one segment per stream (one pass over the input per
     MAX_GROUPS groups); the targets then narrow on those segments, each radix pass counting only
     its group's keys. (A segment per group cost the gather a warp step per group a warp's keys
@@ -590,14 +638,61 @@ def _gather(run: DeviceRun, groups: dict[tuple[int, int, int], list[_Target]], k
             for j in members:
                 p.seg[j], p.seg_len[j] = ptr, capacities[stream]
                 for t in groups[chunk[j]]:
-                    t.segment = (ptr, capacities[stream], p.out + 8 * members[0])
+                    t.segment = (ptr, capacities[stream], p.out + 8 * members[0], 0)
             ptr += capacities[stream] * key_size
         run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", _GATHER_SHARED), _GATHER_SHARED)
 
 
-def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None) -> list[int]:
-    """The keys of the (stream, rank) targets, by radix select over the device data, starting from
-    the statistics pass's first-digit histograms ``first`` for the streams it has."""
+def _seed_in_ranges(targets: Sequence[_Target], plan: RangePlan) -> list[_Target]:
+    """Starts each target whose rank the statistics pass proved to lie at or above its predicted
+    range's low end on that range's keys (the first pass over them proves it below the high end);
+    returns those."""
+    seeded = []
+    for t in targets:
+        if not plan.usable(t.stream) or t.rank not in plan.streams[t.stream].range_of:
+            continue
+        j = plan.streams[t.stream].range_of[t.rank]
+        lo, hi = plan.streams[t.stream].bounds[j]
+        below = plan.below_range(t.stream, j)
+        if t.rank < below:
+            continue
+        # the range's common top bits, one short of the whole key so that a pass counts it
+        bits = min(t.key_bits - (lo ^ hi).bit_length(), t.key_bits - 1)
+        t.prefix, t.bits, t.lo, t.hi = lo >> (t.key_bits - bits), bits, lo, hi
+        t.rank_in, t.count = t.rank - below, int(plan.found[t.stream - 2])
+        t.segment = (plan.buffers[t.stream], plan.capacity, plan.fills_address(t.stream), plan.regions)
+        seeded.append(t)
+    return seeded
+
+
+def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None,
+                 plan: RangePlan | None = None) -> list[int]:
+    """The keys of the (stream, rank) targets, by radix select over the device data: over the keys
+    the statistics pass gathered in its predicted ranges (``plan``) where those hold the rank, and
+    otherwise starting from its first-digit histograms ``first`` for the streams it has."""
+    key_bits = 32 if run.setup.f32 else 64
+    keys: list[int | None] = [None] * len(wanted)
+    ranged = _seed_in_ranges([_Target(stream=s, rank=r, key_bits=key_bits) for s, r in wanted], plan) if plan else []
+    while True:
+        groups = _pending(ranged)
+        if not groups:
+            break
+        _keys_hist_pass(run, groups, key_bits)
+    for t in ranged:
+        if not t.missed:
+            keys[wanted.index((t.stream, t.rank))] = t.prefix
+    rest = [i for i, k in enumerate(keys) if k is None]
+    for i, key in zip(rest, _select_keys_of_input(run, [wanted[i] for i in rest], first), strict=True):
+        keys[i] = key
+    return keys
+
+
+def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None
+                          ) -> list[int]:
+    """``_select_keys`` for ranks looked for over the whole input: a gather pass (histogram passes
+    over the input first where its bins are too full) then radix passes over the gathered keys."""
+    if not wanted:
+        return []
     n = run.n
     key_bits = 32 if run.setup.f32 else 64
     targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
@@ -655,15 +750,13 @@ def _lerp(lo: float, hi: float, gamma: float) -> float:
         return float(np.float64(lo) + diff * gamma)
 
 
-def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
-                 first: dict[int, np.ndarray] | None = None) -> list[float]:
-    """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
-    NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
-    histograms, by stream (absdiff and reldiff), when it counted them."""
-    n = run.n
+def _order_ranks(requests: Sequence[tuple[int, float | None]], n: int, nan_counts: Sequence[int] | None = None
+                 ) -> tuple[list, list[tuple[int, int]]]:
+    """Per request, None (no value: a stream with NaN, or no elements) or (index of its lower rank,
+    of its upper rank, weight, median?) into the list of distinct (stream, rank) targets."""
     plan, wanted, index = [], [], {}
     for stream, q in requests:
-        if n == 0 or nan_counts[stream] > 0:
+        if n == 0 or (nan_counts is not None and nan_counts[stream] > 0):
             plan.append(None)
             continue
         lo, hi, gamma = _ranks_for(q, n)
@@ -674,7 +767,53 @@ def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], n
                 wanted.append((stream, rank))
             ids.append(index[(stream, rank)])
         plan.append((ids[0], ids[1], gamma, q is None))
-    keys = _select_keys(run, wanted, first) if wanted else []
+    return plan, wanted
+
+
+def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) -> RangePlan | None:
+    """Predicted ranges for the ranks of absdiff's and reldiff's ``requests`` (see predicted_ranges),
+    from a sample of the input, with the statistics pass's buffers for their keys; None for an
+    input too small to gain from them, or none worth gathering."""
+    n = run.n
+    if n < MIN_ELEMENTS:
+        return None
+    ranks: dict[int, list[int]] = {}
+    for stream, rank in _order_ranks(requests, n)[1]:
+        if stream in (2, 3):
+            ranks.setdefault(stream, []).append(rank)
+    if not ranks:
+        return None
+    key_bits = 32 if run.setup.f32 else 64
+    key_dtype = np.uint32 if run.setup.f32 else np.uint64
+    size = min(SAMPLE_SIZE, n)
+    p = run.params()
+    p.seg_len[0] = size
+    p.out = run.alloc(2 * size * (key_bits // 8))
+    run.launch("poly_sample", p, run.grid("poly_sample", n=size))
+    sample = run.read(p.out, np.empty(2 * size, dtype=key_dtype))
+    streams = {}
+    for stream, rs in ranks.items():
+        sr = stream_ranges(sample[(stream - 2) * size:(stream - 1) * size], n, rs, key_bits)
+        if sr is not None:
+            streams[stream] = sr
+    if not streams:
+        return None
+    blocks = run.grid("poly_stats", _stats_shared(False))  # (the pass counts no first digit then)
+    regions = blocks * THREADS
+    capacity = region_capacity(max(sr.expected for sr in streams.values()), regions)
+    buffers = {stream: run.alloc(capacity * regions * (key_bits // 8)) for stream in streams}
+    return RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
+                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True))
+
+
+def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
+                 first: dict[int, np.ndarray] | None = None, ranges: RangePlan | None = None) -> list[float]:
+    """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
+    NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
+    histograms, by stream (absdiff and reldiff), when it counted them; ``ranges``: its predicted
+    ranges' plan, when it gathered their keys."""
+    plan, wanted = _order_ranks(requests, run.n, nan_counts)
+    keys = _select_keys(run, wanted, first, ranges) if wanted else []
     out = []
     for item in plan:
         if item is None:
