@@ -389,3 +389,14 @@ def test_stream_ranges_hold_their_ranks_and_stay_few(monkeypatch):
     assert inside <= 1.5 * sr.expected
     ties = np.full(1 << 14, 7 << 28, dtype=np.uint64)
     assert predicted_ranges.stream_ranges(ties, n, [n // 2], 32) is None
+
+
+def test_no_ranges_when_their_buffers_would_crowd_the_device(small_ranges, monkeypatch):
+    """Regions that would take more than a quarter of the free device memory are not planned:
+    the ranks are found the ordinary way."""
+    rng = np.random.default_rng(8)
+    run = NumpyKernels(_streams("noise", 3000, np.float32, rng), True)
+    monkeypatch.setattr(run, "free_memory", lambda: 1 << 12)
+    assert launcher.plan_ranges(run, [(2, None), (3, 0.9)]) is None
+    requests = [(2, None), (3, 0.9)]
+    assert _ranged_order_values(run, requests) == _numpy_values(run, requests)

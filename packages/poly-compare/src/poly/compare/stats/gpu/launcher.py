@@ -801,6 +801,8 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     blocks = run.grid("poly_stats", _stats_shared(False))  # (the pass counts no first digit then)
     regions = blocks * THREADS
     capacity = region_capacity(max(sr.expected for sr in streams.values()), regions)
+    if len(streams) * capacity * regions * (key_bits // 8) > run.free_memory() // 4:  # as a gather's budget
+        return None
     buffers = {stream: run.alloc(capacity * regions * (key_bits // 8)) for stream in streams}
     return RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
                      fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True))
