@@ -69,7 +69,7 @@ class NumpyKernels:
         return self.memory[base][address - base:].view(dtype)
 
     def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
-        return self.STATS_BLOCKS if name == "poly_stats" else 1
+        return self.STATS_BLOCKS if name == "poly_stats_ranges" else 1
 
     def read(self, address: int, out: np.ndarray) -> np.ndarray:
         return self.read_all([(address, out)])[0]
@@ -130,7 +130,7 @@ class NumpyKernels:
             out = self.view(p.out, key_dtype)
             out[:len(at)] = self.keys(2)[at].astype(key_dtype)
             out[len(at):2 * len(at)] = self.keys(3)[at].astype(key_dtype)
-        elif name == "poly_stats":  # (only what the order statistics read: the predicted ranges' counts and keys)
+        elif name == "poly_stats_ranges":  # (only what the order statistics read: the predicted ranges' counts and keys)
             assert grid == self.STATS_BLOCKS
             self.stats_ranges(p, grid)
         elif name == "poly_keys_hist":  # one buffer, its length at p.out (or its regions' fills there);
@@ -308,7 +308,7 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
     if plan is not None:
         p = run.params()
         plan.apply(p)
-        run.launch("poly_stats", p, plan.blocks)
+        run.launch("poly_stats_ranges", p, plan.blocks)
         plan.take(run.read(plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}

@@ -22,9 +22,10 @@ Kernels:
   the mismatch count, merged in float64 and written as one record per block. Chunks whose
   values are all finite take a fast path (extrema per chunk, no NaN/Inf bookkeeping). Given a
   histogram buffer, it also counts the top ``POLY_FIRST_BITS`` key bits of absdiff and reldiff
-  (the order statistics' first radix digit). Given predicted ranges (``Params.rout``), each
-  thread counts the keys of absdiff and reldiff below each range and writes those within one to
-  a region of its own (predicted_ranges).
+  (the order statistics' first radix digit).
+- ``poly_stats_ranges``: the same pass, and given predicted ranges (``Params.rout``), each thread
+  counts the keys of absdiff and reldiff below each range and writes those within one to a
+  region of its own (predicted_ranges).
 - ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
   key prefix) groups, a histogram of the next key digit of the elements with that prefix.
 - ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, appended to
@@ -58,7 +59,7 @@ GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per 
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
 RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers
 
-KERNEL_NAMES = ("poly_stats", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_sample", "poly_count_zeros")
+KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_sample", "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -128,16 +129,16 @@ struct Params {
     Group groups[POLY_MAX_GROUPS];
     u64 seg[POLY_MAX_GROUPS];      // gather: each group's key buffer; keys_hist: each group's gathered keys
     u64 seg_len[POLY_MAX_GROUPS];  // gather: its capacity; keys_hist: its length
-    // Predicted ranges (poly_stats with rout != 0): each thread writes the keys of absdiff and
+    // Predicted ranges (poly_stats_ranges): each thread writes the keys of absdiff and
     // reldiff within up to POLY_RANGES ranges each to its own region of rcap keys of rbuf[stream]
     // (no atomics), and counts the keys below each range's lo. An unused range is [0, 0] (key 0 is
     // a NaN's).
-    u64 rout;      // poly_stats: 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
-    u64 rfills;    // poly_stats: 2 x (threads of the grid) u32 region fills (keys found, written or not)
+    u64 rout;      // 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
+    u64 rfills;    // 2 x (threads of the grid) u32 region fills (keys found, written or not)
     u64 rbuf[2];
     u64 rlo[2 * POLY_RANGES], rhi[2 * POLY_RANGES];
     int nranges[2];
-    u32 rcap;      // poly_stats, poly_keys_hist (region mode): keys per region, a power of two
+    u32 rcap;      // poly_stats_ranges, poly_keys_hist (region mode): keys per region, a power of two
     u32 nregions;  // poly_keys_hist: nonzero for region mode (seg[0] holds nregions regions, their u32 fills at out)
 };
 
@@ -625,8 +626,11 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
-// dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters
-extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) {
+// dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters.
+// RANGES: the variant that gathers the predicted ranges' keys (poly_stats_ranges), compiled apart so
+// that the plain pass keeps its registers.
+template <bool RANGES>
+__device__ __forceinline__ void stats_pass(const Params& P) {
     extern __shared__ uint4 smem[];
     uint4* ring = smem;
     u32* hist = (u32*)(smem + POLY_STAGES * 2 * POLY_THREADS);
@@ -636,7 +640,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
     __shared__ Tallies tallies;
     __shared__ u64 range_counts[2 * POLY_RANGES + 4];  // below each range, then the largest fill and the fills' sum per stream
     const bool with_hist = P.hist != 0;
-    const bool with_ranges = P.rout != 0;
+    const bool with_ranges = RANGES;
     if (threadIdx.x < 2 * POLY_RANGES + 4) range_counts[threadIdx.x] = 0;
     if (with_hist)
         for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) hist[k] = 0;
@@ -805,6 +809,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
         }
     }
 }
+
+extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) { stats_pass<false>(P); }
+extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats_ranges(const Params P) { stats_pass<true>(P); }
 
 // -- order statistics: radix passes -------------------------------------------------------------------
 // Keys of one stream on their way to its buffer: each warp stages them in shared memory and

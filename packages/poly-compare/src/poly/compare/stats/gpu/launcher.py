@@ -410,14 +410,15 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges."""
     n = run.n
     shared = _stats_shared(want_hist)
-    grid = plan.blocks if plan is not None else run.grid("poly_stats", shared)
+    kernel = "poly_stats" if plan is None else "poly_stats_ranges"
+    grid = plan.blocks if plan is not None else run.grid(kernel, shared)
     p = run.params()
     p.out = run.alloc(grid * _PART.itemsize)
     if want_hist:
         p.hist = run.alloc(2 * _FIRST_BINS * 8, zero=True)
     if plan is not None:
         plan.apply(p)
-    run.launch("poly_stats", p, grid, shared)
+    run.launch(kernel, p, grid, shared)
     copies = [(p.out, np.empty(grid, dtype=_PART))]
     if want_hist:
         copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
@@ -798,7 +799,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
             streams[stream] = sr
     if not streams:
         return None
-    blocks = run.grid("poly_stats", _stats_shared(False))  # (the pass counts no first digit then)
+    blocks = run.grid("poly_stats_ranges", _stats_shared(False))  # (the pass counts no first digit then)
     regions = blocks * THREADS
     capacity = region_capacity(max(sr.expected for sr in streams.values()), regions)
     if len(streams) * capacity * regions * (key_bits // 8) > run.free_memory() // 4:  # as a gather's budget

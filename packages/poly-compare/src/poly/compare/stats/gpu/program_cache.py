@@ -43,6 +43,7 @@ nvrtc_api = lazy_import("cuda.bindings.nvrtc", install=_GPU_INSTALL, purpose="Co
 # then the histogram counters.
 DYNAMIC_SHARED = {
     "poly_stats": RING_BYTES + 2 * (1 << FIRST_BITS) * 4,
+    "poly_stats_ranges": RING_BYTES + 2 * (1 << FIRST_BITS) * 4,
     "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
     "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
     "poly_keys_hist": HIST_GROUPS * (1 << DIGIT_BITS) * 4,
