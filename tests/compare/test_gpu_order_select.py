@@ -66,7 +66,8 @@ class NumpyKernels:
 
     def view(self, address: int, dtype) -> np.ndarray:
         base = max(b for b in self.memory if b <= address)
-        return self.memory[base][address - base:].view(dtype)
+        buffer = self.memory[base][address - base:]
+        return buffer[:len(buffer) // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize].view(dtype)
 
     def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
         return self.STATS_BLOCKS if name == "poly_stats_ranges" else 1
@@ -130,8 +131,11 @@ class NumpyKernels:
             out = self.view(p.out, key_dtype)
             out[:len(at)] = self.keys(2)[at].astype(key_dtype)
             out[len(at):2 * len(at)] = self.keys(3)[at].astype(key_dtype)
-        elif name == "poly_stats_ranges":  # (only what the order statistics read: the predicted ranges' counts and keys)
+        elif name == "poly_stats_ranges":  # the per-block records, and the predicted ranges' counts and keys
             assert grid == self.STATS_BLOCKS
+            parts = self.view(p.out, launcher._PART)[:grid]
+            for k in range(4):
+                parts["s"][:, k] = _block_records(self.streams[k].astype(np.float64), grid)
             self.stats_ranges(p, grid)
         elif name == "poly_keys_hist":  # one buffer, its length at p.out (or its regions' fills there);
             hist = self.view(p.hist, np.uint64)  # each key counted in its group's histogram
@@ -306,10 +310,9 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
     plan = launcher.plan_ranges(run, requests)
     first = None
     if plan is not None:
-        p = run.params()
-        plan.apply(p)
-        run.launch("poly_stats_ranges", p, plan.blocks)
-        plan.take(run.read(plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
+        raw, first = launcher.run_error_stats(run, False, plan)
+        assert raw["size"] == run.n and first is None
+        assert run.launches[:3] == ["poly_sample", "poly_stats_ranges", "poly_keys_hist"]  # the first pass, at once
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     return launcher.order_values(run, requests, list(nans), first, plan)

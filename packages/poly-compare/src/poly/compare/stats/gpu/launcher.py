@@ -419,14 +419,19 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     if plan is not None:
         plan.apply(p)
     run.launch(kernel, p, grid, shared)
+    first_pass = _range_first_pass(run, plan) if plan is not None else []
     copies = [(p.out, np.empty(grid, dtype=_PART))]
     if want_hist:
         copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
     if plan is not None:
         copies.append((plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
+    copies += _radix_copies(first_pass)
     parts, *rest = run.read_all(copies)
     if plan is not None:
+        hists = rest[len(rest) - len(first_pass):]
+        del rest[len(rest) - len(first_pass):]
         plan.take(rest.pop())
+        plan.first_pass = (first_pass, hists)
     hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
     streams = _merge_streams(parts["s"], n)
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
@@ -554,11 +559,21 @@ def _pending(targets: Sequence[_Target]) -> dict[_GroupKey, list[_Target]]:
 Launch = Callable[[LaunchParams, list[_GroupKey]], None]
 
 
+_Launched = list[tuple[dict[_GroupKey, list[_Target]], list[_GroupKey], list[int], int]]
+
+
 def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Target]], Launch]],
                 key_bits: int, per_launch: int) -> None:
     """One radix pass: for each job ``(groups, launch)``, one launch per ``per_launch`` of its
     groups (``launch(params, chunk)`` sets the kernel's own parameters and launches it); the
     histograms, read back together, descend the targets."""
+    launched = _radix_launch(run, jobs, key_bits, per_launch)
+    _radix_descend(launched, run.read_all(_radix_copies(launched)))
+
+
+def _radix_launch(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Target]], Launch]],
+                  key_bits: int, per_launch: int) -> _Launched:
+    """The launches of ``_radix_pass``: (groups, chunk, digit bits, histograms' address) per launch."""
     launched = []
     for groups, launch in jobs:
         keys = list(groups)
@@ -570,7 +585,16 @@ def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Targe
             p.hist = run.alloc(len(chunk) * _BINS * 8, zero=True)
             launch(p, chunk)
             launched.append((groups, chunk, dbits, p.hist))
-    hists = run.read_all([(ptr, np.empty(len(chunk) * _BINS, dtype=np.uint64)) for _, chunk, _, ptr in launched])
+    return launched
+
+
+def _radix_copies(launched: _Launched) -> list[tuple[int, np.ndarray]]:
+    """The copies that read the histograms of ``launched`` back."""
+    return [(ptr, np.empty(len(chunk) * _BINS, dtype=np.uint64)) for _, chunk, _, ptr in launched]
+
+
+def _radix_descend(launched: _Launched, hists: Sequence[np.ndarray]) -> None:
+    """Descends the targets of ``launched`` by their histograms ``hists`` (read back)."""
     _descend([(groups[g], h[j * _BINS:j * _BINS + (1 << dbits[j])], dbits[j])
               for (groups, chunk, dbits, _), h in zip(launched, hists, strict=True) for j, g in enumerate(chunk)])
 
@@ -588,6 +612,12 @@ def _input_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key
 def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
     """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
     read of the segment counts them all); descends their targets."""
+    launched = _keys_hist_launch(run, groups, key_bits)
+    _radix_descend(launched, run.read_all(_radix_copies(launched)))
+
+
+def _keys_hist_launch(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> _Launched:
+    """The launches of ``_keys_hist_pass``."""
     by_segment: dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]] = {}
     for g, targets in groups.items():
         by_segment.setdefault(targets[0].segment, {})[g] = targets
@@ -605,8 +635,8 @@ def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_
             run.launch("poly_keys_hist", p, grid, shared)
         return launch
 
-    _radix_pass(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
-                HIST_GROUPS)
+    return _radix_launch(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
+                         HIST_GROUPS)
 
 
 _GATHER_SHARED = RING_BYTES + GATHER_STAGE_BYTES
@@ -644,26 +674,48 @@ def _gather(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_size: in
         run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", _GATHER_SHARED), _GATHER_SHARED)
 
 
-def _seed_in_ranges(targets: Sequence[_Target], plan: RangePlan) -> list[_Target]:
-    """Starts each target whose rank the statistics pass proved to lie at or above its predicted
-    range's low end on that range's keys (the first pass over them proves it below the high end);
-    returns those."""
-    seeded = []
-    for t in targets:
-        if not plan.usable(t.stream) or t.rank not in plan.streams[t.stream].range_of:
+def _range_targets(plan: RangePlan, wanted: Sequence[tuple[int, int]], key_bits: int) -> list[_Target]:
+    """The targets of the ranks in ``plan``'s ranges, each on its range's keys: the range's common
+    top bits as its prefix (one short of the whole key, so that a pass counts it), its rank
+    still to be set from the statistics pass's counts (``_seed_in_ranges``)."""
+    targets = []
+    for stream, rank in wanted:
+        sr = plan.streams.get(stream)
+        if sr is None or rank not in sr.range_of:
             continue
-        j = plan.streams[t.stream].range_of[t.rank]
-        lo, hi = plan.streams[t.stream].bounds[j]
-        below = plan.below_range(t.stream, j)
-        if t.rank < below:
-            continue
-        # the range's common top bits, one short of the whole key so that a pass counts it
-        bits = min(t.key_bits - (lo ^ hi).bit_length(), t.key_bits - 1)
-        t.prefix, t.bits, t.lo, t.hi = lo >> (t.key_bits - bits), bits, lo, hi
-        t.rank_in, t.count = t.rank - below, int(plan.found[t.stream - 2])
-        t.segment = (plan.buffers[t.stream], plan.capacity, plan.fills_address(t.stream), plan.regions)
-        seeded.append(t)
-    return seeded
+        lo, hi = sr.bounds[sr.range_of[rank]]
+        bits = min(key_bits - (lo ^ hi).bit_length(), key_bits - 1)
+        targets.append(_Target(stream=stream, rank=rank, key_bits=key_bits, prefix=lo >> (key_bits - bits), bits=bits,
+                               lo=lo, hi=hi, segment=(plan.buffers[stream], plan.capacity, plan.fills_address(stream),
+                                                      plan.regions)))
+    return targets
+
+
+def _range_first_pass(run: DeviceRun, plan: RangePlan) -> _Launched:
+    """Launches the first radix pass over the ranges' keys, right behind the statistics pass (its
+    groups are the ranges: they need none of its counts), so that its histograms come back with
+    the pass's results."""
+    return _keys_hist_launch(run, _pending(plan.targets), plan.key_bits)
+
+
+def _seed_in_ranges(plan: RangePlan) -> list[_Target]:
+    """Sets the rank of each of ``plan``'s targets that the statistics pass proved to lie at or
+    above its range's low end (the first pass over the range proves it below the high end), and
+    descends them by that first pass where it was made; marks the others missed. Returns them."""
+    for t in plan.targets:
+        sr = plan.streams[t.stream]
+        below = plan.below_range(t.stream, sr.range_of[t.rank])
+        if not plan.usable(t.stream) or t.rank < below:
+            t.missed = t.done = True
+        else:
+            t.rank_in, t.count = t.rank - below, int(plan.found[t.stream - 2])
+    if plan.first_pass is not None:
+        launched, hists = plan.first_pass
+        for groups, _, _, _ in launched:
+            for g in groups:
+                groups[g] = [t for t in groups[g] if not t.missed]
+        _radix_descend(launched, hists)
+    return plan.targets
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None,
@@ -673,14 +725,14 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     otherwise starting from its first-digit histograms ``first`` for the streams it has."""
     key_bits = 32 if run.setup.f32 else 64
     keys: list[int | None] = [None] * len(wanted)
-    ranged = _seed_in_ranges([_Target(stream=s, rank=r, key_bits=key_bits) for s, r in wanted], plan) if plan else []
+    ranged = _seed_in_ranges(plan) if plan else []
     while True:
         groups = _pending(ranged)
         if not groups:
             break
         _keys_hist_pass(run, groups, key_bits)
     for t in ranged:
-        if not t.missed:
+        if not t.missed and (t.stream, t.rank) in wanted:
             keys[wanted.index((t.stream, t.rank))] = t.prefix
     rest = [i for i, k in enumerate(keys) if k is None]
     for i, key in zip(rest, _select_keys_of_input(run, [wanted[i] for i in rest], first), strict=True):
@@ -779,7 +831,8 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     if n < MIN_ELEMENTS:
         return None
     ranks: dict[int, list[int]] = {}
-    for stream, rank in _order_ranks(requests, n)[1]:
+    wanted = _order_ranks(requests, n)[1]
+    for stream, rank in wanted:
         if stream in (2, 3):
             ranks.setdefault(stream, []).append(rank)
     if not ranks:
@@ -805,8 +858,11 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     if len(streams) * capacity * regions * (key_bits // 8) > run.free_memory() // 4:  # as a gather's budget
         return None
     buffers = {stream: run.alloc(capacity * regions * (key_bits // 8)) for stream in streams}
-    return RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
-                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True))
+    plan = RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
+                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True),
+                     key_bits=key_bits)
+    plan.targets = _range_targets(plan, wanted, key_bits)
+    return plan
 
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
