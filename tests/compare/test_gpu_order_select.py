@@ -152,6 +152,17 @@ class NumpyKernels:
                 if j is not None:
                     g = groups[j]
                     hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
+        elif name == "poly_keys_collect":  # the same keys as poly_keys_hist reads, copied when in a group
+            buffer = self.view(p.seg[0], key_dtype)
+            if p.nregions:
+                fills = self.view(p.out, np.uint32)[:p.nregions]
+                present = np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
+            else:
+                present = buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
+            mine = [k for k in (int(k) for k in present) if k != 0 and any(self.in_group(g, k) for g in groups)]
+            assert len(mine) <= p.seg_len[1]
+            self.view(p.seg[1], key_dtype)[:len(mine)] = np.array(mine, dtype=np.uint64).astype(key_dtype)
+            self.view(p.hist, np.uint64)[0] = len(mine)
         elif name == "poly_radix_hist":
             hist = self.view(p.hist, np.uint64)
             for j, g in enumerate(groups):
@@ -201,12 +212,14 @@ def _streams(kind: str, n: int, dtype, rng) -> dict[int, np.ndarray]:
 @pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
 @pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
 @pytest.mark.parametrize("budget", [1 << 22, 7], ids=["gather at once", "histogram passes first"])
-def test_order_values_match_numpy(f32, kind, budget, monkeypatch):
+@pytest.mark.parametrize("collect", [launcher.COLLECT_MAX_KEYS, 0], ids=["last digits on the host", "radix passes only"])
+def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
     rng = np.random.default_rng(len(kind) + 2 * f32)
     dtype = np.float32 if f32 else np.float64
     run = NumpyKernels(_streams(kind, int(rng.integers(500, 2500)), dtype, rng), f32)
     monkeypatch.setattr(launcher, "GATHER_MIN_KEYS", budget)
     monkeypatch.setattr(launcher, "GATHER_FRACTION", 1 << 30)
+    monkeypatch.setattr(launcher, "COLLECT_MAX_KEYS", collect)
     first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     got = launcher.order_values(run, REQUESTS, [0, 0, 0, 0], first)
     for (stream, q), value in zip(REQUESTS, got, strict=True):
@@ -219,7 +232,13 @@ def test_order_values_match_numpy(f32, kind, budget, monkeypatch):
         assert run.launches.count("poly_radix_gather") == 1 and "poly_radix_hist" not in run.launches
     else:
         assert run.launches[0] == "poly_radix_hist"
-    assert set(run.launches) <= {"poly_radix_hist", "poly_radix_gather", "poly_keys_hist"}
+    assert set(run.launches) <= {"poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect"}
+    # with few keys gathered, one copy to the host finishes every rank: no radix pass over them
+    assert ("poly_keys_collect" in run.launches) == (bool(collect) and "poly_radix_gather" in run.launches)
+    if collect:
+        assert "poly_keys_hist" not in run.launches
+        if budget > run.n:  # one pass: a launch per stream's gathered keys
+            assert run.launches.count("poly_keys_collect") == len({s for s, _ in REQUESTS})
 
 
 def test_streams_with_nan_or_no_elements_give_nan():

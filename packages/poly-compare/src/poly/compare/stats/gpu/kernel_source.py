@@ -35,6 +35,8 @@ Kernels:
 - ``poly_keys_hist``: a radix pass over one gathered buffer (its length read from the gather's
   counter on the device), or over one stream's regions of the statistics pass (a warp per
   region, up to its fill), for all the groups it holds. A group may be bounded to a key range.
+- ``poly_keys_collect``: the same read, copying the keys of its groups to one small buffer (the
+  last radix passes' work done on the host, once the groups hold few keys).
 - ``poly_sample``: the keys of absdiff and reldiff at a stratified random sample of places.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
@@ -59,7 +61,8 @@ GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per 
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
 RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers
 
-KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_sample", "poly_count_zeros")
+KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect", "poly_sample",
+                "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -1014,18 +1017,28 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
 // most its capacity ``seg_len[0]``) for all its groups (up to HIST_GROUPS per launch, disjoint):
 // each key counts in the histogram of the group holding it; key 0 fills the runs the gather's
 // warps reserved and left unused.
-// dynamic shared memory: ngroups x POLY_BINS counters
-extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) {
+// dynamic shared memory: ngroups x POLY_BINS counters.
+// COLLECT (poly_keys_collect): instead, the keys of the groups (few by then: the last digits of
+// their ranks) are copied to seg[1] (capacity seg_len[1]), their number counted at hist (u64).
+template <bool COLLECT>
+__device__ __forceinline__ void keys_pass(const Params& P) {
     extern __shared__ u32 shist[];
     const int ng = P.ngroups;
     const KT* keys = (const KT*)P.seg[0];
-    for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
-    __syncthreads();
+    if (!COLLECT) {
+        for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
+        __syncthreads();
+    }
     auto count = [&](KT key) {
         if (key == 0) return;
         for (int g = 0; g < ng; ++g) {
             if (in_group(P.groups[g], key)) {
-                atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
+                if (COLLECT) {
+                    const u64 at = atomicAdd((u64*)P.hist, 1ull);
+                    if (at < P.seg_len[1]) ((KT*)P.seg[1])[at] = key;
+                } else {
+                    atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
+                }
                 return;
             }
         }
@@ -1044,6 +1057,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const 
         const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) count(keys[i]);
     }
+    if (COLLECT) return;
     __syncthreads();
     u64* out = (u64*)P.hist;
     for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) {
@@ -1051,6 +1065,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const 
         if (c) atomicAdd(&out[k], (u64)c);
     }
 }
+
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) { keys_pass<false>(P); }
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(const Params P) { keys_pass<true>(P); }
 
 // The keys of absdiff and reldiff at seg_len[0] (S) places of the input, one drawn at random in each
 // of S equal strata (the first S keys at out are absdiff's, the next S reldiff's): a sample that

@@ -68,6 +68,7 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_er
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
+COLLECT_MAX_KEYS = 1 << 18  # groups holding this few keys in all are copied to the host instead of narrowed further
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
 LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
 _BINS = 1 << DIGIT_BITS
@@ -616,27 +617,88 @@ def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_
     _radix_descend(launched, run.read_all(_radix_copies(launched)))
 
 
-def _keys_hist_launch(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> _Launched:
-    """The launches of ``_keys_hist_pass``."""
+def _by_segment(groups: dict[_GroupKey, list[_Target]]) -> dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]]:
     by_segment: dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]] = {}
     for g, targets in groups.items():
         by_segment.setdefault(targets[0].segment, {})[g] = targets
+    return by_segment
 
-    def launcher_of(ptr: int, capacity: int, counter: int, regions: int) -> Launch:
+
+def _segment_grid(run: DeviceRun, p: LaunchParams, segment: tuple[int, int, int, int], name: str, shared: int) -> int:
+    """Sets the parameters of a pass of kernel ``name`` over ``segment`` (a gather's buffer, or the
+    statistics pass's regions) and returns its grid."""
+    ptr, capacity, counter, regions = segment
+    p.seg[0], p.out = ptr, counter  # the length (or each region's) is read on the device
+    if regions:
+        p.rcap, p.nregions = capacity, regions
+        return run.grid(name, shared, n=regions * 32)  # a warp per region
+    p.seg_len[0] = capacity
+    return run.grid(name, shared, n=max(capacity, 1))
+
+
+def _keys_hist_launch(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> _Launched:
+    """The launches of ``_keys_hist_pass``."""
+
+    def launcher_of(segment: tuple[int, int, int, int]) -> Launch:
         def launch(p: LaunchParams, chunk: list[_GroupKey]) -> None:
-            p.seg[0], p.out = ptr, counter  # the length (or each region's) is read on the device
             shared = len(chunk) * _BINS * 4
-            if regions:
-                p.rcap, p.nregions = capacity, regions
-                grid = run.grid("poly_keys_hist", shared, n=regions * 32)  # a warp per region
-            else:
-                p.seg_len[0] = capacity
-                grid = run.grid("poly_keys_hist", shared, n=max(capacity, 1))
-            run.launch("poly_keys_hist", p, grid, shared)
+            run.launch("poly_keys_hist", p, _segment_grid(run, p, segment, "poly_keys_hist", shared), shared)
         return launch
 
-    return _radix_launch(run, [(members, launcher_of(*segment)) for segment, members in by_segment.items()], key_bits,
-                         HIST_GROUPS)
+    return _radix_launch(run, [(members, launcher_of(segment)) for segment, members in _by_segment(groups).items()],
+                         key_bits, HIST_GROUPS)
+
+
+def _collect_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
+    """The last radix passes' work in one read: the keys of ``groups`` (few by now) are copied to
+    the host, where each target's key is picked by its rank among its group's keys."""
+    key_dtype = np.uint32 if key_bits == 32 else np.uint64
+    launched = []
+    for segment, members in _by_segment(groups).items():
+        keys = list(members)
+        for i in range(0, len(keys), MAX_GROUPS):
+            chunk = keys[i:i + MAX_GROUPS]
+            capacity = sum(members[g][0].count for g in chunk)  # each group's exact count (or a bound)
+            p = run.params()
+            _set_groups(p, chunk, [0] * len(chunk))
+            p.seg[1], p.seg_len[1] = run.alloc(max(capacity, 1) * (key_bits // 8)), capacity
+            p.hist = run.alloc(8, zero=True)  # the keys' counter
+            run.launch("poly_keys_collect", p, _segment_grid(run, p, segment, "poly_keys_collect", 0))
+            launched.append((members, chunk, p.seg[1], capacity, p.hist))
+    copies = [(ptr, np.empty(capacity, dtype=key_dtype)) for _, _, ptr, capacity, _ in launched]
+    copies += [(counter, np.empty(1, dtype=np.uint64)) for *_, counter in launched]
+    reads = run.read_all(copies)
+    for (members, chunk, _, capacity, _), keys, written in zip(launched, reads[:len(launched)], reads[len(launched):],
+                                                               strict=True):
+        keys = keys[:min(int(written[0]), capacity)]
+        for g in chunk:
+            stream, prefix, bits, lo, hi = g
+            mine = (keys != 0) & (keys >= key_dtype(lo))
+            if hi != -1:
+                mine &= keys <= key_dtype(hi)
+            if bits:
+                mine &= (keys >> key_dtype(key_bits - bits)) == key_dtype(prefix)
+            ordered = np.sort(keys[mine])
+            for t in members[g]:
+                if t.rank_in >= len(ordered):
+                    if t.hi != -1:  # a predicted range that does not hold its rank
+                        t.missed = t.done = True
+                        continue
+                    t.rank_in = len(ordered) - 1  # (cannot happen: the counts are exact)
+                t.prefix, t.bits, t.done = int(ordered[t.rank_in]), key_bits, True
+
+
+def _narrow_on_segments(run: DeviceRun, targets: Sequence[_Target], key_bits: int) -> None:
+    """Radix passes over the targets' gathered keys until every key is known; the last ones done
+    on the host once the pending groups hold few keys."""
+    while True:
+        groups = _pending(targets)
+        if not groups:
+            break
+        if sum(ts[0].count for ts in groups.values()) <= COLLECT_MAX_KEYS:
+            _collect_pass(run, groups, key_bits)
+        else:
+            _keys_hist_pass(run, groups, key_bits)
 
 
 _GATHER_SHARED = RING_BYTES + GATHER_STAGE_BYTES
@@ -726,11 +788,7 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     key_bits = 32 if run.setup.f32 else 64
     keys: list[int | None] = [None] * len(wanted)
     ranged = _seed_in_ranges(plan) if plan else []
-    while True:
-        groups = _pending(ranged)
-        if not groups:
-            break
-        _keys_hist_pass(run, groups, key_bits)
+    _narrow_on_segments(run, ranged, key_bits)
     for t in ranged:
         if not t.missed and (t.stream, t.rank) in wanted:
             keys[wanted.index((t.stream, t.rank))] = t.prefix
@@ -767,11 +825,7 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
             _gather(run, groups, key_bits // 8)
             break
         _input_hist_pass(run, groups, key_bits)
-    while True:
-        groups = _pending(targets)
-        if not groups:
-            break
-        _keys_hist_pass(run, groups, key_bits)
+    _narrow_on_segments(run, targets, key_bits)
     return [t.prefix for t in targets]
 
 
