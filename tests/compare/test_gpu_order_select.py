@@ -81,7 +81,8 @@ class NumpyKernels:
         return [out for _, out in copies]
 
     def in_group(self, g, key: int) -> bool:
-        return (g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix) and g.lo <= key <= g.hi
+        off = key - g.lo  # prefixes and digits are those of the offset from the group's lo
+        return g.lo <= key <= g.hi and (g.bits == 0 or (off >> (self.key_bits - g.bits)) == g.prefix)
 
     def sample_positions(self, size: int) -> list[int]:
         """The kernel's sample: one place drawn in each of ``size`` equal strata (splitmix64's mix)."""
@@ -151,7 +152,7 @@ class NumpyKernels:
                 j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
                 if j is not None:
                     g = groups[j]
-                    hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
+                    hist[j * (1 << DIGIT_BITS) + (((k - g.lo) >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
         elif name == "poly_keys_collect":  # the same keys as poly_keys_hist reads, copied when in a group
             buffer = self.view(p.seg[0], key_dtype)
             if p.nregions:

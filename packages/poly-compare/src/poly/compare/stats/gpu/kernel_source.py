@@ -115,7 +115,8 @@ struct Group {
     int bits;
     int dbits;   // digit bits counted by this pass
     int pad;
-    u64 lo, hi;  // and keys within [lo, hi] only (a predicted range's keys; 0 and all ones for any key)
+    u64 lo, hi;  // and keys within [lo, hi] only (a predicted range's keys; 0 and all ones for any key),
+                 // prefix and digits taken of key - lo
 };
 
 struct Params {
@@ -344,12 +345,16 @@ __device__ __forceinline__ KT order_key(VT v) {
 #endif
 }
 
+// A group's prefix and digits are those of the key's offset from the group's lo (the key itself
+// for a group of any key, lo 0): a narrow range's offsets share many top bits even where its
+// keys straddle a power of two.
 __device__ __forceinline__ bool in_group(const Group& g, KT key) {
-    return (g.bits == 0 || (u64)(key >> (POLY_KEY_BITS - g.bits)) == g.prefix) && (u64)key >= g.lo && (u64)key <= g.hi;
+    const KT off = key - (KT)g.lo;
+    return (u64)key >= g.lo && (u64)key <= g.hi && (g.bits == 0 || (u64)(off >> (POLY_KEY_BITS - g.bits)) == g.prefix);
 }
 
 __device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
-    return (u32)((key >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
+    return (u32)(((KT)(key - (KT)g.lo) >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
 }
 
 // -- streaming both arrays ------------------------------------------------------------------------

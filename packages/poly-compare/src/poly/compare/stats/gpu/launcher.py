@@ -475,9 +475,10 @@ def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None
 # -- order statistics ----------------------------------------------------------------------------------
 @dataclass
 class _Target:
-    """One wanted rank of one stream, narrowed digit by digit: its key's known top ``bits`` bits
-    (``prefix``), its rank among the elements with that prefix (and, for a rank looked for in a
-    predicted range, with a key within [``lo``, ``hi``]) and how many they are."""
+    """One wanted rank of one stream, narrowed digit by digit: the known top ``bits`` bits
+    (``prefix``) of its key's offset from ``lo`` (0 but for a rank looked for in a predicted range
+    [``lo``, ``hi``]), its rank among the elements with that prefix and how many they are. Its key
+    is ``lo + prefix`` once all bits are known."""
 
     stream: int
     rank: int
@@ -677,8 +678,8 @@ def _collect_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bi
             if hi != -1:
                 mine &= keys <= key_dtype(hi)
             if bits:
-                mine &= (keys >> key_dtype(key_bits - bits)) == key_dtype(prefix)
-            ordered = np.sort(keys[mine])
+                mine &= ((keys - key_dtype(lo)) >> key_dtype(key_bits - bits)) == key_dtype(prefix)
+            ordered = np.sort(keys[mine]) - key_dtype(lo)  # offsets from lo, as the prefixes are
             for t in members[g]:
                 if t.rank_in >= len(ordered):
                     if t.hi != -1:  # a predicted range that does not hold its rank
@@ -737,17 +738,18 @@ def _gather(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_size: in
 
 
 def _range_targets(plan: RangePlan, wanted: Sequence[tuple[int, int]], key_bits: int) -> list[_Target]:
-    """The targets of the ranks in ``plan``'s ranges, each on its range's keys: the range's common
-    top bits as its prefix (one short of the whole key, so that a pass counts it), its rank
-    still to be set from the statistics pass's counts (``_seed_in_ranges``)."""
+    """The targets of the ranks in ``plan``'s ranges, each on its range's keys: the top bits its
+    offsets from the range's low end share (all zero; one short of the whole key, so that a pass
+    counts it) as its prefix, its rank still to be set from the statistics pass's counts
+    (``_seed_in_ranges``)."""
     targets = []
     for stream, rank in wanted:
         sr = plan.streams.get(stream)
         if sr is None or rank not in sr.range_of:
             continue
         lo, hi = sr.bounds[sr.range_of[rank]]
-        bits = min(key_bits - (lo ^ hi).bit_length(), key_bits - 1)
-        targets.append(_Target(stream=stream, rank=rank, key_bits=key_bits, prefix=lo >> (key_bits - bits), bits=bits,
+        bits = min(key_bits - (hi - lo).bit_length(), key_bits - 1)
+        targets.append(_Target(stream=stream, rank=rank, key_bits=key_bits, prefix=0, bits=bits,
                                lo=lo, hi=hi, segment=(plan.buffers[stream], plan.capacity, plan.fills_address(stream),
                                                       plan.regions)))
     return targets
@@ -791,7 +793,7 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     _narrow_on_segments(run, ranged, key_bits)
     for t in ranged:
         if not t.missed and (t.stream, t.rank) in wanted:
-            keys[wanted.index((t.stream, t.rank))] = t.prefix
+            keys[wanted.index((t.stream, t.rank))] = t.lo + t.prefix
     rest = [i for i, k in enumerate(keys) if k is None]
     for i, key in zip(rest, _select_keys_of_input(run, [wanted[i] for i in rest], first), strict=True):
         keys[i] = key
