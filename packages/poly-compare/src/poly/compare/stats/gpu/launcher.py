@@ -18,7 +18,9 @@ sample a key range holding each rank of absdiff and reldiff; the statistics pass
 the keys within those ranges itself (instead of step 1), and step 2 is saved for every rank its
 counts prove to lie in its range.
 
-Only histograms and counts (a few KiB) come back to the host.
+Only histograms and counts (a few KiB) come back to the host, and at the end the keys of the
+groups still holding the ranks once they are at most ``COLLECT_MAX_KEYS`` (the last digits are
+picked on the host: a radix pass and a synchronisation fewer).
 
 The results follow the CPU engine's (poly-core's native/src/error_stats.cpp) definitions and
 come back in the same dictionary layout as ``poly._native.error_stats``.
@@ -68,7 +70,7 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_er
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
-COLLECT_MAX_KEYS = 1 << 18  # groups holding this few keys in all are copied to the host instead of narrowed further
+COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of float32 keys) are copied to the host instead of narrowed further
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
 LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
 _BINS = 1 << DIGIT_BITS
