@@ -84,6 +84,15 @@ class NumpyKernels:
         off = key - g.lo  # prefixes and digits are those of the offset from the group's lo
         return g.lo <= key <= g.hi and (g.bits == 0 or (off >> (self.key_bits - g.bits)) == g.prefix)
 
+    def segment_keys(self, p, key_dtype) -> np.ndarray:
+        """The keys a pass over a segment reads: a gather's buffer up to its counter at p.out, or
+        the statistics pass's regions, each up to its fill (u32 at p.out)."""
+        buffer = self.view(p.seg[0], key_dtype)
+        if p.nregions:
+            fills = self.view(p.out, np.uint32)[:p.nregions]
+            return np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
+        return buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
+
     def sample_positions(self, size: int) -> list[int]:
         """The kernel's sample: one place drawn in each of ``size`` equal strata (splitmix64's mix)."""
         mask, out = (1 << 64) - 1, []
@@ -140,13 +149,7 @@ class NumpyKernels:
             self.stats_ranges(p, grid)
         elif name == "poly_keys_hist":  # one buffer, its length at p.out (or its regions' fills there);
             hist = self.view(p.hist, np.uint64)  # each key counted in its group's histogram
-            buffer = self.view(p.seg[0], key_dtype)
-            if p.nregions:
-                fills = self.view(p.out, np.uint32)[:p.nregions]
-                present = np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
-            else:
-                present = buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
-            for k in (int(k) for k in present):
+            for k in (int(k) for k in self.segment_keys(p, key_dtype)):
                 if k == 0:  # the unused rest of a reserved run
                     continue
                 j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
@@ -154,13 +157,8 @@ class NumpyKernels:
                     g = groups[j]
                     hist[j * (1 << DIGIT_BITS) + (((k - g.lo) >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
         elif name == "poly_keys_collect":  # the same keys as poly_keys_hist reads, copied when in a group
-            buffer = self.view(p.seg[0], key_dtype)
-            if p.nregions:
-                fills = self.view(p.out, np.uint32)[:p.nregions]
-                present = np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
-            else:
-                present = buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
-            mine = [k for k in (int(k) for k in present) if k != 0 and any(self.in_group(g, k) for g in groups)]
+            mine = [k for k in (int(k) for k in self.segment_keys(p, key_dtype))
+                    if k != 0 and any(self.in_group(g, k) for g in groups)]
             assert len(mine) <= p.seg_len[1]
             self.view(p.seg[1], key_dtype)[:len(mine)] = np.array(mine, dtype=np.uint64).astype(key_dtype)
             self.view(p.hist, np.uint64)[0] = len(mine)
