@@ -421,3 +421,16 @@ def test_no_ranges_when_their_buffers_would_crowd_the_device(small_ranges, monke
     assert launcher.plan_ranges(run, [(2, None), (3, 0.9)]) is None
     requests = [(2, None), (3, 0.9)]
     assert _ranged_order_values(run, requests) == _numpy_values(run, requests)
+
+
+def test_a_stream_with_nan_gives_nan_beside_ranged_ranks(small_ranges):
+    """A stream holding NaN has no order statistics (NaN, as NumPy gives), though its ranks were
+    planned before the statistics pass counted the NaN; the other stream's come from its ranges."""
+    rng = np.random.default_rng(4)
+    streams = _streams("noise", 4000, np.float32, rng)
+    streams[2][[10, 2000]] = np.nan
+    run = NumpyKernels(streams, True)
+    requests = [(2, None), (3, None), (3, 0.99)]
+    got = _ranged_order_values(run, requests, nans=(0, 0, 2, 0))
+    assert np.isnan(got[0]) and got[1:] == _numpy_values(run, requests)[1:]
+    assert "poly_radix_gather" not in run.launches
