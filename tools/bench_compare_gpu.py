@@ -44,10 +44,10 @@ def _timed(fn, sync, repeat):
 
 def _profile(fn, sync, floor) -> None:
     """One call of ``fn`` with each kernel launch synchronised and timed."""
-    from poly.compare.stats.gpu import launcher
+    from poly.compare.stats.gpu import device_run
 
     records = []
-    original = launcher.DeviceRun.launch
+    original = device_run.DeviceRun.launch
 
     def timed_launch(self, name, *args, **kwargs):
         sync()
@@ -64,10 +64,10 @@ def _profile(fn, sync, floor) -> None:
             return result
         return wrapper
 
-    original_alloc, original_read = launcher.DeviceRun.alloc, launcher.DeviceRun.read_all
-    launcher.DeviceRun.launch = timed_launch
-    launcher.DeviceRun.alloc = timed(original_alloc, "(allocation)")
-    launcher.DeviceRun.read_all = timed(original_read, "(copy to host)")
+    original_alloc, original_read = device_run.DeviceRun.alloc, device_run.DeviceRun.read_all
+    device_run.DeviceRun.launch = timed_launch
+    device_run.DeviceRun.alloc = timed(original_alloc, "(allocation)")
+    device_run.DeviceRun.read_all = timed(original_read, "(copy to host)")
     try:
         sync()
         t0 = time.perf_counter()
@@ -75,8 +75,8 @@ def _profile(fn, sync, floor) -> None:
         sync()
         total = time.perf_counter() - t0
     finally:
-        launcher.DeviceRun.launch = original
-        launcher.DeviceRun.alloc, launcher.DeviceRun.read_all = original_alloc, original_read
+        device_run.DeviceRun.launch = original
+        device_run.DeviceRun.alloc, device_run.DeviceRun.read_all = original_alloc, original_read
     print(f"profile of one full call: {total * 1e3:.2f} ms in all")
     kernels = [(name, t) for name, t in records if not name.startswith("(")]
     for name, t in kernels:

@@ -275,9 +275,9 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatc
     # The statistics pass gathers the keys of the ranges a sample predicts (on inputs of any size
     # here): the order statistics equal NumPy's whether every rank lies in its range (no gather
     # pass then), some do not (ranges allowed no spread), or the blocks' regions overflow.
-    from poly.compare.stats.gpu import launcher, predicted_ranges
+    from poly.compare.stats.gpu import device_run, order_select, predicted_ranges
 
-    monkeypatch.setattr(launcher, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
     monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # seven quantiles joined into four ranges are wide
     if case == "ranges too narrow":
         monkeypatch.setattr(predicted_ranges, "SIGMAS", 0.0)
@@ -285,8 +285,8 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatc
         monkeypatch.setattr(predicted_ranges, "REGION_SLACK", 0.0)
         monkeypatch.setattr(predicted_ranges, "REGION_EXTRA", 1)
     launched = []
-    launch = launcher.DeviceRun.launch
-    monkeypatch.setattr(launcher.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
+    launch = device_run.DeviceRun.launch
+    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
                                                                                    launch(self, name, *a, **k)))
     rng = np.random.default_rng(17)
     n = 1_000_003

@@ -1,5 +1,5 @@
 """
-The host side of the on-device order statistics (``launcher.order_values``): which passes it
+The host side of the on-device order statistics (``order_select.order_values``): which passes it
 asks for, how it narrows each wanted rank digit by digit, when it gathers, and how it turns
 keys back into values. The kernels are replaced by NumPy versions of what they count and
 gather (``NumpyKernels``), so this runs without a GPU; the kernels themselves are tested
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poly.compare.stats.gpu import launcher, predicted_ranges
-from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS, RANGES
+from poly.compare.stats.gpu import device_run, order_select, predicted_ranges, statistics_pass
+from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS, RANGES, THREADS
 
 EPS = 2.220446049250313e-16
 
@@ -23,7 +23,7 @@ class _Setup:
 
 
 class NumpyKernels:
-    """Stands in for ``launcher.DeviceRun``: memory is NumPy byte arrays at made-up addresses,
+    """Stands in for ``device_run.DeviceRun``: memory is NumPy byte arrays at made-up addresses,
     and each launch computes with NumPy what the kernel of that name computes."""
 
     WARPS, RUN = 3, 16  # the gather's writers, and the slots each reserves at a time
@@ -56,7 +56,7 @@ class NumpyKernels:
         return 1 << 34
 
     def params(self):
-        return launcher.LaunchParams()
+        return device_run.LaunchParams()
 
     def alloc(self, nbytes: int, zero: bool = False) -> int:
         address = self.next_address
@@ -110,7 +110,7 @@ class NumpyKernels:
         written to the region of the thread that reads them (threads take 4 elements in turn)."""
         key_dtype = np.uint32 if self.key_bits == 32 else np.uint64
         rout = self.view(p.rout, np.uint64)
-        threads = blocks * launcher.THREADS
+        threads = blocks * THREADS
         fills = self.view(p.rfills, np.uint32)
         thread_of = (np.arange(self.n) // 4) % threads
         for s in range(2):
@@ -143,7 +143,7 @@ class NumpyKernels:
             out[len(at):2 * len(at)] = self.keys(3)[at].astype(key_dtype)
         elif name == "poly_stats_ranges":  # the per-block records, and the predicted ranges' counts and keys
             assert grid == self.STATS_BLOCKS
-            parts = self.view(p.out, launcher._PART)[:grid]
+            parts = self.view(p.out, device_run.PART_RECORD)[:grid]
             for k in range(4):
                 parts["s"][:, k] = _block_records(self.streams[k].astype(np.float64), grid)
             self.stats_ranges(p, grid)
@@ -211,16 +211,16 @@ def _streams(kind: str, n: int, dtype, rng) -> dict[int, np.ndarray]:
 @pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
 @pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
 @pytest.mark.parametrize("budget", [1 << 22, 7], ids=["gather at once", "histogram passes first"])
-@pytest.mark.parametrize("collect", [launcher.COLLECT_MAX_KEYS, 0], ids=["last digits on the host", "radix passes only"])
+@pytest.mark.parametrize("collect", [order_select.COLLECT_MAX_KEYS, 0], ids=["last digits on the host", "radix passes only"])
 def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
     rng = np.random.default_rng(len(kind) + 2 * f32)
     dtype = np.float32 if f32 else np.float64
     run = NumpyKernels(_streams(kind, int(rng.integers(500, 2500)), dtype, rng), f32)
-    monkeypatch.setattr(launcher, "GATHER_MIN_KEYS", budget)
-    monkeypatch.setattr(launcher, "GATHER_FRACTION", 1 << 30)
-    monkeypatch.setattr(launcher, "COLLECT_MAX_KEYS", collect)
+    monkeypatch.setattr(order_select, "GATHER_MIN_KEYS", budget)
+    monkeypatch.setattr(order_select, "GATHER_FRACTION", 1 << 30)
+    monkeypatch.setattr(order_select, "COLLECT_MAX_KEYS", collect)
     first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
-    got = launcher.order_values(run, REQUESTS, [0, 0, 0, 0], first)
+    got = order_select.order_values(run, REQUESTS, [0, 0, 0, 0], first)
     for (stream, q), value in zip(REQUESTS, got, strict=True):
         values = run.streams[stream].astype(np.float64)
         want = float(np.median(values)) if q is None else float(np.quantile(values, q))
@@ -243,7 +243,7 @@ def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
 def test_streams_with_nan_or_no_elements_give_nan():
     rng = np.random.default_rng(0)
     run = NumpyKernels(_streams("noise", 100, np.float32, rng), True)
-    got = launcher.order_values(run, [(2, None), (3, 0.5)], [0, 0, 1, 0], {2: run.first_histogram(2),
+    got = order_select.order_values(run, [(2, None), (3, 0.5)], [0, 0, 1, 0], {2: run.first_histogram(2),
                                                                               3: run.first_histogram(3)})
     assert np.isnan(got[0]) and not np.isnan(got[1])
 
@@ -258,20 +258,20 @@ def test_descend_places_every_rank_of_every_histogram_at_once():
         hist[: width // 3] = 0  # a run of empty bins
         cum = np.cumsum(hist)
         ranks = [0, int(cum[-1]) - 1, int(cum[width // 2]), int(cum[width // 2]) - 1, int(rng.integers(0, cum[-1]))]
-        targets = [launcher._Target(stream=2, rank=r, key_bits=32, rank_in=r, count=int(cum[-1]), prefix=5, bits=4)
+        targets = [order_select._Target(stream=2, rank=r, key_bits=32, rank_in=r, count=int(cum[-1]), prefix=5, bits=4)
                    for r in ranks]
         items.append((targets, hist, dbits))
         for r in ranks:
             b = int(np.searchsorted(cum, r, side="right"))
             want.append(((5 << dbits) | b, 4 + dbits, r - (int(cum[b - 1]) if b else 0), int(hist[b])))
-    launcher._descend(items)
+    order_select._descend(items)
     got = [(t.prefix, t.bits, t.rank_in, t.count) for ts, _, _ in items for t in ts]
     assert got == want
 
 
 def _block_records(values: np.ndarray, blocks: int) -> np.ndarray:
     """Per-block statistics records of one stream, as the statistics kernel writes them."""
-    rec = np.zeros(blocks, dtype=np.dtype(launcher._ACC))
+    rec = np.zeros(blocks, dtype=np.dtype(device_run.ACC_FIELDS))
     for k, (idx, part) in enumerate(zip(np.array_split(np.arange(len(values)), blocks),
                                         np.array_split(values, blocks), strict=True)):
         finite = part[np.isfinite(part)]
@@ -304,7 +304,7 @@ def test_block_records_merge_as_numpy_computes_the_whole(kind):
     elif kind == "inf":
         streams[2][[17, 2000]] = np.inf
     parts = np.stack([_block_records(s, blocks) for s in streams], axis=1)
-    got = launcher._merge_streams(parts, n)
+    got = statistics_pass._merge_streams(parts, n)
     for s, g in zip(streams, got, strict=True):
         nan, inf = int(np.isnan(s).sum()), int(np.isinf(s).sum())
         assert (g["nan"], g["inf"]) == (nan, inf)
@@ -325,15 +325,15 @@ def test_block_records_merge_as_numpy_computes_the_whole(kind):
 def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list[float]:
     """order_values as device_error_stats runs it with predicted ranges: sample, statistics pass
     (its range counts, and no first digit then), then the order statistics."""
-    plan = launcher.plan_ranges(run, requests)
+    plan = order_select.plan_ranges(run, requests)
     first = None
     if plan is not None:
-        raw, first = launcher.run_error_stats(run, False, plan)
+        raw, first = statistics_pass.run_error_stats(run, False, plan)
         assert raw["size"] == run.n and first is None
         assert run.launches[:3] == ["poly_sample", "poly_stats_ranges", "poly_keys_hist"]  # the first pass, at once
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
-    return launcher.order_values(run, requests, list(nans), first, plan)
+    return order_select.order_values(run, requests, list(nans), first, plan)
 
 
 def _numpy_values(run: NumpyKernels, requests) -> list[float]:
@@ -347,8 +347,8 @@ def _numpy_values(run: NumpyKernels, requests) -> list[float]:
 @pytest.fixture
 def small_ranges(monkeypatch):
     """Predicted ranges on test-sized inputs: any size, a small sample, wide ranges allowed."""
-    monkeypatch.setattr(launcher, "MIN_ELEMENTS", 0)
-    monkeypatch.setattr(launcher, "SAMPLE_SIZE", 512)
+    monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(order_select, "SAMPLE_SIZE", 512)
     monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)
 
 
@@ -418,7 +418,7 @@ def test_no_ranges_when_their_buffers_would_crowd_the_device(small_ranges, monke
     rng = np.random.default_rng(8)
     run = NumpyKernels(_streams("noise", 3000, np.float32, rng), True)
     monkeypatch.setattr(run, "free_memory", lambda: 1 << 12)
-    assert launcher.plan_ranges(run, [(2, None), (3, 0.9)]) is None
+    assert order_select.plan_ranges(run, [(2, None), (3, 0.9)]) is None
     requests = [(2, None), (3, 0.9)]
     assert _ranged_order_values(run, requests) == _numpy_values(run, requests)
 

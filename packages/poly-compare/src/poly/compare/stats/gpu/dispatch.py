@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_run import CompareSetup, DeviceOperand, DeviceRun
 from poly.compare.stats.gpu.kernel_source import (
     INT_DIFF_I32,
     INT_DIFF_I64,
@@ -28,16 +29,9 @@ from poly.compare.stats.gpu.kernel_source import (
     INT_DIFF_U64,
     KernelVariant,
 )
-from poly.compare.stats.gpu.launcher import (
-    CompareSetup,
-    DeviceOperand,
-    DeviceRun,
-    count_zeros,
-    order_values,
-    plan_ranges,
-    run_error_stats,
-)
+from poly.compare.stats.gpu.order_select import order_values, plan_ranges
 from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
+from poly.compare.stats.gpu.statistics_pass import count_zeros, run_error_stats
 from poly.core.array_ops import is_torch
 from poly.core.logger import G_LOGGER, LogMode
 

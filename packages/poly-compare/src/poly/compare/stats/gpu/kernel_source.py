@@ -6,7 +6,7 @@ definitions, so each compiled variant has its loads and its difference arithmeti
 compile time (contiguity, ``infinities_compare_equal`` and the histogram are run-time flags,
 so that a pair compiles once). The definitions mirror the CPU engine's
 (poly-core's native/src: element loads, ``CompareConfig``, the float32/float64/integer
-differences, the order-preserving keys); the structures here mirror ``launcher.LaunchParams``.
+differences, the order-preserving keys); the structures here mirror ``device_run.LaunchParams``.
 
 How the input is read: when both arrays are contiguous, 16-byte aligned and of one item size
 (``Params.chunked``), each thread streams 16-byte chunks of both arrays through a ring of
@@ -1076,7 +1076,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(con
 
 // The keys of absdiff and reldiff at seg_len[0] (S) places of the input, one drawn at random in each
 // of S equal strata (the first S keys at out are absdiff's, the next S reldiff's): a sample that
-// predicts where the wanted ranks lie (launcher.plan_ranges).
+// predicts where the wanted ranks lie (order_select.plan_ranges).
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_sample(const Params P) {
     const u64 S = P.seg_len[0];
     KT* out = (KT*)P.out;

@@ -107,7 +107,7 @@ class RangePlan:
     fills: int
     rout: int
     key_bits: int = 32
-    targets: list = field(default_factory=list)  # the launcher's targets of the ranks in the ranges
+    targets: list = field(default_factory=list)  # order_select's targets of the ranks in the ranges
     first_pass: tuple | None = None  # the first radix pass over the ranges (launches, histograms read back)
     below: np.ndarray | None = field(default=None)  # (2, RANGES): keys below each range's lo
     largest: np.ndarray | None = field(default=None)  # (2,): the fullest region's keys (found, written or not)

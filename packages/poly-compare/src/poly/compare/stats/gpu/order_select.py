@@ -1,53 +1,41 @@
 """
-The launch and reduction driver of the on-device error statistics.
+The exact order statistics of a comparison on the GPU: a radix select on the order-preserving
+keys of absdiff and reldiff (and of a and b, for their medians), driven from the host.
 
-``DeviceOperand`` describes one CUDA array (address, shape, byte strides, dtype code, stream);
-``run_error_stats`` runs the statistics kernel on two of them in the arrays' CUDA context, on
-the stream the arrays were produced on, and merges the per-block float64 records on the host
-(a few hundred records: never the arrays). ``order_values`` is the exact radix select of the
-order statistics on the device:
-
-1. the statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each);
-2. the keys of the elements in the bins that hold a wanted rank are gathered into a buffer per
+1. The statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each).
+2. The keys of the elements in the bins that hold a wanted rank are gathered into a buffer per
    stream, in one more pass over the input (while they fit the memory budget; otherwise
-   histogram passes over the input narrow the bins first);
-3. radix passes over the gathered keys, 11 bits at a time, pin each rank's key exactly.
+   histogram passes over the input narrow the bins first).
+3. Radix passes over the gathered keys, 11 bits at a time, narrow each rank's key; once the
+   groups still holding the ranks have at most ``COLLECT_MAX_KEYS`` keys, those are copied to
+   the host, which picks each rank's key.
 
 On a large input (``predicted_ranges.MIN_ELEMENTS``), ``plan_ranges`` first predicts from a
 sample a key range holding each rank of absdiff and reldiff; the statistics pass then gathers
 the keys within those ranges itself (instead of step 1), and step 2 is saved for every rank its
 counts prove to lie in its range.
 
-Only histograms and counts (a few KiB) come back to the host, and at the end the keys of the
-groups still holding the ranks once they are at most ``COLLECT_MAX_KEYS`` (the last digits are
-picked on the host: a radix pass and a synchronisation fewer).
-
-The results follow the CPU engine's (poly-core's native/src/error_stats.cpp) definitions and
-come back in the same dictionary layout as ``poly._native.error_stats``.
+Only histograms and counts (a few KiB) come back to the host, and the few keys of step 3.
 """
 
 from __future__ import annotations
 
-import ctypes
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_run import DeviceRun, LaunchParams
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     FIRST_BITS,
     GATHER_RESERVE_BYTES,
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
-    MAX_DIMS,
     MAX_GROUPS,
-    RANGES,
     RING_BYTES,
     THREADS,
-    KernelVariant,
 )
 from poly.compare.stats.gpu.predicted_ranges import (
     MIN_ELEMENTS,
@@ -56,425 +44,16 @@ from poly.compare.stats.gpu.predicted_ranges import (
     region_capacity,
     stream_ranges,
 )
-from poly.compare.stats.gpu.program_cache import (
-    GpuError,
-    GpuUnavailableError,
-    check,
-    driver_api,
-    load_program,
-)
 
-__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "run_error_stats", "order_values", "count_zeros",
-           "plan_ranges", "transfer_counter"]
+__all__ = ["order_values", "plan_ranges", "range_first_pass", "radix_copies"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
 COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of float32 keys) are copied to the host instead of narrowed further
-POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
-LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
 _BINS = 1 << DIGIT_BITS
-_FIRST_BINS = 1 << FIRST_BITS
-_STREAMS = ("a", "b", "absdiff", "reldiff")
-
-# Bytes copied from device to host in all, and the largest single copy (tests read them to
-# prove that the arrays themselves never travel).
-transfer_counter = {"dtoh_bytes": 0, "largest": 0}
 
 
-@dataclass(frozen=True)
-class DeviceOperand:
-    """One CUDA array: ``strides`` in bytes; ``stream`` the CUDA array interface's (None: none)."""
-
-    ptr: int
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    code: int
-    itemsize: int
-    stream: int | None
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def collapsed(self) -> tuple[bool, list[int], list[int]] | None:
-        """(contiguous, shape, strides) with size-1 dimensions dropped and mergeable ones merged;
-        None when more than MAX_DIMS dimensions remain."""
-        dims = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
-        merged: list[list[int]] = []
-        for d, s in dims:
-            if merged and merged[-1][1] == d * s:
-                merged[-1] = [merged[-1][0] * d, s]
-            else:
-                merged.append([d, s])
-        if not merged:
-            merged = [[1, self.itemsize]]
-        contiguous = len(merged) == 1 and merged[0][1] == self.itemsize
-        if len(merged) > MAX_DIMS:
-            return None
-        return contiguous, [m[0] for m in merged], [m[1] for m in merged]
-
-
-class _View(ctypes.Structure):
-    _fields_ = [("ptr", ctypes.c_uint64), ("shape", ctypes.c_int64 * MAX_DIMS),
-                ("strides", ctypes.c_int64 * MAX_DIMS), ("ndim", ctypes.c_int32), ("itemsize", ctypes.c_int32)]
-
-
-class _Group(ctypes.Structure):
-    _fields_ = [("prefix", ctypes.c_uint64), ("stream", ctypes.c_int32), ("bits", ctypes.c_int32),
-                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
-
-
-class LaunchParams(ctypes.Structure):
-    """The kernels' ``Params`` structure (kernel_source), passed by value to every launch."""
-
-    _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
-                ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
-                ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
-                ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("eps32", ctypes.c_float),
-                ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
-                ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
-                ("rbuf", ctypes.c_uint64 * 2),
-                ("rlo", ctypes.c_uint64 * (2 * RANGES)), ("rhi", ctypes.c_uint64 * (2 * RANGES)),
-                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32)]
-
-
-_ACC = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
-        ("mx", "f8"), ("imn", "i8"), ("imx", "i8"), ("inan", "i8"), ("nnan", "u8"), ("ninf", "u8"), ("pad", "i8")]
-_PART = np.dtype([("s", np.dtype(_ACC), (4,)), ("dot", "f8"), ("fails", "u8")])
-
-
-@dataclass(frozen=True)
-class CompareSetup:
-    """The comparison's arithmetic (the CPU engine's ``CompareConfig``) and its compiled variant."""
-
-    variant: KernelVariant
-    inf_equal: bool
-    atol: float
-    rtol: float
-    eps: float
-    den_min_bits: int
-
-    @property
-    def f32(self) -> bool:
-        return self.variant.f32
-
-
-class _Device:
-    """Per-device facts and the context the kernels run in."""
-
-    def __init__(self, ordinal: int):
-        drv = driver_api
-        self.ordinal = ordinal
-        dev = check(drv.cuDeviceGet(ordinal), "cuDeviceGet")
-        attr = drv.CUdevice_attribute
-        self.sms = int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-                             "cuDeviceGetAttribute"))
-        self.cc = (int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-                             "cuDeviceGetAttribute")),
-                   int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-                             "cuDeviceGetAttribute")))
-        self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-        self.lock = threading.Lock()
-        # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
-        # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
-        self.free_buffers: dict[int, list[int]] = {}
-        self.total_memory = int(check(drv.cuDeviceTotalMem(dev), "cuDeviceTotalMem"))
-        self._large_pool = None
-
-    def large_pool(self):
-        """The stream-ordered memory pool of the large scratch buffers (a gather's keys): it keeps
-        up to 1/LARGE_POOL_KEEP of the device's memory mapped once they are freed, so that the next
-        comparison's buffers cost no mapping (a gigabyte took about 0.8 ms to map and unmap per
-        comparison); beyond that, freed memory goes back to the system as from any pool."""
-        if self._large_pool is None:
-            drv = driver_api
-            props = drv.CUmemPoolProps()
-            props.allocType = drv.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
-            props.location.type = drv.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
-            props.location.id = self.ordinal
-            pool = check(drv.cuMemPoolCreate(props), "cuMemPoolCreate")
-            check(drv.cuMemPoolSetAttribute(pool, drv.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                            drv.cuuint64_t(self.total_memory // LARGE_POOL_KEEP)),
-                  "cuMemPoolSetAttribute")
-            self._large_pool = pool
-        return self._large_pool
-
-
-_DEVICES: dict[int, _Device] = {}
-_DEVICES_LOCK = threading.Lock()
-_INIT = []
-
-
-def _device_of(ptr: int) -> _Device:
-    drv = driver_api
-    with _DEVICES_LOCK:
-        if not _INIT:
-            try:
-                check(drv.cuInit(0), "cuInit")
-            except GpuError as err:
-                raise GpuUnavailableError(str(err)) from err
-            _INIT.append(True)
-        ordinal = int(check(drv.cuPointerGetAttribute(
-            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr), "cuPointerGetAttribute"))
-        dev = _DEVICES.get(ordinal)
-        if dev is None:
-            dev = _DEVICES[ordinal] = _Device(ordinal)
-        return dev
-
-
-class DeviceRun:
-    """One comparison's work on the device: its context made current, its stream ordered after
-    the arrays' streams, scratch memory freed at the end. Use as a context manager."""
-
-    def __init__(self, a: DeviceOperand, b: DeviceOperand, setup: CompareSetup):
-        self.a, self.b, self.setup = a, b, setup
-        self.n = a.size
-        self.device = _device_of(a.ptr)
-        if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
-            raise GpuUnavailableError("the two arrays live on different GPUs")
-        self._allocs: list[tuple[int, int]] = []
-        self._async_allocs: list[int] = []
-        self._event = None
-        self._pushed = False
-        self._params: LaunchParams | None = None
-        self._busy = False  # work queued on the stream since it was last waited for
-
-    def __enter__(self) -> DeviceRun:
-        drv = driver_api
-        self.device.lock.acquire()
-        try:
-            check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
-            self._pushed = True
-            self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
-            streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
-            self.stream = streams[0] if streams else 0
-            if len(streams) == 2 and streams[1] != streams[0]:  # order after the work on b's stream too
-                self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
-                check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
-                check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        drv = driver_api
-        try:
-            for ptr in self._async_allocs:
-                drv.cuMemFreeAsync(ptr, self.stream)
-            if self._allocs and self._busy:  # pooled buffers go back once no kernel can touch them
-                drv.cuStreamSynchronize(self.stream)
-            for size, ptr in self._allocs:
-                self.device.free_buffers[size].append(ptr)
-            if self._event is not None:
-                drv.cuEventDestroy(self._event)
-            if self._pushed:
-                drv.cuCtxPopCurrent()
-        finally:
-            self.device.lock.release()
-
-    # -- memory -------------------------------------------------------------------------------
-    def alloc(self, nbytes: int, zero: bool = False) -> int:
-        """Scratch memory for this run: small buffers come from the device's pool (no allocation
-        per comparison); large ones are allocated and freed in stream order (no synchronisation),
-        from the device's large-scratch pool (``_Device.large_pool``)."""
-        size = 1 << max(int(nbytes) - 1, 255).bit_length()
-        if size > POOLED_MAX:
-            ptr = int(check(driver_api.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
-                            "cuMemAllocFromPoolAsync"))
-            self._async_allocs.append(ptr)
-        else:
-            pool = self.device.free_buffers.setdefault(size, [])
-            ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
-            self._allocs.append((size, ptr))
-        if zero:
-            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
-            self._busy = True
-        return ptr
-
-    def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
-        """Copies ``out.nbytes`` from ``ptr`` into ``out`` once the stream's work is done."""
-        return self.read_all([(ptr, out)])[0]
-
-    def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
-        """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
-        tens of microseconds: a small comparison is made of little else)."""
-        for ptr, out in copies:
-            if out.nbytes:
-                check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
-                transfer_counter["dtoh_bytes"] += out.nbytes
-                transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
-        check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
-        self._busy = False
-        return [out for _, out in copies]
-
-    # -- launches -----------------------------------------------------------------------------
-    def free_memory(self) -> int:
-        """Bytes of device memory free now."""
-        free, _ = check(driver_api.cuMemGetInfo(), "cuMemGetInfo")
-        return int(free)
-
-    def params(self) -> LaunchParams:
-        """A fresh copy of this run's launch parameters (the arrays and the arithmetic), for one
-        launch to add its own to."""
-        if self._params is None:
-            self._params = self._base_params()
-        return LaunchParams.from_buffer_copy(self._params)
-
-    def _base_params(self) -> LaunchParams:
-        p = LaunchParams()
-        chunked = self.a.itemsize == self.b.itemsize
-        for field, op in (("a", self.a), ("b", self.b)):
-            contiguous, shape, strides = op.collapsed()
-            chunked = chunked and contiguous and op.ptr % 16 == 0
-            v = getattr(p, field)
-            v.ptr = op.ptr
-            v.ndim = len(shape)
-            v.itemsize = op.itemsize
-            for i, (d, s) in enumerate(zip(shape, strides, strict=True)):
-                v.shape[i] = d
-                v.strides[i] = s
-        p.n = self.n
-        p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
-        p.eps32 = self.setup.eps  # exact: eps is rounded to float for float32 comparisons
-        p.den_min_bits = self.setup.den_min_bits
-        p.inf_equal = int(self.setup.inf_equal)
-        p.chunked = int(chunked)
-        return p
-
-    def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
-        """Blocks for kernel ``name``: as many as the device keeps resident (one wave of a
-        grid-stride loop), fewer for a small input (``n`` elements, default the arrays')."""
-        per_sm = self.program.blocks_per_sm(name, THREADS, shared)
-        n = self.n if n is None else n
-        return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
-
-    def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
-        argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
-        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
-                                        self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
-        self._busy = True
-
-
-# -- the statistics pass ---------------------------------------------------------------------------
-def _merge_streams(parts: np.ndarray, n: int) -> list[dict]:
-    """The four streams' statistics from the per-block records (``parts``: blocks x 4), with the
-    CPU engine's NumPy semantics; each reduction runs over all four streams at once."""
-    with np.errstate(all="ignore"):  # sums overflow to inf, and inf - inf gives NaN, as NumPy's would
-        cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
-        total = cnt.sum(axis=0)
-        weighted = np.where(cnt > 0, cnt * mean, 0.0)
-        mu = weighted.sum(axis=0) / total
-        spread = np.where(cnt > 0, m2 + cnt * (mean - mu) ** 2, 0.0).sum(axis=0)
-        nans, infs = parts["nnan"].sum(axis=0), parts["ninf"].sum(axis=0)
-        plain, ab, sq = parts["sum"].sum(axis=0), parts["ab"].sum(axis=0), parts["sq"].sum(axis=0)
-        first_nan = np.where(parts["inan"] >= 0, parts["inan"], np.iinfo(np.int64).max).min(axis=0)
-        extrema = {}
-        for key, val, idx, pick in (("min", "mn", "imn", np.min), ("max", "mx", "imx", np.max)):
-            has = parts[idx] >= 0
-            best = pick(np.where(has, parts[val], np.inf if key == "min" else -np.inf), axis=0)
-            at = np.where(has & (parts[val] == best), parts[idx], np.iinfo(np.int64).max).min(axis=0)
-            extrema[key] = (best.tolist(), at.tolist())
-    out = []
-    for k in range(parts.shape[1]):
-        nan, inf = int(nans[k]), int(infs[k])
-        m, moment2 = float(mu[k]), float(spread[k])
-        nonfinite = nan > 0 or inf > 0
-        if not nonfinite and not (math.isfinite(m) and math.isfinite(moment2)):
-            raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
-        r = {"nan": nan, "inf": inf}
-        r["mean"] = float(plain[k]) / n if nonfinite else m
-        r["var"] = math.nan if nonfinite else moment2 / n
-        r["std"] = math.sqrt(r["var"]) if not math.isnan(r["var"]) else math.nan
-        r["mean_abs"] = float(ab[k]) / n
-        r["mean_sq"] = float(sq[k]) / n
-        if nan > 0:
-            first = int(first_nan[k])
-            r.update(min=math.nan, max=math.nan, argmin=first, argmax=first)
-        else:
-            for key in ("min", "max"):
-                r[key] = float(extrema[key][0][k])
-                r["arg" + key] = int(extrema[key][1][k])
-        r["order"] = []
-        out.append(r)
-    return out
-
-
-def _stats_shared(want_hist: bool) -> int:
-    """Dynamic shared memory of the statistics pass."""
-    return RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
-
-
-def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = None
-                    ) -> tuple[dict, dict[int, np.ndarray] | None]:
-    """The statistics pass. Returns the native engine's dictionary (without order statistics)
-    and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3). With a
-    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges."""
-    n = run.n
-    shared = _stats_shared(want_hist)
-    kernel = "poly_stats" if plan is None else "poly_stats_ranges"
-    grid = plan.blocks if plan is not None else run.grid(kernel, shared)
-    p = run.params()
-    p.out = run.alloc(grid * _PART.itemsize)
-    if want_hist:
-        p.hist = run.alloc(2 * _FIRST_BINS * 8, zero=True)
-    if plan is not None:
-        plan.apply(p)
-    run.launch(kernel, p, grid, shared)
-    first_pass = _range_first_pass(run, plan) if plan is not None else []
-    copies = [(p.out, np.empty(grid, dtype=_PART))]
-    if want_hist:
-        copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
-    if plan is not None:
-        copies.append((plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
-    copies += _radix_copies(first_pass)
-    parts, *rest = run.read_all(copies)
-    if plan is not None:
-        hists = rest[len(rest) - len(first_pass):]
-        del rest[len(rest) - len(first_pass):]
-        plan.take(rest.pop())
-        plan.first_pass = (first_pass, hists)
-    hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
-    streams = _merge_streams(parts["s"], n)
-    raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
-           "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
-    _metrics(raw, n, float(np.sum(parts["s"][:, 2]["sq"])), float(np.sum(parts["s"][:, 0]["sq"])),
-             float(np.sum(parts["s"][:, 1]["sq"])))
-    return raw, hists
-
-
-def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None:
-    """Distance and quality metrics, with the CPU engine's conventions for the degenerate cases."""
-    sb = raw["b"]
-    raw["l2"] = math.sqrt(abs_sq) if not math.isnan(abs_sq) else math.nan
-    mse = abs_sq / n
-    raw["mse"] = mse
-    norm_a = math.sqrt(a_sq) if not math.isnan(a_sq) else math.nan
-    norm_b = math.sqrt(b_sq) if not math.isnan(b_sq) else math.nan
-    if norm_a == 0 and norm_b == 0:
-        raw["cosine"] = 1.0
-    elif norm_a == 0 or norm_b == 0:
-        raw["cosine"] = 0.0
-    else:
-        with np.errstate(all="ignore"):
-            raw["cosine"] = float(np.float64(raw["dot"]) / (np.float64(norm_a) * np.float64(norm_b)))
-    if math.isnan(mse):
-        raw["psnr"] = raw["snr"] = math.nan
-    elif mse == 0:
-        raw["psnr"] = raw["snr"] = math.inf
-    else:
-        lo, hi = abs(sb["min"]), abs(sb["max"])
-        peak = hi if lo < hi else lo  # std::max's choice, NaN included
-        if peak == 0:
-            peak = 1.0
-        with np.errstate(all="ignore"):
-            raw["psnr"] = float(20.0 * np.log10(np.float64(peak)) - 10.0 * np.log10(np.float64(mse)))
-            signal = sb["mean_sq"]
-            raw["snr"] = -math.inf if signal == 0 else float(10.0 * np.log10(np.float64(signal) / np.float64(mse)))
-
-
-# -- order statistics ----------------------------------------------------------------------------------
 @dataclass
 class _Target:
     """One wanted rank of one stream, narrowed digit by digit: the known top ``bits`` bits
@@ -572,7 +151,7 @@ def _radix_pass(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Targe
     groups (``launch(params, chunk)`` sets the kernel's own parameters and launches it); the
     histograms, read back together, descend the targets."""
     launched = _radix_launch(run, jobs, key_bits, per_launch)
-    _radix_descend(launched, run.read_all(_radix_copies(launched)))
+    _radix_descend(launched, run.read_all(radix_copies(launched)))
 
 
 def _radix_launch(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Target]], Launch]],
@@ -592,7 +171,7 @@ def _radix_launch(run: DeviceRun, jobs: Sequence[tuple[dict[_GroupKey, list[_Tar
     return launched
 
 
-def _radix_copies(launched: _Launched) -> list[tuple[int, np.ndarray]]:
+def radix_copies(launched: _Launched) -> list[tuple[int, np.ndarray]]:
     """The copies that read the histograms of ``launched`` back."""
     return [(ptr, np.empty(len(chunk) * _BINS, dtype=np.uint64)) for _, chunk, _, ptr in launched]
 
@@ -617,7 +196,7 @@ def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_
     """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
     read of the segment counts them all); descends their targets."""
     launched = _keys_hist_launch(run, groups, key_bits)
-    _radix_descend(launched, run.read_all(_radix_copies(launched)))
+    _radix_descend(launched, run.read_all(radix_copies(launched)))
 
 
 def _by_segment(groups: dict[_GroupKey, list[_Target]]) -> dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]]:
@@ -757,7 +336,7 @@ def _range_targets(plan: RangePlan, wanted: Sequence[tuple[int, int]], key_bits:
     return targets
 
 
-def _range_first_pass(run: DeviceRun, plan: RangePlan) -> _Launched:
+def range_first_pass(run: DeviceRun, plan: RangePlan) -> _Launched:
     """Launches the first radix pass over the ranges' keys, right behind the statistics pass (its
     groups are the ranges: they need none of its counts), so that its histograms come back with
     the pass's results."""
@@ -910,7 +489,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
             streams[stream] = sr
     if not streams:
         return None
-    blocks = run.grid("poly_stats_ranges", _stats_shared(False))  # (the pass counts no first digit then)
+    blocks = run.grid("poly_stats_ranges", RING_BYTES)  # (the ranged pass counts no first digit: no histogram)
     regions = blocks * THREADS
     capacity = region_capacity(max(sr.expected for sr in streams.values()), regions)
     if len(streams) * capacity * regions * (key_bits // 8) > run.free_memory() // 4:  # as a gather's budget
@@ -944,12 +523,3 @@ def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], n
         else:
             out.append(_lerp(lo, hi, gamma))
     return out
-
-
-def count_zeros(run: DeviceRun) -> int:
-    """How many elements of ``b`` equal zero."""
-    p = run.params()
-    p.out = run.alloc(8, zero=True)
-    run.launch("poly_count_zeros", p, run.grid("poly_count_zeros"))
-    return int(run.read(p.out, np.empty(1, dtype=np.uint64))[0])
-

@@ -1,0 +1,313 @@
+"""
+One comparison's work on a GPU, and the structures its kernels share with the host.
+
+``DeviceOperand`` describes one CUDA array (address, shape, byte strides, dtype code, stream);
+``DeviceRun`` runs kernels on two of them in the arrays' CUDA context, on the stream the arrays
+were produced on, with the scratch memory of the run (pooled small buffers, stream-ordered large
+ones) and the copies back to the host it needs (counted in ``transfer_counter``).
+``LaunchParams`` mirrors the kernels' ``Params`` (kernel_source), ``PART_RECORD`` the statistics
+pass's per-block record.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from poly.compare.stats.gpu.kernel_source import MAX_DIMS, MAX_GROUPS, RANGES, THREADS, KernelVariant
+from poly.compare.stats.gpu.program_cache import (
+    GpuError,
+    GpuUnavailableError,
+    check,
+    driver_api,
+    load_program,
+)
+
+__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "transfer_counter"]
+
+POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
+LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
+
+# Bytes copied from device to host in all, and the largest single copy (tests read them to
+# prove that the arrays themselves never travel).
+transfer_counter = {"dtoh_bytes": 0, "largest": 0}
+
+
+@dataclass(frozen=True)
+class DeviceOperand:
+    """One CUDA array: ``strides`` in bytes; ``stream`` the CUDA array interface's (None: none)."""
+
+    ptr: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    code: int
+    itemsize: int
+    stream: int | None
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def collapsed(self) -> tuple[bool, list[int], list[int]] | None:
+        """(contiguous, shape, strides) with size-1 dimensions dropped and mergeable ones merged;
+        None when more than MAX_DIMS dimensions remain."""
+        dims = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
+        merged: list[list[int]] = []
+        for d, s in dims:
+            if merged and merged[-1][1] == d * s:
+                merged[-1] = [merged[-1][0] * d, s]
+            else:
+                merged.append([d, s])
+        if not merged:
+            merged = [[1, self.itemsize]]
+        contiguous = len(merged) == 1 and merged[0][1] == self.itemsize
+        if len(merged) > MAX_DIMS:
+            return None
+        return contiguous, [m[0] for m in merged], [m[1] for m in merged]
+
+
+class _View(ctypes.Structure):
+    _fields_ = [("ptr", ctypes.c_uint64), ("shape", ctypes.c_int64 * MAX_DIMS),
+                ("strides", ctypes.c_int64 * MAX_DIMS), ("ndim", ctypes.c_int32), ("itemsize", ctypes.c_int32)]
+
+
+class _Group(ctypes.Structure):
+    _fields_ = [("prefix", ctypes.c_uint64), ("stream", ctypes.c_int32), ("bits", ctypes.c_int32),
+                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
+
+
+class LaunchParams(ctypes.Structure):
+    """The kernels' ``Params`` structure (kernel_source), passed by value to every launch."""
+
+    _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
+                ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),
+                ("out", ctypes.c_uint64), ("hist", ctypes.c_uint64), ("ngroups", ctypes.c_int32),
+                ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("eps32", ctypes.c_float),
+                ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
+                ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
+                ("rbuf", ctypes.c_uint64 * 2),
+                ("rlo", ctypes.c_uint64 * (2 * RANGES)), ("rhi", ctypes.c_uint64 * (2 * RANGES)),
+                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32)]
+
+
+ACC_FIELDS = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
+        ("mx", "f8"), ("imn", "i8"), ("imx", "i8"), ("inan", "i8"), ("nnan", "u8"), ("ninf", "u8"), ("pad", "i8")]
+PART_RECORD = np.dtype([("s", np.dtype(ACC_FIELDS), (4,)), ("dot", "f8"), ("fails", "u8")])
+
+
+@dataclass(frozen=True)
+class CompareSetup:
+    """The comparison's arithmetic (the CPU engine's ``CompareConfig``) and its compiled variant."""
+
+    variant: KernelVariant
+    inf_equal: bool
+    atol: float
+    rtol: float
+    eps: float
+    den_min_bits: int
+
+    @property
+    def f32(self) -> bool:
+        return self.variant.f32
+
+
+class _Device:
+    """Per-device facts and the context the kernels run in."""
+
+    def __init__(self, ordinal: int):
+        drv = driver_api
+        self.ordinal = ordinal
+        dev = check(drv.cuDeviceGet(ordinal), "cuDeviceGet")
+        attr = drv.CUdevice_attribute
+        self.sms = int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                             "cuDeviceGetAttribute"))
+        self.cc = (int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                             "cuDeviceGetAttribute")),
+                   int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                             "cuDeviceGetAttribute")))
+        self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        self.lock = threading.Lock()
+        # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
+        # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
+        self.free_buffers: dict[int, list[int]] = {}
+        self.total_memory = int(check(drv.cuDeviceTotalMem(dev), "cuDeviceTotalMem"))
+        self._large_pool = None
+
+    def large_pool(self):
+        """The stream-ordered memory pool of the large scratch buffers (a gather's keys): it keeps
+        up to 1/LARGE_POOL_KEEP of the device's memory mapped once they are freed, so that the next
+        comparison's buffers cost no mapping (a gigabyte took about 0.8 ms to map and unmap per
+        comparison); beyond that, freed memory goes back to the system as from any pool."""
+        if self._large_pool is None:
+            drv = driver_api
+            props = drv.CUmemPoolProps()
+            props.allocType = drv.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+            props.location.type = drv.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+            props.location.id = self.ordinal
+            pool = check(drv.cuMemPoolCreate(props), "cuMemPoolCreate")
+            check(drv.cuMemPoolSetAttribute(pool, drv.CUmemPool_attribute.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                            drv.cuuint64_t(self.total_memory // LARGE_POOL_KEEP)),
+                  "cuMemPoolSetAttribute")
+            self._large_pool = pool
+        return self._large_pool
+
+
+_DEVICES: dict[int, _Device] = {}
+_DEVICES_LOCK = threading.Lock()
+_INIT = []
+
+
+def _device_of(ptr: int) -> _Device:
+    drv = driver_api
+    with _DEVICES_LOCK:
+        if not _INIT:
+            try:
+                check(drv.cuInit(0), "cuInit")
+            except GpuError as err:
+                raise GpuUnavailableError(str(err)) from err
+            _INIT.append(True)
+        ordinal = int(check(drv.cuPointerGetAttribute(
+            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr), "cuPointerGetAttribute"))
+        dev = _DEVICES.get(ordinal)
+        if dev is None:
+            dev = _DEVICES[ordinal] = _Device(ordinal)
+        return dev
+
+
+class DeviceRun:
+    """One comparison's work on the device: its context made current, its stream ordered after
+    the arrays' streams, scratch memory freed at the end. Use as a context manager."""
+
+    def __init__(self, a: DeviceOperand, b: DeviceOperand, setup: CompareSetup):
+        self.a, self.b, self.setup = a, b, setup
+        self.n = a.size
+        self.device = _device_of(a.ptr)
+        if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
+            raise GpuUnavailableError("the two arrays live on different GPUs")
+        self._allocs: list[tuple[int, int]] = []
+        self._async_allocs: list[int] = []
+        self._event = None
+        self._pushed = False
+        self._params: LaunchParams | None = None
+        self._busy = False  # work queued on the stream since it was last waited for
+
+    def __enter__(self) -> DeviceRun:
+        drv = driver_api
+        self.device.lock.acquire()
+        try:
+            check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
+            self._pushed = True
+            self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
+            streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
+            self.stream = streams[0] if streams else 0
+            if len(streams) == 2 and streams[1] != streams[0]:  # order after the work on b's stream too
+                self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
+                check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
+                check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        drv = driver_api
+        try:
+            for ptr in self._async_allocs:
+                drv.cuMemFreeAsync(ptr, self.stream)
+            if self._allocs and self._busy:  # pooled buffers go back once no kernel can touch them
+                drv.cuStreamSynchronize(self.stream)
+            for size, ptr in self._allocs:
+                self.device.free_buffers[size].append(ptr)
+            if self._event is not None:
+                drv.cuEventDestroy(self._event)
+            if self._pushed:
+                drv.cuCtxPopCurrent()
+        finally:
+            self.device.lock.release()
+
+    # -- memory -------------------------------------------------------------------------------
+    def alloc(self, nbytes: int, zero: bool = False) -> int:
+        """Scratch memory for this run: small buffers come from the device's pool (no allocation
+        per comparison); large ones are allocated and freed in stream order (no synchronisation),
+        from the device's large-scratch pool (``_Device.large_pool``)."""
+        size = 1 << max(int(nbytes) - 1, 255).bit_length()
+        if size > POOLED_MAX:
+            ptr = int(check(driver_api.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
+                            "cuMemAllocFromPoolAsync"))
+            self._async_allocs.append(ptr)
+        else:
+            pool = self.device.free_buffers.setdefault(size, [])
+            ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
+            self._allocs.append((size, ptr))
+        if zero:
+            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
+            self._busy = True
+        return ptr
+
+    def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
+        """Copies ``out.nbytes`` from ``ptr`` into ``out`` once the stream's work is done."""
+        return self.read_all([(ptr, out)])[0]
+
+    def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+        """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
+        tens of microseconds: a small comparison is made of little else)."""
+        for ptr, out in copies:
+            if out.nbytes:
+                check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
+                transfer_counter["dtoh_bytes"] += out.nbytes
+                transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+        check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        self._busy = False
+        return [out for _, out in copies]
+
+    # -- launches -----------------------------------------------------------------------------
+    def free_memory(self) -> int:
+        """Bytes of device memory free now."""
+        free, _ = check(driver_api.cuMemGetInfo(), "cuMemGetInfo")
+        return int(free)
+
+    def params(self) -> LaunchParams:
+        """A fresh copy of this run's launch parameters (the arrays and the arithmetic), for one
+        launch to add its own to."""
+        if self._params is None:
+            self._params = self._base_params()
+        return LaunchParams.from_buffer_copy(self._params)
+
+    def _base_params(self) -> LaunchParams:
+        p = LaunchParams()
+        chunked = self.a.itemsize == self.b.itemsize
+        for field, op in (("a", self.a), ("b", self.b)):
+            contiguous, shape, strides = op.collapsed()
+            chunked = chunked and contiguous and op.ptr % 16 == 0
+            v = getattr(p, field)
+            v.ptr = op.ptr
+            v.ndim = len(shape)
+            v.itemsize = op.itemsize
+            for i, (d, s) in enumerate(zip(shape, strides, strict=True)):
+                v.shape[i] = d
+                v.strides[i] = s
+        p.n = self.n
+        p.atol, p.rtol, p.eps = self.setup.atol, self.setup.rtol, self.setup.eps
+        p.eps32 = self.setup.eps  # exact: eps is rounded to float for float32 comparisons
+        p.den_min_bits = self.setup.den_min_bits
+        p.inf_equal = int(self.setup.inf_equal)
+        p.chunked = int(chunked)
+        return p
+
+    def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
+        """Blocks for kernel ``name``: as many as the device keeps resident (one wave of a
+        grid-stride loop), fewer for a small input (``n`` elements, default the arrays')."""
+        per_sm = self.program.blocks_per_sm(name, THREADS, shared)
+        n = self.n if n is None else n
+        return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
+
+    def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
+        argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
+        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
+                                        self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
+        self._busy = True
