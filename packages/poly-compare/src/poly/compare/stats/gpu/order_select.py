@@ -54,6 +54,11 @@ COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of flo
 _BINS = 1 << DIGIT_BITS
 
 
+def _key_bits(run: DeviceRun) -> int:
+    """Bits of the order keys: those of the compute type's values."""
+    return 32 if run.setup.f32 else 64
+
+
 @dataclass
 class _Target:
     """One wanted rank of one stream, narrowed digit by digit: the known top ``bits`` bits
@@ -195,8 +200,7 @@ def _input_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key
 def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
     """One radix pass over each gathered segment, for all its groups (HIST_GROUPS per launch: one
     read of the segment counts them all); descends their targets."""
-    launched = _keys_hist_launch(run, groups, key_bits)
-    _radix_descend(launched, run.read_all(radix_copies(launched)))
+    _radix_pass(run, _keys_hist_jobs(run, groups), key_bits, HIST_GROUPS)
 
 
 def _by_segment(groups: dict[_GroupKey, list[_Target]]) -> dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]]:
@@ -218,8 +222,9 @@ def _segment_grid(run: DeviceRun, p: LaunchParams, segment: tuple[int, int, int,
     return run.grid(name, shared, n=max(capacity, 1))
 
 
-def _keys_hist_launch(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> _Launched:
-    """The launches of ``_keys_hist_pass``."""
+def _keys_hist_jobs(run: DeviceRun, groups: dict[_GroupKey, list[_Target]]
+                    ) -> list[tuple[dict[_GroupKey, list[_Target]], Launch]]:
+    """The jobs of a radix pass over the gathered segments of ``groups``: a segment's groups each."""
 
     def launcher_of(segment: tuple[int, int, int, int]) -> Launch:
         def launch(p: LaunchParams, chunk: list[_GroupKey]) -> None:
@@ -227,8 +232,7 @@ def _keys_hist_launch(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], ke
             run.launch("poly_keys_hist", p, _segment_grid(run, p, segment, "poly_keys_hist", shared), shared)
         return launch
 
-    return _radix_launch(run, [(members, launcher_of(segment)) for segment, members in _by_segment(groups).items()],
-                         key_bits, HIST_GROUPS)
+    return [(members, launcher_of(segment)) for segment, members in _by_segment(groups).items()]
 
 
 def _collect_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bits: int) -> None:
@@ -340,7 +344,7 @@ def range_first_pass(run: DeviceRun, plan: RangePlan) -> _Launched:
     """Launches the first radix pass over the ranges' keys, right behind the statistics pass (its
     groups are the ranges: they need none of its counts), so that its histograms come back with
     the pass's results."""
-    return _keys_hist_launch(run, _pending(plan.targets), plan.key_bits)
+    return _radix_launch(run, _keys_hist_jobs(run, _pending(plan.targets)), _key_bits(run), HIST_GROUPS)
 
 
 def _seed_in_ranges(plan: RangePlan) -> list[_Target]:
@@ -368,7 +372,7 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     """The keys of the (stream, rank) targets, by radix select over the device data: over the keys
     the statistics pass gathered in its predicted ranges (``plan``) where those hold the rank, and
     otherwise starting from its first-digit histograms ``first`` for the streams it has."""
-    key_bits = 32 if run.setup.f32 else 64
+    key_bits = _key_bits(run)
     keys: list[int | None] = [None] * len(wanted)
     ranged = _seed_in_ranges(plan) if plan else []
     _narrow_on_segments(run, ranged, key_bits)
@@ -388,7 +392,7 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     if not wanted:
         return []
     n = run.n
-    key_bits = 32 if run.setup.f32 else 64
+    key_bits = _key_bits(run)
     targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
     if first:
         _descend([([t for t in targets if t.stream == stream], hist, FIRST_BITS) for stream, hist in first.items()])
@@ -474,8 +478,8 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
             ranks.setdefault(stream, []).append(rank)
     if not ranks:
         return None
-    key_bits = 32 if run.setup.f32 else 64
-    key_dtype = np.uint32 if run.setup.f32 else np.uint64
+    key_bits = _key_bits(run)
+    key_dtype = np.uint32 if key_bits == 32 else np.uint64
     size = min(SAMPLE_SIZE, n)
     p = run.params()
     p.seg_len[0] = size
@@ -496,8 +500,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
         return None
     buffers = {stream: run.alloc(capacity * regions * (key_bits // 8)) for stream in streams}
     plan = RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
-                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True),
-                     key_bits=key_bits)
+                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True))
     plan.targets = _range_targets(plan, wanted, key_bits)
     return plan
 

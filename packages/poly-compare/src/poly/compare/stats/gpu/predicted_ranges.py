@@ -106,7 +106,6 @@ class RangePlan:
     buffers: dict[int, int]
     fills: int
     rout: int
-    key_bits: int = 32
     targets: list = field(default_factory=list)  # order_select's targets of the ranks in the ranges
     first_pass: tuple | None = None  # the first radix pass over the ranges (launches, histograms read back)
     below: np.ndarray | None = field(default=None)  # (2, RANGES): keys below each range's lo

@@ -96,14 +96,12 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
     if plan is not None:
         copies.append((plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
-    copies += radix_copies(first_pass)
-    parts, *rest = run.read_all(copies)
+    reads = run.read_all(copies + radix_copies(first_pass))  # one wait for all
+    parts = reads[0]
     if plan is not None:
-        hists = rest[len(rest) - len(first_pass):]
-        del rest[len(rest) - len(first_pass):]
-        plan.take(rest.pop())
-        plan.first_pass = (first_pass, hists)
-    hists = {2: rest[0][:_FIRST_BINS], 3: rest[0][_FIRST_BINS:]} if want_hist else None
+        plan.take(reads[len(copies) - 1])
+        plan.first_pass = (first_pass, reads[len(copies):])
+    hists = {2: reads[1][:_FIRST_BINS], 3: reads[1][_FIRST_BINS:]} if want_hist else None
     streams = _merge_streams(parts["s"], n)
     raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
            "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
