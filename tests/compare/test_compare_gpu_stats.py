@@ -254,9 +254,13 @@ def _assert_matches_numpy(got, x: np.ndarray, y: np.ndarray):
 @needs_cupy
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
                                   ("int64", "int64"), ("int32", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
-def test_large_inputs_take_every_radix_pass(pair):
-    # More elements than one gather holds: the first digit counted in the statistics pass, then
-    # histogram passes, then gathers. Checked against NumPy on the difference arrays.
+def test_large_inputs_take_every_radix_pass(pair, monkeypatch):
+    # The host-driven select of larger inputs (the device-side select turned off): the first digit
+    # counted in the statistics pass, then a gather and radix passes over the gathered keys.
+    # Checked against NumPy on the difference arrays.
+    from poly.compare.stats.gpu import order_select
+
+    monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)
     rng = np.random.default_rng(11)
     n = 700_001
     a = _data(pair[0], n, rng, False)
@@ -265,6 +269,41 @@ def test_large_inputs_take_every_radix_pass(pair):
     for x, y in ((a, b), (ties, ties.astype(_dtype(pair[1])))):
         got = error_stats(cp.asarray(x), cp.asarray(y), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
         _assert_matches_numpy(got, x, y)
+
+
+SELECT_QUANTILES = (0.0, 0.5, 0.99, 1.0)  # with the median, 20 ranks at most: the device-side select's limit
+
+
+@needs_cupy
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
+                                  ("int32", "int32"), ("int64", "int64"), ("uint8", "int32")],
+                         ids=lambda p: f"{p[0]}-{p[1]}")
+def test_mid_size_inputs_select_their_ranks_on_the_device(pair, monkeypatch):
+    # Inputs up to SELECT_MAX_READS: after the statistics pass, passes over the input narrow every
+    # rank on the device (no gather, no radix pass over gathered keys, no host pick), giving the
+    # CPU engine's order statistics; ties, one element, NaN/Inf and strided views included.
+    from poly.compare.stats.gpu import device_run
+
+    launched = []
+    launch = device_run.DeviceRun.launch
+    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
+                                                                                   launch(self, name, *a, **k)))
+    rng = np.random.default_rng(5)
+    for n, kind in ((1, "noise"), (37 * 29, "noise"), (700_001, "noise"), (700_001, "ties"), (5000, "special"),
+                    (6000, "strided")):
+        a = _data(pair[0], n, rng, kind == "special")
+        b = _data(pair[1], n, rng, kind == "special", base=a)
+        if kind == "ties":
+            a, b = np.zeros_like(a), np.zeros_like(b)
+        da, db = cp.asarray(a), cp.asarray(b)
+        if kind == "strided":
+            a, b, da, db = a[::3], b[1::3], da[::3], db[1::3]
+        launched.clear()
+        got = error_stats(da, db, quantiles=SELECT_QUANTILES)
+        ordered = list(launched)  # (a's and b's medians are computed later, when asked for)
+        assert_stats_equal(got, error_stats(a, b, quantiles=SELECT_QUANTILES, threads=1))
+        if kind != "special":
+            assert "poly_select_input" in ordered and "poly_radix_gather" not in ordered, (n, kind, ordered)
 
 
 @needs_cupy

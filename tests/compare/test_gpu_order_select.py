@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from poly.compare.stats.gpu import device_run, order_select, predicted_ranges, statistics_pass
-from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, FIRST_BITS, RANGES, THREADS
+from poly.compare.stats.gpu.kernel_source import (
+    DIGIT_BITS,
+    FIRST_BITS,
+    RANGES,
+    SELECT_BITS,
+    SELECT_TARGETS,
+    THREADS,
+)
 
 EPS = 2.220446049250313e-16
 
@@ -71,6 +78,9 @@ class NumpyKernels:
 
     def grid(self, name: str, shared: int = 0, n: int | None = None) -> int:
         return self.STATS_BLOCKS if name == "poly_stats_ranges" else 1
+
+    def write(self, address: int, data: np.ndarray) -> None:
+        self.view(address, np.uint8)[:data.nbytes] = np.ascontiguousarray(data).view(np.uint8).ravel()
 
     def read(self, address: int, out: np.ndarray) -> np.ndarray:
         return self.read_all([(address, out)])[0]
@@ -131,6 +141,31 @@ class NumpyKernels:
                 rout[2 * RANGES + s] = max(int(rout[2 * RANGES + s]), len(mine))
                 rout[2 * RANGES + 2 + s] += len(mine)
 
+    def select_pass(self, p) -> None:
+        """One pass of the device-side select: each group's histogram of the next ``sel_dbits``
+        key bits (targets of one group count once, in the first one's), then the last block's
+        descend of every target by its group's histogram, and the histograms cleared."""
+        kb, dbits = self.key_bits, p.sel_dbits
+        bins = 1 << dbits
+        targets = self.view(p.sel, device_run.SELECT_STATE)["t"][0]
+        count = int(self.view(p.sel, device_run.SELECT_STATE)["ntargets"][0])
+        hist = self.view(p.hist, np.uint64)
+        group = [(int(t["stream"]), int(t["bits"]), int(t["prefix"])) for t in targets[:count]]
+        owner = [group.index(g) for g in group]
+        for i, (stream, bits, prefix) in enumerate(group):
+            if owner[i] == i:
+                keys = self.keys(stream)
+                digits = (keys[(keys >> np.uint64(kb - bits)) == prefix] >> np.uint64(kb - bits - dbits)) & np.uint64(bins - 1)
+                hist[i * bins:(i + 1) * bins] += np.bincount(digits.astype(np.int64), minlength=bins).astype(np.uint64)
+        for i in range(count):
+            cum = np.cumsum(hist[owner[i] * bins:(owner[i] + 1) * bins])
+            rank = min(int(targets["rank"][i]), int(cum[-1]) - 1)
+            b = int(np.searchsorted(cum, rank, side="right"))
+            targets["prefix"][i] = (int(targets["prefix"][i]) << dbits) | b
+            targets["rank"][i] = rank - (int(cum[b - 1]) if b else 0)
+            targets["bits"][i] += dbits
+        hist[:count * bins] = 0
+
     def launch(self, name: str, p, grid: int, shared: int = 0) -> None:
         self.launches.append(name)
         kb = self.key_bits
@@ -162,6 +197,8 @@ class NumpyKernels:
             assert len(mine) <= p.seg_len[1]
             self.view(p.seg[1], key_dtype)[:len(mine)] = np.array(mine, dtype=np.uint64).astype(key_dtype)
             self.view(p.hist, np.uint64)[0] = len(mine)
+        elif name == "poly_select_input":
+            self.select_pass(p)
         elif name == "poly_radix_hist":
             hist = self.view(p.hist, np.uint64)
             for j, g in enumerate(groups):
@@ -219,6 +256,7 @@ def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
     monkeypatch.setattr(order_select, "GATHER_MIN_KEYS", budget)
     monkeypatch.setattr(order_select, "GATHER_FRACTION", 1 << 30)
     monkeypatch.setattr(order_select, "COLLECT_MAX_KEYS", collect)
+    monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)  # the host-driven passes (larger inputs)
     first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     got = order_select.order_values(run, REQUESTS, [0, 0, 0, 0], first)
     for (stream, q), value in zip(REQUESTS, got, strict=True):
@@ -238,6 +276,47 @@ def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
         assert "poly_keys_hist" not in run.launches
         if budget > run.n:  # one pass: a launch per stream's gathered keys
             assert run.launches.count("poly_keys_collect") == len({s for s, _ in REQUESTS})
+
+
+DEVICE_REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (3, 0.0), (2, 1.0)]
+
+
+@pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
+@pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
+def test_device_select_matches_numpy(f32, kind):
+    """A mid-size input's ranks of absdiff and reldiff are selected by passes over the input on
+    the device, queued at once: one launch per SELECT_BITS key bits after the first digit, no
+    gather, no host pick, one read of the targets at the end."""
+    rng = np.random.default_rng(len(kind) + 5 * f32)
+    dtype = np.float32 if f32 else np.float64
+    run = NumpyKernels(_streams(kind, int(rng.integers(500, 2500)), dtype, rng), f32)
+    first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
+    got = order_select.order_values(run, DEVICE_REQUESTS, [0, 0, 0, 0], first)
+    for (stream, q), value in zip(DEVICE_REQUESTS, got, strict=True):
+        values = run.streams[stream].astype(np.float64)
+        want = float(np.median(values)) if q is None else float(np.quantile(values, q))
+        assert value == want, (stream, q, value, want)
+    passes = -(-(run.key_bits - FIRST_BITS) // SELECT_BITS)
+    assert run.launches == ["poly_select_input"] * passes
+
+
+@pytest.mark.parametrize("case", ["input too large", "too many ranks", "a and b ranks"])
+def test_device_select_leaves_what_it_cannot_serve_to_the_host_driven_passes(case, monkeypatch):
+    rng = np.random.default_rng(11)
+    run = NumpyKernels(_streams("noise", 1500, np.float32, rng), True)
+    requests = [(2, None), (3, 0.5)]
+    if case == "input too large":
+        monkeypatch.setattr(order_select, "SELECT_MAX_READS", 2 * run.n - 1)  # float32 keys take 2 passes
+    elif case == "too many ranks":
+        requests = [(s, q) for s in (2, 3) for q in np.linspace(0.05, 0.95, SELECT_TARGETS // 4 + 1)]
+    else:
+        requests.append((0, None))  # a's median has no first digit from the statistics pass
+    first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
+    got = order_select.order_values(run, requests, [0, 0, 0, 0], first)
+    for (stream, q), value in zip(requests, got, strict=True):
+        values = run.streams[stream].astype(np.float64)
+        assert value == (float(np.median(values)) if q is None else float(np.quantile(values, q)))
+    assert "poly_select_input" not in run.launches and "poly_radix_gather" in run.launches
 
 
 def test_streams_with_nan_or_no_elements_give_nan():

@@ -6,7 +6,7 @@ One comparison's work on a GPU, and the structures its kernels share with the ho
 were produced on, with the scratch memory of the run (pooled small buffers, stream-ordered large
 ones) and the copies back to the host it needs (counted in ``transfer_counter``).
 ``LaunchParams`` mirrors the kernels' ``Params`` (kernel_source), ``PART_RECORD`` the statistics
-pass's per-block record.
+pass's per-block record, ``SELECT_STATE`` the ranks of a device-side select.
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.stats.gpu.kernel_source import MAX_DIMS, MAX_GROUPS, RANGES, THREADS, KernelVariant
+from poly.compare.stats.gpu.kernel_source import (
+    MAX_DIMS,
+    MAX_GROUPS,
+    RANGES,
+    SELECT_TARGETS,
+    THREADS,
+    KernelVariant,
+)
 from poly.compare.stats.gpu.program_cache import (
     GpuError,
     GpuUnavailableError,
@@ -28,7 +35,8 @@ from poly.compare.stats.gpu.program_cache import (
     load_program,
 )
 
-__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "transfer_counter"]
+__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "SELECT_STATE",
+           "transfer_counter"]
 
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
 LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
@@ -92,12 +100,16 @@ class LaunchParams(ctypes.Structure):
                 ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
                 ("rbuf", ctypes.c_uint64 * 2),
                 ("rlo", ctypes.c_uint64 * (2 * RANGES)), ("rhi", ctypes.c_uint64 * (2 * RANGES)),
-                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32)]
+                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32),
+                ("sel", ctypes.c_uint64), ("sel_dbits", ctypes.c_int32), ("sel_pad", ctypes.c_int32)]
 
 
 ACC_FIELDS = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
         ("mx", "f8"), ("imn", "i8"), ("imx", "i8"), ("inan", "i8"), ("nnan", "u8"), ("ninf", "u8"), ("pad", "i8")]
 PART_RECORD = np.dtype([("s", np.dtype(ACC_FIELDS), (4,)), ("dot", "f8"), ("fails", "u8")])
+# The kernels' SelTarget and SelState: the ranks a device-side select narrows (poly_select_input).
+SELECT_TARGET = np.dtype([("prefix", "u8"), ("rank", "u8"), ("stream", "i4"), ("bits", "i4")])
+SELECT_STATE = np.dtype([("t", SELECT_TARGET, (SELECT_TARGETS,)), ("done_blocks", "u4"), ("ntargets", "i4")])
 
 
 @dataclass(frozen=True)
@@ -248,6 +260,12 @@ class DeviceRun:
             check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
             self._busy = True
         return ptr
+
+    def write(self, ptr: int, data: np.ndarray) -> None:
+        """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
+        the driver stages pageable memory before returning)."""
+        check(driver_api.cuMemcpyHtoDAsync(ptr, data.ctypes.data, data.nbytes, self.stream), "cuMemcpyHtoDAsync")
+        self._busy = True
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
         """Copies ``out.nbytes`` from ``ptr`` into ``out`` once the stream's work is done."""

@@ -37,6 +37,10 @@ Kernels:
   region, up to its fill), for all the groups it holds. A group may be bounded to a key range.
 - ``poly_keys_collect``: the same read, copying the keys of its groups to one small buffer (the
   last radix passes' work done on the host, once the groups hold few keys).
+- ``poly_select_input``: one pass of a radix select run on the device (a mid-size input): for each
+  wanted rank of absdiff and reldiff, kept in device memory, a histogram of the next key digit of
+  the elements of its group; the pass's last block descends every rank by them, so that the
+  passes follow each other with no host round trip.
 - ``poly_sample``: the keys of absdiff and reldiff at a stratified random sample of places.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
@@ -46,7 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
-           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES",
+           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES", "SELECT_TARGETS",
+           "SELECT_BITS",
            "KERNEL_NAMES"]
 
 FIRST_BITS = 12  # key bits counted by the statistics pass: 4096 bins per stream (an eighth of an octave)
@@ -60,8 +65,10 @@ RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
 GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per warp and stream, 128 float32 keys (64 float64)
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
 RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers
+SELECT_TARGETS = 20  # ranks a device-side select narrows at once (2 ranks each of the medians and up to 4 quantiles of 2 streams)
+SELECT_BITS = 10  # key bits each pass of a device-side select counts: 1024 bins, 4 KiB of shared counters per rank
 
-KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect", "poly_sample",
+KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect", "poly_select_input", "poly_sample",
                 "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
@@ -87,7 +94,7 @@ def kernel_options(v: KernelVariant) -> list[str]:
         "POLY_INT_DIFF": v.int_diff, "POLY_DEN_WRAP": int(v.den_wrap),
         "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_FIRST_BITS": FIRST_BITS, "POLY_MAX_GROUPS": MAX_GROUPS,
         "POLY_MAX_DIMS": MAX_DIMS, "POLY_THREADS": THREADS, "POLY_STAGES": STAGES,
-        "POLY_RESERVE_BYTES": GATHER_RESERVE_BYTES, "POLY_RANGES": RANGES,
+        "POLY_RESERVE_BYTES": GATHER_RESERVE_BYTES, "POLY_RANGES": RANGES, "POLY_SEL_TARGETS": SELECT_TARGETS,
     }
     return [f"-D{k}={int(val)}" for k, val in flags.items()]
 
@@ -144,6 +151,9 @@ struct Params {
     int nranges[2];
     u32 rcap;      // poly_stats_ranges, poly_keys_hist (region mode): keys per region, a power of two
     u32 nregions;  // poly_keys_hist: nonzero for region mode (seg[0] holds nregions regions, their u32 fills at out)
+    u64 sel;        // poly_select_input: the SelState of the targets
+    int sel_dbits;  // poly_select_input: key bits counted by this pass
+    int sel_pad;
 };
 
 struct Acc {
@@ -1073,6 +1083,137 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) { keys_pass<false>(P); }
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(const Params P) { keys_pass<true>(P); }
+
+// -- the ranks of a mid-size input, selected on the device ------------------------------------------
+// The wanted ranks of absdiff and reldiff (``SelState``, at Params.sel, first descended by the
+// statistics pass's first digit on the host) are narrowed with no host round trip: each
+// poly_select_input pass counts the next ``sel_dbits`` key bits of the elements in each target's
+// group over the input, and the last of its blocks to finish descends every target by the merged
+// histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
+// them for the next pass, launched right behind it. Targets of one group (a rank and its
+// neighbour) share the first one's histogram.
+struct SelTarget {
+    u64 prefix;  // known top `bits` bits of the key
+    u64 rank;    // rank among the keys with that prefix
+    int stream;  // 2 absdiff, 3 reldiff
+    int bits;
+};
+
+struct SelState {
+    SelTarget t[POLY_SEL_TARGETS];
+    u32 done_blocks;  // blocks of the current pass that have merged their histograms
+    int ntargets;
+};
+
+// Warp-wide (the whole warp calls it): descends target `t` by histogram `h` of its next `dbits`
+// key bits: the digit whose running count passes its rank joins its prefix. `h` is read from L2
+// (other blocks' atomics wrote it).
+__device__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
+    const int lane = threadIdx.x & 31;
+    const int bins = 1 << dbits;
+    const int per = (bins + 31) / 32;  // bins a lane scans
+    u64 sum = 0;
+    for (int k = 0; k < per; ++k) {
+        const int b = lane * per + k;
+        if (b < bins) sum += __ldcg(h + b);
+    }
+    u64 incl = sum;
+    for (int d = 1; d < 32; d <<= 1) {
+        const u64 o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+        if (lane >= d) incl += o;
+    }
+    const u64 total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    u64 r = t->rank;
+    if (total == 0) return;  // cannot happen: the rank lies among the group's keys
+    if (r >= total) r = total - 1;
+    const unsigned owner = __ballot_sync(0xFFFFFFFFu, incl - sum <= r && r < incl);
+    if (lane != __ffs(owner) - 1) return;
+    u64 below = incl - sum;
+    for (int k = 0; k < per; ++k) {
+        const int b = lane * per + k;
+        const u64 c = b < bins ? __ldcg(h + b) : 0;
+        if (below + c > r) {
+            t->prefix = (t->prefix << dbits) | (u64)b;
+            t->rank = r - below;
+            t->bits += dbits;
+            return;
+        }
+        below += c;
+    }
+}
+
+// dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(const Params P) {
+    extern __shared__ uint4 smem[];
+    __shared__ SelTarget st[POLY_SEL_TARGETS];
+    __shared__ int owner[POLY_SEL_TARGETS];  // the first target of the same group: whose histogram counts
+    // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came
+    // from the statistics pass), the first counting target whose prefix starts so, then the next
+    __shared__ signed char head[2 << POLY_TABLE_BITS];
+    __shared__ signed char next[POLY_SEL_TARGETS];
+    __shared__ int last;
+    static_assert(POLY_FIRST_BITS >= POLY_TABLE_BITS, "the table needs the top bits of every prefix");
+    SelState* S = (SelState*)P.sel;
+    const int nt = S->ntargets, dbits = P.sel_dbits, bins = 1 << dbits;
+    uint4* ring = smem;
+    u32* shist = (u32*)(smem + POLY_STAGES * 2 * POLY_THREADS);
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) shist[k] = 0;
+    for (int k = threadIdx.x; k < (2 << POLY_TABLE_BITS); k += blockDim.x) head[k] = -1;
+    if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int t = 0; t < nt; ++t) {
+            int o = t;
+            for (int u = 0; u < t && o == t; ++u)
+                if (st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
+            owner[t] = o;
+            if (o == t) {
+                const int at = ((st[t].stream - 2) << POLY_TABLE_BITS) + (int)(st[t].prefix >> (st[t].bits - POLY_TABLE_BITS));
+                next[t] = head[at];
+                head[at] = (signed char)t;
+            }
+        }
+    }
+    __syncthreads();
+    auto one = [&](u64, const Vals& v, bool) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            const KT key = order_key(v.v[2 + s]);
+            // a stream's groups are disjoint: one holds the key at most
+            for (int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))]; t >= 0; t = next[t]) {
+                const int bits = st[t].bits;
+                if ((u64)(key >> (POLY_KEY_BITS - bits)) == st[t].prefix) {
+                    atomicAdd(&shist[t * bins + (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1))], 1u);
+                    break;
+                }
+            }
+        }
+    };
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
+        Vals v[POLY_ELEMS];
+        chunk_values(P, ra, rb, v);
+#pragma unroll
+        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], true);
+    };
+    for_each_pair<false>(P, ring, chunk, one);
+    __syncthreads();
+    u64* hist = (u64*)P.hist;
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) {
+        const u32 c = shist[k];
+        if (c && owner[k / bins] == k / bins) atomicAdd(&hist[k], (u64)c);
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&S->done_blocks, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int t = warp; t < nt; t += warps) warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
+    __syncthreads();
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) hist[k] = 0;
+    if (threadIdx.x == 0) S->done_blocks = 0;
+}
 
 // The keys of absdiff and reldiff at seg_len[0] (S) places of the input, one drawn at random in each
 // of S equal strata (the first S keys at out are absdiff's, the next S reldiff's): a sample that

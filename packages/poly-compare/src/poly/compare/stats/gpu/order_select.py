@@ -3,9 +3,11 @@ The exact order statistics of a comparison on the GPU: a radix select on the ord
 keys of absdiff and reldiff (and of a and b, for their medians), driven from the host.
 
 1. The statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each).
-2. The keys of the elements in the bins that hold a wanted rank are gathered into a buffer per
-   stream, in one more pass over the input (while they fit the memory budget; otherwise
-   histogram passes over the input narrow the bins first).
+2. On a mid-size input (``SELECT_MAX_READS``), passes over the input finish the select on the
+   device (``poly_select_input``: each pass's last block descends the ranks), with no host round
+   trip between passes. Otherwise, the keys of the elements in the bins that hold a wanted rank
+   are gathered into a buffer per stream, in one more pass over the input (while they fit the
+   memory budget; otherwise histogram passes over the input narrow the bins first), and:
 3. Radix passes over the gathered keys, 11 bits at a time, narrow each rank's key; once the
    groups still holding the ranks have at most ``COLLECT_MAX_KEYS`` keys, those are copied to
    the host, which picks each rank's key.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_run import DeviceRun, LaunchParams
+from poly.compare.stats.gpu.device_run import SELECT_STATE, DeviceRun, LaunchParams
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     FIRST_BITS,
@@ -35,6 +37,8 @@ from poly.compare.stats.gpu.kernel_source import (
     HIST_GROUPS,
     MAX_GROUPS,
     RING_BYTES,
+    SELECT_BITS,
+    SELECT_TARGETS,
     THREADS,
 )
 from poly.compare.stats.gpu.predicted_ranges import (
@@ -44,12 +48,18 @@ from poly.compare.stats.gpu.predicted_ranges import (
     region_capacity,
     stream_ranges,
 )
+from poly.compare.stats.gpu.program_cache import GpuError
 
 __all__ = ["order_values", "plan_ranges", "range_first_pass", "radix_copies"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
+# A device-side select reads the input once per SELECT_BITS key bits after the first digit: it
+# serves inputs whose passes read at most this many elements in all (float32 keys: 2 passes,
+# up to 2^25 elements; float64 keys: 6 passes), where a pass costs less than the host's round
+# trips of a gather and its radix passes.
+SELECT_MAX_READS = 1 << 26
 COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of float32 keys) are copied to the host instead of narrowed further
 _BINS = 1 << DIGIT_BITS
 
@@ -396,6 +406,8 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
     if first:
         _descend([([t for t in targets if t.stream == stream], hist, FIRST_BITS) for stream, hist in first.items()])
+        if _select_on_device(run, targets, key_bits):
+            return [t.prefix for t in targets]
     # The bins holding the ranks are gathered once they fit the budget; histogram passes over
     # the input narrow them first where they do not (ties, or a device short of memory).
     budget = max(GATHER_MIN_KEYS, n // GATHER_FRACTION)
@@ -414,6 +426,38 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
         _input_hist_pass(run, groups, key_bits)
     _narrow_on_segments(run, targets, key_bits)
     return [t.prefix for t in targets]
+
+
+def _select_on_device(run: DeviceRun, targets: Sequence[_Target], key_bits: int) -> bool:
+    """Narrows ``targets`` (descended by the first digit) to their keys by passes over the input
+    on the device (``poly_select_input``), all queued at once and read back with one wait, where
+    the input is small enough (``SELECT_MAX_READS``) and the targets few enough; False (nothing
+    done) otherwise."""
+    passes = -(-(key_bits - FIRST_BITS) // SELECT_BITS)
+    if (not targets or len(targets) > SELECT_TARGETS or passes * run.n > SELECT_MAX_READS
+            or any(t.done or t.bits != FIRST_BITS or t.stream not in (2, 3) for t in targets)):
+        return False
+    state = np.zeros(1, dtype=SELECT_STATE)
+    state["ntargets"] = len(targets)
+    for i, t in enumerate(targets):
+        state["t"][0, i] = (t.prefix, t.rank_in, t.stream, t.bits)
+    p = run.params()
+    p.sel = run.alloc(SELECT_STATE.itemsize)
+    run.write(p.sel, state)
+    p.hist = run.alloc((len(targets) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
+    shared = RING_BYTES + (len(targets) << SELECT_BITS) * 4
+    grid = run.grid("poly_select_input", shared)
+    bits = FIRST_BITS
+    while bits < key_bits:
+        p.sel_dbits = min(SELECT_BITS, key_bits - bits)
+        run.launch("poly_select_input", p, grid, shared)
+        bits += p.sel_dbits
+    done = run.read(p.sel, np.empty(1, dtype=SELECT_STATE))["t"][0]
+    for i, t in enumerate(targets):
+        if int(done[i]["bits"]) != key_bits:
+            raise GpuError(f"the device-side select left a rank with {int(done[i]['bits'])} of {key_bits} key bits known")
+        t.prefix, t.bits, t.done = int(done[i]["prefix"]), key_bits, True
+    return True
 
 
 def _key_value(key: int, f32: bool) -> float:

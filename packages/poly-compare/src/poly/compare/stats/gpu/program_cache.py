@@ -27,6 +27,8 @@ from poly.compare.stats.gpu.kernel_source import (
     KERNEL_NAMES,
     KERNEL_SOURCE,
     RING_BYTES,
+    SELECT_BITS,
+    SELECT_TARGETS,
     KernelVariant,
     kernel_options,
 )
@@ -47,6 +49,7 @@ DYNAMIC_SHARED = {
     "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
     "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
     "poly_keys_hist": HIST_GROUPS * (1 << DIGIT_BITS) * 4,
+    "poly_select_input": RING_BYTES + SELECT_TARGETS * (1 << SELECT_BITS) * 4,
 }
 
 
