@@ -157,14 +157,19 @@ class NumpyKernels:
                 keys = self.keys(stream)
                 digits = (keys[(keys >> np.uint64(kb - bits)) == prefix] >> np.uint64(kb - bits - dbits)) & np.uint64(bins - 1)
                 hist[i * bins:(i + 1) * bins] += np.bincount(digits.astype(np.int64), minlength=bins).astype(np.uint64)
-        for i in range(count):
-            cum = np.cumsum(hist[owner[i] * bins:(owner[i] + 1) * bins])
+        self.descend(targets[:count], [hist[owner[i] * bins:(owner[i] + 1) * bins] for i in range(count)], dbits)
+        hist[:count * bins] = 0
+
+    @staticmethod
+    def descend(targets, hists, dbits: int) -> None:
+        """Each target's next digit: the bin of its histogram whose running count passes its rank."""
+        for i, h in enumerate(hists):
+            cum = np.cumsum(h)
             rank = min(int(targets["rank"][i]), int(cum[-1]) - 1)
             b = int(np.searchsorted(cum, rank, side="right"))
             targets["prefix"][i] = (int(targets["prefix"][i]) << dbits) | b
             targets["rank"][i] = rank - (int(cum[b - 1]) if b else 0)
             targets["bits"][i] += dbits
-        hist[:count * bins] = 0
 
     def launch(self, name: str, p, grid: int, shared: int = 0) -> None:
         self.launches.append(name)
@@ -197,6 +202,23 @@ class NumpyKernels:
             assert len(mine) <= p.seg_len[1]
             self.view(p.seg[1], key_dtype)[:len(mine)] = np.array(mine, dtype=np.uint64).astype(key_dtype)
             self.view(p.hist, np.uint64)[0] = len(mine)
+        elif name == "poly_stats":  # the per-block records, and the first digit's histograms when asked for
+            parts = self.view(p.out, device_run.PART_RECORD)[:grid]
+            for k in range(4):
+                parts["s"][:, k] = _block_records(self.streams[k].astype(np.float64), grid)
+            if p.hist:
+                self.write(p.hist, np.concatenate([self.first_histogram(2), self.first_histogram(3)]))
+        elif name == "poly_merge_parts":  # the records merged into one, as the kernel merges them
+            parts = self.view(p.out, device_run.PART_RECORD)[:p.seg_len[0]]
+            out = self.view(p.seg[0], device_run.PART_RECORD)[:1]
+            out["s"][0] = _merged(parts["s"])
+            out["dot"][0], out["fails"][0] = parts["dot"].sum(), parts["fails"].sum()
+        elif name == "poly_select_first":
+            state = self.view(p.sel, device_run.SELECT_STATE)
+            targets = state["t"][0][:int(state["ntargets"][0])]
+            first = self.view(p.hist, np.uint64)
+            self.descend(targets, [first[(int(t["stream"]) - 2) << FIRST_BITS:(int(t["stream"]) - 1) << FIRST_BITS]
+                                   for t in targets], FIRST_BITS)
         elif name == "poly_select_input":
             self.select_pass(p)
         elif name == "poly_radix_hist":
@@ -256,7 +278,6 @@ def test_order_values_match_numpy(f32, kind, budget, collect, monkeypatch):
     monkeypatch.setattr(order_select, "GATHER_MIN_KEYS", budget)
     monkeypatch.setattr(order_select, "GATHER_FRACTION", 1 << 30)
     monkeypatch.setattr(order_select, "COLLECT_MAX_KEYS", collect)
-    monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)  # the host-driven passes (larger inputs)
     first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     got = order_select.order_values(run, REQUESTS, [0, 0, 0, 0], first)
     for (stream, q), value in zip(REQUESTS, got, strict=True):
@@ -282,26 +303,33 @@ DEVICE_REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9
 
 
 @pytest.mark.parametrize("f32", [True, False], ids=["float32 keys", "float64 keys"])
-@pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b"])
-def test_device_select_matches_numpy(f32, kind):
-    """A mid-size input's ranks of absdiff and reldiff are selected by passes over the input on
-    the device, queued at once: one launch per SELECT_BITS key bits after the first digit, no
-    gather, no host pick, one read of the targets at the end."""
+@pytest.mark.parametrize("kind", ["noise", "equal", "constant", "zeros in b", "nan in absdiff"])
+def test_mid_size_ranks_are_selected_on_the_device_behind_the_statistics_pass(f32, kind):
+    """A mid-size input's ranks of absdiff and reldiff are selected on the device, queued right
+    behind the statistics pass and read back with its records (one wait): a first descend by its
+    histograms, then one pass over the input per SELECT_BITS key bits; no gather, no radix pass
+    over gathered keys, no host pick, no histogram copied back. A stream holding NaN gets NaN."""
     rng = np.random.default_rng(len(kind) + 5 * f32)
     dtype = np.float32 if f32 else np.float64
-    run = NumpyKernels(_streams(kind, int(rng.integers(500, 2500)), dtype, rng), f32)
-    first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
-    got = order_select.order_values(run, DEVICE_REQUESTS, [0, 0, 0, 0], first)
+    streams = _streams("noise" if kind == "nan in absdiff" else kind, int(rng.integers(500, 2500)), dtype, rng)
+    nans = [0, 0, 0, 0]
+    if kind == "nan in absdiff":
+        streams[2][[3, 400]] = np.nan
+        nans[2] = 2
+    run = NumpyKernels(streams, f32)
+    raw, hists, selected = statistics_pass.run_error_stats(run, True, None, DEVICE_REQUESTS)
+    assert raw["size"] == run.n and hists is None
+    got = order_select.order_values(run, DEVICE_REQUESTS, nans, hists, None, selected)
     for (stream, q), value in zip(DEVICE_REQUESTS, got, strict=True):
         values = run.streams[stream].astype(np.float64)
         want = float(np.median(values)) if q is None else float(np.quantile(values, q))
-        assert value == want, (stream, q, value, want)
+        assert value == want or (np.isnan(value) and nans[stream]), (stream, q, value, want)
     passes = -(-(run.key_bits - FIRST_BITS) // SELECT_BITS)
-    assert run.launches == ["poly_select_input"] * passes
+    assert run.launches == ["poly_stats", "poly_merge_parts", "poly_select_first"] + ["poly_select_input"] * passes
 
 
 @pytest.mark.parametrize("case", ["input too large", "too many ranks", "a and b ranks"])
-def test_device_select_leaves_what_it_cannot_serve_to_the_host_driven_passes(case, monkeypatch):
+def test_what_the_device_select_cannot_serve_takes_the_host_driven_passes(case, monkeypatch):
     rng = np.random.default_rng(11)
     run = NumpyKernels(_streams("noise", 1500, np.float32, rng), True)
     requests = [(2, None), (3, 0.5)]
@@ -311,8 +339,9 @@ def test_device_select_leaves_what_it_cannot_serve_to_the_host_driven_passes(cas
         requests = [(s, q) for s in (2, 3) for q in np.linspace(0.05, 0.95, SELECT_TARGETS // 4 + 1)]
     else:
         requests.append((0, None))  # a's median has no first digit from the statistics pass
-    first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
-    got = order_select.order_values(run, requests, [0, 0, 0, 0], first)
+    raw, hists, selected = statistics_pass.run_error_stats(run, True, None, requests)
+    assert selected is None and sorted(hists) == [2, 3]
+    got = order_select.order_values(run, requests, [0, 0, 0, 0], hists, None, selected)
     for (stream, q), value in zip(requests, got, strict=True):
         values = run.streams[stream].astype(np.float64)
         assert value == (float(np.median(values)) if q is None else float(np.quantile(values, q)))
@@ -369,10 +398,35 @@ def _block_records(values: np.ndarray, blocks: int) -> np.ndarray:
     return rec
 
 
+def _merged(records: np.ndarray) -> np.ndarray:
+    """The four streams' records (blocks x 4) merged into one each, as poly_merge_parts merges them:
+    moments by count, extrema with the first index of the best value, the first NaN's index."""
+    out = np.zeros(records.shape[1], dtype=records.dtype)
+    for k in range(records.shape[1]):
+        r = records[:, k]
+        has = r["n"] > 0
+        total = r["n"].sum()
+        mu = (r["n"][has] * r["mean"][has]).sum() / total if total else 0.0
+        out[k]["n"], out[k]["mean"] = total, mu
+        out[k]["m2"] = (r["m2"][has] + r["n"][has] * (r["mean"][has] - mu) ** 2).sum()
+        for f in ("sum", "sq", "ab", "nnan", "ninf"):
+            out[k][f] = r[f].sum()
+        for val, idx, pick in (("mn", "imn", np.min), ("mx", "imx", np.max)):
+            ok = r[idx] >= 0
+            out[k][val], out[k][idx] = 0.0, -1
+            if ok.any():
+                best = pick(r[val][ok])
+                out[k][val], out[k][idx] = best, r[idx][ok & (r[val] == best)].min()
+        nan_at = r["inan"][r["inan"] >= 0]
+        out[k]["inan"] = nan_at.min() if len(nan_at) else -1
+    return out
+
+
 @pytest.mark.parametrize("kind", ["noise", "ties", "nan", "inf"])
-def test_block_records_merge_as_numpy_computes_the_whole(kind):
-    """The host's merge of the statistics kernel's per-block records (all four streams at once)
-    gives NumPy's figures of the whole array: moments, extrema with their first index, counts."""
+def test_merged_record_gives_numpy_figures_of_the_whole(kind):
+    """The statistics kernel's per-block records, merged into one as poly_merge_parts merges them,
+    give NumPy's figures of the whole array once the host reads the streams from the record:
+    moments, extrema with their first index, counts."""
     rng = np.random.default_rng(3)
     n, blocks = 4000, 37
     streams = [rng.standard_normal(n) * 3 + 1 for _ in range(4)]
@@ -382,8 +436,9 @@ def test_block_records_merge_as_numpy_computes_the_whole(kind):
         streams[1][[5, 900, 3000]] = np.nan
     elif kind == "inf":
         streams[2][[17, 2000]] = np.inf
-    parts = np.stack([_block_records(s, blocks) for s in streams], axis=1)
-    got = statistics_pass._merge_streams(parts, n)
+    part = np.zeros(1, dtype=device_run.PART_RECORD)
+    part["s"][0] = _merged(np.stack([_block_records(s, blocks) for s in streams], axis=1))
+    got = statistics_pass._streams_of(part, n)
     for s, g in zip(streams, got, strict=True):
         nan, inf = int(np.isnan(s).sum()), int(np.isinf(s).sum())
         assert (g["nan"], g["inf"]) == (nan, inf)
@@ -407,9 +462,10 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
     plan = order_select.plan_ranges(run, requests)
     first = None
     if plan is not None:
-        raw, first = statistics_pass.run_error_stats(run, False, plan)
-        assert raw["size"] == run.n and first is None
-        assert run.launches[:3] == ["poly_sample", "poly_stats_ranges", "poly_keys_hist"]  # the first pass, at once
+        raw, first, selected = statistics_pass.run_error_stats(run, False, plan)
+        assert raw["size"] == run.n and first is None and selected is None
+        # the first pass over the ranges' keys, at once
+        assert run.launches[:4] == ["poly_sample", "poly_stats_ranges", "poly_merge_parts", "poly_keys_hist"]
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     return order_select.order_values(run, requests, list(nans), first, plan)

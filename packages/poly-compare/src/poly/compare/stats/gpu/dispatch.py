@@ -199,12 +199,14 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
         else:
             with DeviceRun(oa, ob, setup) as run:
                 # the statistics pass gathers the keys of the ranges a sample predicts (a large
-                # input), or counts the first radix digit of absdiff and reldiff
+                # input), or counts the first radix digit of absdiff and reldiff (and a mid-size
+                # input's ranks are then selected on the device, read back with its results)
                 ranges = plan_ranges(run, requests) if requests else None
-                raw, hists = run_error_stats(run, bool(requests) and ranges is None, ranges)
+                raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges,
+                                                       requests if ranges is None else ())
                 if requests:
                     nans = [raw[s]["nan"] for s in _STREAMS]
-                    values = order_values(run, requests, nans, hists, ranges)
+                    values = order_values(run, requests, nans, hists, ranges, selected)
                     for (k, _), v in zip(requests, values, strict=True):
                         raw[_STREAMS[k]]["order"].append(v)
     except (OverflowError, GpuUnavailableError) as err:

@@ -26,6 +26,8 @@ Kernels:
 - ``poly_stats_ranges``: the same pass, and given predicted ranges (``Params.rout``), each thread
   counts the keys of absdiff and reldiff below each range and writes those within one to a
   region of its own (predicted_ranges).
+- ``poly_merge_parts``: the statistics pass's per-block records merged into one on the device (one
+  block, queued behind the pass), so that one record comes back.
 - ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
   key prefix) groups, a histogram of the next key digit of the elements with that prefix.
 - ``poly_radix_gather``: the keys of the elements of up to ``MAX_GROUPS`` groups, appended to
@@ -37,10 +39,11 @@ Kernels:
   region, up to its fill), for all the groups it holds. A group may be bounded to a key range.
 - ``poly_keys_collect``: the same read, copying the keys of its groups to one small buffer (the
   last radix passes' work done on the host, once the groups hold few keys).
-- ``poly_select_input``: one pass of a radix select run on the device (a mid-size input): for each
-  wanted rank of absdiff and reldiff, kept in device memory, a histogram of the next key digit of
-  the elements of its group; the pass's last block descends every rank by them, so that the
-  passes follow each other with no host round trip.
+- ``poly_select_first``, ``poly_select_input``: a radix select run on the device (a mid-size input),
+  queued right behind the statistics pass: the wanted ranks of absdiff and reldiff, kept in device
+  memory, are descended by the pass's first-digit histograms, then each pass over the input counts
+  the next key digit of the elements of each rank's group and its last block descends every rank
+  by them, so that the passes follow each other with no host round trip.
 - ``poly_sample``: the keys of absdiff and reldiff at a stratified random sample of places.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
@@ -68,7 +71,8 @@ RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass
 SELECT_TARGETS = 20  # ranks a device-side select narrows at once (2 ranks each of the medians and up to 4 quantiles of 2 streams)
 SELECT_BITS = 10  # key bits each pass of a device-side select counts: 1024 bins, 4 KiB of shared counters per rank
 
-KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect", "poly_select_input", "poly_sample",
+KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_merge_parts", "poly_radix_hist", "poly_radix_gather",
+                "poly_keys_hist", "poly_keys_collect", "poly_select_first", "poly_select_input", "poly_sample",
                 "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
@@ -831,6 +835,58 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) { stats_pass<false>(P); }
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats_ranges(const Params P) { stats_pass<true>(P); }
 
+// The statistics pass's per-block records (P.seg_len[0] of them, at P.out) merged into one Part at
+// P.seg[0], as the pass merges its warps: one block, each thread merging a strided share, then
+// the warps' shares, so that one record comes back to the host.
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(const Params P) {
+    __shared__ Acc warp_acc[POLY_THREADS / 32][4];
+    __shared__ double warp_dot[POLY_THREADS / 32];
+    __shared__ u64 warp_fails[POLY_THREADS / 32];
+    const Part* parts = (const Part*)P.out;
+    Acc a[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        a[k].n = a[k].mean = a[k].m2 = a[k].sum = a[k].sq = a[k].ab = a[k].mn = a[k].mx = 0.0;
+        a[k].imn = a[k].imx = a[k].inan = -1;
+        a[k].nnan = a[k].ninf = 0;
+        a[k].pad = 0;
+    }
+    double dot = 0.0;
+    u64 fails = 0;
+    for (u64 i = threadIdx.x; i < P.seg_len[0]; i += blockDim.x) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc_merge(a[k], parts[i].s[k]);
+        dot += parts[i].dot;
+        fails += parts[i].fails;
+    }
+    for (int delta = 16; delta > 0; delta >>= 1) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc_merge(a[k], acc_shfl(a[k], delta));
+        dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
+        fails += __shfl_down_sync(0xFFFFFFFFu, fails, delta);
+    }
+    const int warp = threadIdx.x / 32;
+    if ((threadIdx.x & 31) == 0) {
+        for (int k = 0; k < 4; ++k) warp_acc[warp][k] = a[k];
+        warp_dot[warp] = dot;
+        warp_fails[warp] = fails;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        Part* out = (Part*)P.seg[0];
+        for (int k = 0; k < 4; ++k) {
+            Acc t = warp_acc[0][k];
+            for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+            out->s[k] = t;
+        }
+        double d = 0;
+        u64 f = 0;
+        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+        out->dot = d;
+        out->fails = f;
+    }
+}
+
 // -- order statistics: radix passes -------------------------------------------------------------------
 // Keys of one stream on their way to its buffer: each warp stages them in shared memory and
 // writes POLY_FLUSH of them at a time (coalesced stores) into a run of POLY_RESERVE slots of the
@@ -1085,8 +1141,8 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(const Params P) { keys_pass<true>(P); }
 
 // -- the ranks of a mid-size input, selected on the device ------------------------------------------
-// The wanted ranks of absdiff and reldiff (``SelState``, at Params.sel, first descended by the
-// statistics pass's first digit on the host) are narrowed with no host round trip: each
+// The wanted ranks of absdiff and reldiff (``SelState``, at Params.sel) are narrowed with no host
+// round trip: poly_select_first descends them by the statistics pass's first digit, then each
 // poly_select_input pass counts the next ``sel_dbits`` key bits of the elements in each target's
 // group over the input, and the last of its blocks to finish descends every target by the merged
 // histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
@@ -1140,6 +1196,15 @@ __device__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
         }
         below += c;
     }
+}
+
+// The first descend, right behind the statistics pass: every target (its prefix empty) by the
+// pass's first-digit histogram of its stream (at Params.hist: absdiff's, then reldiff's). One block.
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(const Params P) {
+    SelState* S = (SelState*)P.sel;
+    const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int t = warp; t < S->ntargets; t += warps)
+        warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
 }
 
 // dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters

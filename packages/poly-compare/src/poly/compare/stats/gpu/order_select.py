@@ -50,7 +50,7 @@ from poly.compare.stats.gpu.predicted_ranges import (
 )
 from poly.compare.stats.gpu.program_cache import GpuError
 
-__all__ = ["order_values", "plan_ranges", "range_first_pass", "radix_copies"]
+__all__ = ["order_values", "plan_ranges", "range_first_pass", "radix_copies", "select_behind_stats", "DeviceSelect"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
@@ -406,8 +406,6 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     targets = [_Target(stream=s, rank=r, key_bits=key_bits, rank_in=r, count=n) for s, r in wanted]
     if first:
         _descend([([t for t in targets if t.stream == stream], hist, FIRST_BITS) for stream, hist in first.items()])
-        if _select_on_device(run, targets, key_bits):
-            return [t.prefix for t in targets]
     # The bins holding the ranks are gathered once they fit the budget; histogram passes over
     # the input narrow them first where they do not (ties, or a device short of memory).
     budget = max(GATHER_MIN_KEYS, n // GATHER_FRACTION)
@@ -428,36 +426,61 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     return [t.prefix for t in targets]
 
 
-def _select_on_device(run: DeviceRun, targets: Sequence[_Target], key_bits: int) -> bool:
-    """Narrows ``targets`` (descended by the first digit) to their keys by passes over the input
-    on the device (``poly_select_input``), all queued at once and read back with one wait, where
-    the input is small enough (``SELECT_MAX_READS``) and the targets few enough; False (nothing
-    done) otherwise."""
+@dataclass
+class DeviceSelect:
+    """A select of ranks queued on the device behind the statistics pass (``select_behind_stats``):
+    its (stream, rank) targets, in the order of their ``SelState``, at device address ``state``."""
+
+    wanted: list[tuple[int, int]]
+    state: int
+
+    def copy(self) -> tuple[int, np.ndarray]:
+        """The copy that reads the targets back once the passes are done."""
+        return self.state, np.empty(1, dtype=SELECT_STATE)
+
+    def keys(self, state: np.ndarray, key_bits: int) -> dict[tuple[int, int], int]:
+        """Each target's key, from the ``SelState`` read back."""
+        targets = state["t"][0]
+        out = {}
+        for i, target in enumerate(self.wanted):
+            bits = int(targets[i]["bits"])
+            if bits != key_bits:
+                raise GpuError(f"the device-side select left rank {target[1]} of stream {target[0]} with {bits} of "
+                               f"{key_bits} key bits known")
+            out[target] = int(targets[i]["prefix"])
+        return out
+
+
+def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | None]], hist: int) -> DeviceSelect | None:
+    """Queues the select of every rank of absdiff's and reldiff's ``requests`` on the device, right
+    behind the statistics pass whose first-digit histograms are at device address ``hist``: a first
+    descend by them (``poly_select_first``), then one pass over the input per SELECT_BITS key bits
+    (``poly_select_input``), with no host round trip. Ranks of a stream that turns out to hold NaN
+    are selected all the same (their keys go unused). None (nothing queued) for an input too large
+    (``SELECT_MAX_READS``), too many ranks, or ranks of other streams."""
+    wanted = _order_ranks(requests, run.n)[1]
+    key_bits = _key_bits(run)
     passes = -(-(key_bits - FIRST_BITS) // SELECT_BITS)
-    if (not targets or len(targets) > SELECT_TARGETS or passes * run.n > SELECT_MAX_READS
-            or any(t.done or t.bits != FIRST_BITS or t.stream not in (2, 3) for t in targets)):
-        return False
+    if (not wanted or len(wanted) > SELECT_TARGETS or passes * run.n > SELECT_MAX_READS
+            or any(stream not in (2, 3) for stream, _ in wanted)):
+        return None
     state = np.zeros(1, dtype=SELECT_STATE)
-    state["ntargets"] = len(targets)
-    for i, t in enumerate(targets):
-        state["t"][0, i] = (t.prefix, t.rank_in, t.stream, t.bits)
+    state["ntargets"] = len(wanted)
+    for i, (stream, rank) in enumerate(wanted):
+        state["t"][0, i] = (0, rank, stream, 0)
     p = run.params()
-    p.sel = run.alloc(SELECT_STATE.itemsize)
+    p.sel, p.hist = run.alloc(SELECT_STATE.itemsize), hist
     run.write(p.sel, state)
-    p.hist = run.alloc((len(targets) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
-    shared = RING_BYTES + (len(targets) << SELECT_BITS) * 4
+    run.launch("poly_select_first", p, 1)
+    p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
+    shared = RING_BYTES + (len(wanted) << SELECT_BITS) * 4
     grid = run.grid("poly_select_input", shared)
     bits = FIRST_BITS
     while bits < key_bits:
         p.sel_dbits = min(SELECT_BITS, key_bits - bits)
         run.launch("poly_select_input", p, grid, shared)
         bits += p.sel_dbits
-    done = run.read(p.sel, np.empty(1, dtype=SELECT_STATE))["t"][0]
-    for i, t in enumerate(targets):
-        if int(done[i]["bits"]) != key_bits:
-            raise GpuError(f"the device-side select left a rank with {int(done[i]['bits'])} of {key_bits} key bits known")
-        t.prefix, t.bits, t.done = int(done[i]["prefix"]), key_bits, True
-    return True
+    return DeviceSelect(wanted=wanted, state=p.sel)
 
 
 def _key_value(key: int, f32: bool) -> float:
@@ -550,13 +573,18 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
 
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
-                 first: dict[int, np.ndarray] | None = None, ranges: RangePlan | None = None) -> list[float]:
+                 first: dict[int, np.ndarray] | None = None, ranges: RangePlan | None = None,
+                 selected: dict[tuple[int, int], int] | None = None) -> list[float]:
     """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
     NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
     histograms, by stream (absdiff and reldiff), when it counted them; ``ranges``: its predicted
-    ranges' plan, when it gathered their keys."""
+    ranges' plan, when it gathered their keys; ``selected``: the keys of every rank, by (stream,
+    rank), when a select behind the pass found them (``DeviceSelect.keys``)."""
     plan, wanted = _order_ranks(requests, run.n, nan_counts)
-    keys = _select_keys(run, wanted, first, ranges) if wanted else []
+    if selected is not None:
+        keys = [selected[w] for w in wanted]
+    else:
+        keys = _select_keys(run, wanted, first, ranges) if wanted else []
     out = []
     for item in plan:
         if item is None:

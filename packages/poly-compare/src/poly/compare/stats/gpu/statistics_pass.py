@@ -1,8 +1,8 @@
 """
-The statistics pass on the GPU and its reduction on the host.
+The statistics pass on the GPU, and its results on the host.
 
-``run_error_stats`` runs the statistics kernel over two CUDA arrays (``DeviceRun``) and merges
-its per-block float64 records on the host (a few hundred records: never the arrays), with the
+``run_error_stats`` runs the statistics kernel over two CUDA arrays (``DeviceRun``), merges its
+per-block float64 records into one on the device and reads that back (never the arrays), with the
 first radix digit of absdiff and reldiff counted for the order statistics, or the keys of the
 ranges a sample predicted gathered (order_select). ``count_zeros`` counts the zeros of ``b``.
 
@@ -13,12 +13,13 @@ come back in the same dictionary layout as ``poly._native.error_stats``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from poly.compare.stats.gpu.device_run import PART_RECORD, DeviceRun
 from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES
-from poly.compare.stats.gpu.order_select import radix_copies, range_first_pass
+from poly.compare.stats.gpu.order_select import radix_copies, range_first_pass, select_behind_stats
 from poly.compare.stats.gpu.predicted_ranges import RangePlan
 
 __all__ = ["run_error_stats", "count_zeros"]
@@ -26,44 +27,23 @@ __all__ = ["run_error_stats", "count_zeros"]
 _FIRST_BINS = 1 << FIRST_BITS
 
 
-def _merge_streams(parts: np.ndarray, n: int) -> list[dict]:
-    """The four streams' statistics from the per-block records (``parts``: blocks x 4), with the
-    CPU engine's NumPy semantics; each reduction runs over all four streams at once."""
-    with np.errstate(all="ignore"):  # sums overflow to inf, and inf - inf gives NaN, as NumPy's would
-        cnt, mean, m2 = parts["n"], parts["mean"], parts["m2"]
-        total = cnt.sum(axis=0)
-        weighted = np.where(cnt > 0, cnt * mean, 0.0)
-        mu = weighted.sum(axis=0) / total
-        spread = np.where(cnt > 0, m2 + cnt * (mean - mu) ** 2, 0.0).sum(axis=0)
-        nans, infs = parts["nnan"].sum(axis=0), parts["ninf"].sum(axis=0)
-        plain, ab, sq = parts["sum"].sum(axis=0), parts["ab"].sum(axis=0), parts["sq"].sum(axis=0)
-        first_nan = np.where(parts["inan"] >= 0, parts["inan"], np.iinfo(np.int64).max).min(axis=0)
-        extrema = {}
-        for key, val, idx, pick in (("min", "mn", "imn", np.min), ("max", "mx", "imx", np.max)):
-            has = parts[idx] >= 0
-            best = pick(np.where(has, parts[val], np.inf if key == "min" else -np.inf), axis=0)
-            at = np.where(has & (parts[val] == best), parts[idx], np.iinfo(np.int64).max).min(axis=0)
-            extrema[key] = (best.tolist(), at.tolist())
+def _streams_of(part: np.ndarray, n: int) -> list[dict]:
+    """The four streams' statistics from the merged record (``poly_merge_parts``; ``part``: one
+    PART_RECORD), with the CPU engine's NumPy semantics. Plain Python on one record: a comparison
+    of a small output is made of little else."""
     out = []
-    for k in range(parts.shape[1]):
-        nan, inf = int(nans[k]), int(infs[k])
-        m, moment2 = float(mu[k]), float(spread[k])
+    for _count, mean, m2, plain, sq, ab, mn, mx, imn, imx, inan, nnan, ninf, _ in part["s"][0].tolist():
+        nan, inf = int(nnan), int(ninf)
         nonfinite = nan > 0 or inf > 0
-        if not nonfinite and not (math.isfinite(m) and math.isfinite(moment2)):
+        if not nonfinite and not (math.isfinite(mean) and math.isfinite(m2)):
             raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
-        r = {"nan": nan, "inf": inf}
-        r["mean"] = float(plain[k]) / n if nonfinite else m
-        r["var"] = math.nan if nonfinite else moment2 / n
-        r["std"] = math.sqrt(r["var"]) if not math.isnan(r["var"]) else math.nan
-        r["mean_abs"] = float(ab[k]) / n
-        r["mean_sq"] = float(sq[k]) / n
+        var = math.nan if nonfinite else m2 / n
+        r = {"nan": nan, "inf": inf, "mean": plain / n if nonfinite else mean, "var": var,
+             "std": math.sqrt(var) if not math.isnan(var) else math.nan, "mean_abs": ab / n, "mean_sq": sq / n}
         if nan > 0:
-            first = int(first_nan[k])
-            r.update(min=math.nan, max=math.nan, argmin=first, argmax=first)
+            r.update(min=math.nan, max=math.nan, argmin=int(inan), argmax=int(inan))
         else:
-            for key in ("min", "max"):
-                r[key] = float(extrema[key][0][k])
-                r["arg" + key] = int(extrema[key][1][k])
+            r.update(min=mn, max=mx, argmin=int(imn), argmax=int(imx))
         r["order"] = []
         out.append(r)
     return out
@@ -74,10 +54,13 @@ def _stats_shared(want_hist: bool) -> int:
     return RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
 
 
-def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = None
-                    ) -> tuple[dict, dict[int, np.ndarray] | None]:
-    """The statistics pass. Returns the native engine's dictionary (without order statistics)
-    and, with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3). With a
+def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = None,
+                    select: Sequence[tuple[int, float | None]] = ()
+                    ) -> tuple[dict, dict[int, np.ndarray] | None, dict[tuple[int, int], int] | None]:
+    """The statistics pass. Returns the native engine's dictionary (without order statistics);
+    with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3), unless the order
+    statistics ``select`` (requests) asks for were selected on the device right behind the pass
+    (``select_behind_stats``, where it applies): then the keys of their ranks instead. With a
     ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges."""
     n = run.n
     shared = _stats_shared(want_hist)
@@ -90,24 +73,32 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     if plan is not None:
         plan.apply(p)
     run.launch(kernel, p, grid, shared)
+    merged = run.params()
+    merged.out, merged.seg[0], merged.seg_len[0] = p.out, run.alloc(PART_RECORD.itemsize), grid
+    run.launch("poly_merge_parts", merged, 1)
     first_pass = range_first_pass(run, plan) if plan is not None else []
-    copies = [(p.out, np.empty(grid, dtype=PART_RECORD))]
-    if want_hist:
-        copies.append((p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64)))
+    behind = select_behind_stats(run, select, p.hist) if want_hist and select else None
+    copies = {"part": (merged.seg[0], np.empty(1, dtype=PART_RECORD))}
+    if want_hist and behind is None:
+        copies["hist"] = (p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))
     if plan is not None:
-        copies.append((plan.rout, np.empty(plan.rout_words, dtype=np.uint64)))
-    reads = run.read_all(copies + radix_copies(first_pass))  # one wait for all
-    parts = reads[0]
+        copies["rout"] = (plan.rout, np.empty(plan.rout_words, dtype=np.uint64))
+    if behind is not None:
+        copies["select"] = behind.copy()
+    reads = run.read_all(list(copies.values()) + radix_copies(first_pass))  # one wait for all
+    got = dict(zip(copies, reads, strict=False))
+    part = got["part"]
     if plan is not None:
-        plan.take(reads[len(copies) - 1])
+        plan.take(got["rout"])
         plan.first_pass = (first_pass, reads[len(copies):])
-    hists = {2: reads[1][:_FIRST_BINS], 3: reads[1][_FIRST_BINS:]} if want_hist else None
-    streams = _merge_streams(parts["s"], n)
-    raw = {"size": n, "mismatches": int(parts["fails"].sum()), "a": streams[0], "b": streams[1],
-           "absdiff": streams[2], "reldiff": streams[3], "dot": float(np.sum(parts["dot"]))}
-    _metrics(raw, n, float(np.sum(parts["s"][:, 2]["sq"])), float(np.sum(parts["s"][:, 0]["sq"])),
-             float(np.sum(parts["s"][:, 1]["sq"])))
-    return raw, hists
+    hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
+    selected = behind.keys(got["select"], 32 if run.setup.f32 else 64) if behind is not None else None
+    streams = _streams_of(part, n)
+    raw = {"size": n, "mismatches": int(part["fails"][0]), "a": streams[0], "b": streams[1],
+           "absdiff": streams[2], "reldiff": streams[3], "dot": float(part["dot"][0])}
+    squares = part["s"][0]["sq"].tolist()
+    _metrics(raw, n, squares[2], squares[0], squares[1])
+    return raw, hists, selected
 
 
 def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None:
