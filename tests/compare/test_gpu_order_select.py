@@ -569,3 +569,24 @@ def test_a_stream_with_nan_gives_nan_beside_ranged_ranks(small_ranges):
     got = _ranged_order_values(run, requests, nans=(0, 0, 2, 0))
     assert np.isnan(got[0]) and got[1:] == _numpy_values(run, requests)[1:]
     assert "poly_radix_gather" not in run.launches
+
+
+@pytest.mark.parametrize("lo, hi", [(1.0, 2.0), (0.1, 0.3), (-np.inf, 1.0), (1.0, np.inf), (np.inf, np.inf),
+                                    (-1e308, 1e308), (5e-324, 1e-323)])
+def test_interpolation_between_neighbours_is_numpys(lo, hi):
+    """The host's interpolation of a quantile between its two neighbouring values gives NumPy's
+    figure, infinities and overflow included."""
+    for q in (0.0, 0.25, 0.5, 0.7, 0.99):
+        with np.errstate(all="ignore"):
+            want = float(np.quantile(np.array([lo, hi]), q))
+        got = order_select._lerp(lo, hi, q)
+        assert got == want or (np.isnan(got) and np.isnan(want)), (q, got, want)
+
+
+def test_keys_turn_back_into_their_values():
+    for dtype, f32 in ((np.float32, True), (np.float64, False)):
+        values = np.array([-np.inf, -3.5, -0.0, 0.0, 1e-40 if f32 else 5e-324, 2.25, np.finfo(dtype).max, np.inf], dtype=dtype)
+        run = NumpyKernels({k: values for k in range(4)}, f32)
+        got = order_select._key_values(run.keys(2).tolist(), f32)
+        assert got == values.astype(np.float64).tolist()
+        assert [np.signbit(v) for v in got] == np.signbit(values).tolist()

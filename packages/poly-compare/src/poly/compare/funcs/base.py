@@ -102,8 +102,8 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
                 continue
             output0, output1 = _pair_for_comparison(raw0, iter_result1[out1_name])
             G_LOGGER.start(
-                f"{label}Comparing Output: '{out0_name}' ({describe_array(output0)}) "
-                f"with '{out1_name}' ({describe_array(output1)})"
+                lambda o0=output0, o1=output1, n0=out0_name, n1=out1_name: f"{label}Comparing Output: '{n0}' "
+                f"({describe_array(o0)}) with '{n1}' ({describe_array(o1)})"
             )
             with G_LOGGER.indent():
                 result = func(out0_name, output0, out1_name, output1)

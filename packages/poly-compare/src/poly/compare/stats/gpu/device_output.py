@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_run import DeviceOperand
 from poly.compare.stats.gpu.dispatch import cuda_operand, device_count_zeros, gpu_ready
 from poly.core.host_arrays import host_array
 from poly.core.optional_import import lazy_import
@@ -31,12 +32,13 @@ _NAMES = {0: "bool", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "uint8", 
 class DeviceOutput:
     """A CUDA array kept on its device; ``numpy.asarray`` copies it to the host (once)."""
 
-    __slots__ = ("device_array", "shape", "dtype", "_host")
+    __slots__ = ("device_array", "operand", "shape", "dtype", "_host")
 
-    def __init__(self, array: Any, shape: tuple[int, ...], code: int):
+    def __init__(self, array: Any, operand: DeviceOperand):
         self.device_array = array
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(ml_dtypes.bfloat16) if code == 10 else np.dtype(_NAMES[code])
+        self.operand = operand  # its description, read once (``cuda_operand`` hands it back)
+        self.shape = tuple(operand.shape)
+        self.dtype = np.dtype(ml_dtypes.bfloat16) if operand.code == 10 else np.dtype(_NAMES[operand.code])
         self._host: np.ndarray | None = None
 
     @property
@@ -70,7 +72,7 @@ def device_outputs(output0: Any, output1: Any) -> tuple[DeviceOutput, DeviceOutp
     op0, op1 = cuda_operand(output0), cuda_operand(output1)
     if op0 is None or op1 is None or not gpu_ready():
         return None
-    return DeviceOutput(output0, op0.shape, op0.code), DeviceOutput(output1, op1.shape, op1.code)
+    return DeviceOutput(output0, op0), DeviceOutput(output1, op1)
 
 
 def has_zero(arr: Any) -> bool:

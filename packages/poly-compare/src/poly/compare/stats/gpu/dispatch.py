@@ -71,7 +71,10 @@ def _torch_operand(tensor: Any) -> DeviceOperand | None:
 def cuda_operand(obj: Any) -> DeviceOperand | None:
     """The description of ``obj`` as a CUDA array, or None when it is not one (or its dtype is
     not one the statistics support). Nothing is copied and neither torch nor CuPy is imported."""
-    inner = getattr(obj, "device_array", None)  # a DeviceOutput handed over by a comparison function
+    known = getattr(obj, "operand", None)  # a DeviceOutput handed over by a comparison function
+    if isinstance(known, DeviceOperand):
+        return known
+    inner = getattr(obj, "device_array", None)
     if inner is not None:
         obj = inner
     if is_torch(obj):

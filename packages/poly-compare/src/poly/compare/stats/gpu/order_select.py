@@ -440,15 +440,12 @@ class DeviceSelect:
 
     def keys(self, state: np.ndarray, key_bits: int) -> dict[tuple[int, int], int]:
         """Each target's key, from the ``SelState`` read back."""
-        targets = state["t"][0]
-        out = {}
-        for i, target in enumerate(self.wanted):
-            bits = int(targets[i]["bits"])
+        targets = state["t"][0][:len(self.wanted)]
+        for target, bits in zip(self.wanted, targets["bits"].tolist(), strict=True):
             if bits != key_bits:
                 raise GpuError(f"the device-side select left rank {target[1]} of stream {target[0]} with {bits} of "
                                f"{key_bits} key bits known")
-            out[target] = int(targets[i]["prefix"])
-        return out
+        return dict(zip(self.wanted, targets["prefix"].tolist(), strict=True))
 
 
 def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | None]], hist: int) -> DeviceSelect | None:
@@ -466,8 +463,8 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
         return None
     state = np.zeros(1, dtype=SELECT_STATE)
     state["ntargets"] = len(wanted)
-    for i, (stream, rank) in enumerate(wanted):
-        state["t"][0, i] = (0, rank, stream, 0)
+    targets = state["t"][0]
+    targets["stream"][:len(wanted)], targets["rank"][:len(wanted)] = zip(*wanted, strict=True)
     p = run.params()
     p.sel, p.hist = run.alloc(SELECT_STATE.itemsize), hist
     run.write(p.sel, state)
@@ -483,12 +480,14 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     return DeviceSelect(wanted=wanted, state=p.sel)
 
 
-def _key_value(key: int, f32: bool) -> float:
+def _key_values(keys: Sequence[int], f32: bool) -> list[float]:
+    """The values of order keys (the inverse of the kernels' ``order_key``), all at once."""
     if f32:
-        u = (key & 0x7FFFFFFF) if key & 0x80000000 else (~key & 0xFFFFFFFF)
-        return float(np.array([u], dtype=np.uint32).view(np.float32)[0])
-    u = (key & 0x7FFFFFFFFFFFFFFF) if key & 0x8000000000000000 else (~key & 0xFFFFFFFFFFFFFFFF)
-    return float(np.array([u], dtype=np.uint64).view(np.float64)[0])
+        k = np.array(keys, dtype=np.uint32)
+        return np.where(k & 0x80000000, k & 0x7FFFFFFF, ~k).astype(np.uint32).view(np.float32).astype(np.float64).tolist()
+    k = np.array(keys, dtype=np.uint64)
+    top = np.uint64(0x8000000000000000)
+    return np.where(k & top, k & ~top, ~k).astype(np.uint64).view(np.float64).tolist()
 
 
 def _ranks_for(q: float | None, n: int) -> tuple[int, int, float]:
@@ -504,11 +503,10 @@ def _ranks_for(q: float | None, n: int) -> tuple[int, int, float]:
 
 
 def _lerp(lo: float, hi: float, gamma: float) -> float:
-    with np.errstate(all="ignore"):
-        diff = np.float64(hi) - np.float64(lo)
-        if gamma >= 0.5:
-            return float(np.float64(hi) - diff * (1.0 - gamma))
-        return float(np.float64(lo) + diff * gamma)
+    """NumPy's interpolation between neighbours (Python floats are IEEE doubles: the same
+    roundings, and inf or NaN where NumPy's gives them, with no warning)."""
+    diff = hi - lo
+    return hi - diff * (1.0 - gamma) if gamma >= 0.5 else lo + diff * gamma
 
 
 def _order_ranks(requests: Sequence[tuple[int, float | None]], n: int, nan_counts: Sequence[int] | None = None
@@ -585,16 +583,16 @@ def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], n
         keys = [selected[w] for w in wanted]
     else:
         keys = _select_keys(run, wanted, first, ranges) if wanted else []
+    values = _key_values(keys, run.setup.f32)
     out = []
     for item in plan:
         if item is None:
             out.append(math.nan)
             continue
         i_lo, i_hi, gamma, median = item
-        lo, hi = _key_value(keys[i_lo], run.setup.f32), _key_value(keys[i_hi], run.setup.f32)
+        lo, hi = values[i_lo], values[i_hi]
         if median:
-            with np.errstate(all="ignore"):
-                out.append(lo if i_lo == i_hi else float((np.float64(lo) + np.float64(hi)) / 2.0))
+            out.append(lo if i_lo == i_hi else (lo + hi) / 2.0)
         else:
             out.append(_lerp(lo, hi, gamma))
     return out
