@@ -4,7 +4,8 @@ Which comparisons run on the GPU, and their statistics there.
 ``device_error_stats`` takes over ``poly.compare.error_stats`` when both arrays are CUDA
 arrays (torch CUDA tensors, CuPy arrays, objects with ``__cuda_array_interface__``, poly's and
 Polygraphy's ``DeviceView``) and cuda-python's NVRTC is usable: the statistics are computed on
-the device, and only a few hundred per-block records come back. Otherwise (cuda-python or NVRTC
+the device, and only one merged record (and the order statistics' histograms or keys) comes
+back. Otherwise (cuda-python or NVRTC
 missing, a masked array, more than eight non-mergeable dimensions, finite values so large that
 their moments overflow) it returns None and the arrays are compared on the host as before; the
 first such fallback for want of cuda-python logs one INFO line saying how to get on-device

@@ -1204,7 +1204,8 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(con
     SelState* S = (SelState*)P.sel;
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
     for (int t = warp; t < S->ntargets; t += warps)
-        warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
+        if (S->t[t].stream >= 2 && S->t[t].stream <= 3 && S->t[t].bits == 0)
+            warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
 }
 
 // dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters
@@ -1228,9 +1229,15 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     __syncthreads();
     if (threadIdx.x == 0) {
         for (int t = 0; t < nt; ++t) {
+            // (every target has its first digit and room for this one: the statistics pass counts
+            // every element; a target that had not is left as it is, its key reported unknown)
+            if (st[t].bits < POLY_TABLE_BITS || st[t].bits + dbits > POLY_KEY_BITS || st[t].stream < 2 || st[t].stream > 3) {
+                owner[t] = -1;
+                continue;
+            }
             int o = t;
             for (int u = 0; u < t && o == t; ++u)
-                if (st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
+                if (owner[u] >= 0 && st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
             owner[t] = o;
             if (o == t) {
                 const int at = ((st[t].stream - 2) << POLY_TABLE_BITS) + (int)(st[t].prefix >> (st[t].bits - POLY_TABLE_BITS));
@@ -1274,7 +1281,8 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     if (!last) return;
     __threadfence();
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (int t = warp; t < nt; t += warps) warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
+    for (int t = warp; t < nt; t += warps)
+        if (owner[t] >= 0) warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
     __syncthreads();
     for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) hist[k] = 0;
     if (threadIdx.x == 0) S->done_blocks = 0;

@@ -79,7 +79,8 @@ def stream_ranges(sample: np.ndarray, n: int, ranks: Iterable[int], key_bits: in
         i = int(np.argmin(gaps))
         merged[i] = [merged[i][0], merged[i + 1][1], merged[i][2] + merged[i + 1][2]]
         del merged[i + 1]
-    inside = sum(upto(hi) - below(lo) for lo, hi, _ in merged)
+    ends = np.array([[lo, hi] for lo, hi, _ in merged], dtype=keys.dtype)  # (keys within each range, in 2 searches)
+    inside = int((np.searchsorted(keys, ends[:, 1], side="right") - np.searchsorted(keys, ends[:, 0], side="left")).sum())
     expected = math.ceil((inside + len(merged)) * n / size)
     if expected * MAX_FRACTION > n:
         return None
