@@ -467,6 +467,18 @@ __device__ __forceinline__ void chunk_values(const Params& P, const uint4& ra, c
         element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, e), lane_raw<Size<POLY_DTB>::value>(rb, e), v[e]);
 }
 
+// Calls one(j, values, true) for every element: for_each_pair with each chunk's values unpacked.
+template <typename FE>
+__device__ __forceinline__ void for_each_value(const Params& P, uint4* ring, FE&& one) {
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
+        Vals v[POLY_ELEMS];
+        chunk_values(P, ra, rb, v);
+#pragma unroll
+        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], true);
+    };
+    for_each_pair<false>(P, ring, chunk, one);
+}
+
 // -- the statistics pass ----------------------------------------------------------------------------
 // Per-thread running statistics of one stream: sums shifted by the stream's first value (when
 // finite; the element count is shared by the four streams). NaN and Inf counts and the first
@@ -1069,13 +1081,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
             if (g >= 0) atomicAdd(&shist[g * POLY_BINS + (u32)((key >> shift[g]) & (KT)mask[g])], 1u);
         }
     };
-    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
-        Vals v[POLY_ELEMS];
-        chunk_values(P, ra, rb, v);
-#pragma unroll
-        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], true);
-    };
-    for_each_pair<false>(P, ring, chunk, one);
+    for_each_value(P, ring, one);
     __syncthreads();
     u64* out = (u64*)P.hist;
     for (int k = threadIdx.x; k < total; k += blockDim.x) {
@@ -1261,13 +1267,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             }
         }
     };
-    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
-        Vals v[POLY_ELEMS];
-        chunk_values(P, ra, rb, v);
-#pragma unroll
-        for (int e = 0; e < POLY_ELEMS; ++e) one(j0 + e, v[e], true);
-    };
-    for_each_pair<false>(P, ring, chunk, one);
+    for_each_value(P, ring, one);
     __syncthreads();
     u64* hist = (u64*)P.hist;
     for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) {
