@@ -1127,12 +1127,32 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
         for (u32 r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < P.nregions; r += warps) {
             const u32 len = min(fills[r], P.rcap);
             const KT* region = keys + (u64)r * P.rcap;
-            for (u32 i = lane; i < len; i += 32) count(region[i]);
+            u32 i = lane;
+            // four loads in flight per lane before their keys are counted: a region's read is
+            // otherwise a chain of dependent round trips to memory (the pass was latency-bound)
+            for (; i + 96 < len; i += 128) {
+                const KT k0 = __ldg(region + i), k1 = __ldg(region + i + 32), k2 = __ldg(region + i + 64),
+                         k3 = __ldg(region + i + 96);
+                count(k0);
+                count(k1);
+                count(k2);
+                count(k3);
+            }
+            for (; i < len; i += 32) count(__ldg(region + i));
         }
     } else {
         const u64 written = *(const u64*)P.out;
         const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
-        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += stride) count(keys[i]);
+        u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+        for (; i + 3 * stride < len; i += 4 * stride) {  // four loads in flight, as for a region
+            const KT k0 = __ldg(keys + i), k1 = __ldg(keys + i + stride), k2 = __ldg(keys + i + 2 * stride),
+                     k3 = __ldg(keys + i + 3 * stride);
+            count(k0);
+            count(k1);
+            count(k2);
+            count(k3);
+        }
+        for (; i < len; i += stride) count(__ldg(keys + i));
     }
     if (COLLECT) return;
     __syncthreads();
