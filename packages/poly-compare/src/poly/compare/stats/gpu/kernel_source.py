@@ -660,6 +660,22 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
+// One thread's merge of a block's warp shares (of the four streams, the dot product and the
+// mismatch count) into the Part at `out`.
+__device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4], const double* warp_dot,
+                                              const u64* warp_fails) {
+    for (int k = 0; k < 4; ++k) {
+        Acc t = warp_acc[0][k];
+        for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+        out->s[k] = t;
+    }
+    double d = 0;
+    u64 f = 0;
+    for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+    out->dot = d;
+    out->fails = f;
+}
+
 // dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters.
 // RANGES: the variant that gathers the predicted ranges' keys (poly_stats_ranges), compiled apart so
 // that the plain pass keeps its registers.
@@ -815,19 +831,12 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     __syncthreads();
     if (threadIdx.x == 0) {
         Part* out = (Part*)P.out + blockIdx.x;
-        for (int k = 0; k < 4; ++k) {
-            Acc t = warp_acc[0][k];
-            for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
-            t.nnan = tallies.nan[k];
-            t.ninf = tallies.inf[k];
-            t.inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
-            out->s[k] = t;
+        warps_to_part(out, warp_acc, warp_dot, warp_fails);
+        for (int k = 0; k < 4; ++k) {  // the block's NaN/Inf tallies, kept apart from the warps' shares
+            out->s[k].nnan = tallies.nan[k];
+            out->s[k].ninf = tallies.inf[k];
+            out->s[k].inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
         }
-        double d = 0;
-        u64 f = 0;
-        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
-        out->dot = d;
-        out->fails = f;
     }
     if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
         u64* ro = (u64*)P.rout;
@@ -884,19 +893,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(cons
         warp_fails[warp] = fails;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        Part* out = (Part*)P.seg[0];
-        for (int k = 0; k < 4; ++k) {
-            Acc t = warp_acc[0][k];
-            for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
-            out->s[k] = t;
-        }
-        double d = 0;
-        u64 f = 0;
-        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
-        out->dot = d;
-        out->fails = f;
-    }
+    if (threadIdx.x == 0) warps_to_part((Part*)P.seg[0], warp_acc, warp_dot, warp_fails);
 }
 
 // -- order statistics: radix passes -------------------------------------------------------------------
