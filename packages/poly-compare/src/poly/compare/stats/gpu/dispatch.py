@@ -75,9 +75,6 @@ def cuda_operand(obj: Any) -> DeviceOperand | None:
     known = getattr(obj, "operand", None)  # a DeviceOutput handed over by a comparison function
     if isinstance(known, DeviceOperand):
         return known
-    inner = getattr(obj, "device_array", None)
-    if inner is not None:
-        obj = inner
     if is_torch(obj):
         return _torch_operand(obj)
     if type(obj).__name__ in ("DeviceView", "DeviceArray") and hasattr(obj, "ptr") and hasattr(obj, "numpy"):
@@ -206,8 +203,7 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 # input), or counts the first radix digit of absdiff and reldiff (and a mid-size
                 # input's ranks are then selected on the device, read back with its results)
                 ranges = plan_ranges(run, requests) if requests else None
-                raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges,
-                                                       requests if ranges is None else ())
+                raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges, requests)
                 if requests:
                     nans = [raw[s]["nan"] for s in _STREAMS]
                     values = order_values(run, requests, nans, hists, ranges, selected)

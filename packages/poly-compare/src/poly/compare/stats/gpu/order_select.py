@@ -429,22 +429,24 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
 @dataclass
 class DeviceSelect:
     """A select of ranks queued on the device behind the statistics pass (``select_behind_stats``):
-    its (stream, rank) targets, in the order of their ``SelState``, at device address ``state``."""
+    its (stream, rank) targets, in the order of their ``SelState``, at device address ``state``,
+    and the bits of their keys."""
 
     wanted: list[tuple[int, int]]
     state: int
+    key_bits: int
 
     def copy(self) -> tuple[int, np.ndarray]:
         """The copy that reads the targets back once the passes are done."""
         return self.state, np.empty(1, dtype=SELECT_STATE)
 
-    def keys(self, state: np.ndarray, key_bits: int) -> dict[tuple[int, int], int]:
+    def keys(self, state: np.ndarray) -> dict[tuple[int, int], int]:
         """Each target's key, from the ``SelState`` read back."""
         targets = state["t"][0][:len(self.wanted)]
         for target, bits in zip(self.wanted, targets["bits"].tolist(), strict=True):
-            if bits != key_bits:
+            if bits != self.key_bits:
                 raise GpuError(f"the device-side select left rank {target[1]} of stream {target[0]} with {bits} of "
-                               f"{key_bits} key bits known")
+                               f"{self.key_bits} key bits known")
         return dict(zip(self.wanted, targets["prefix"].tolist(), strict=True))
 
 
@@ -477,7 +479,7 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
         p.sel_dbits = min(SELECT_BITS, key_bits - bits)
         run.launch("poly_select_input", p, grid, shared)
         bits += p.sel_dbits
-    return DeviceSelect(wanted=wanted, state=p.sel)
+    return DeviceSelect(wanted=wanted, state=p.sel, key_bits=key_bits)
 
 
 def _key_values(keys: Sequence[int], f32: bool) -> list[float]:

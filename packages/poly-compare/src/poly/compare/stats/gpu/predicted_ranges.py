@@ -72,15 +72,19 @@ def stream_ranges(sample: np.ndarray, n: int, ranks: Iterable[int], key_bits: in
             merged[-1][2] += span[2]
         else:
             merged.append(span)
-    below = lambda key: int(np.searchsorted(keys, key, side="left"))  # noqa: E731 - sample keys below `key`
-    upto = lambda key: int(np.searchsorted(keys, key, side="right"))  # noqa: E731
+
+    def ends(spans: list[list]) -> tuple[np.ndarray, np.ndarray]:  # the spans' low and high keys
+        return (np.array([sp[0] for sp in spans], dtype=keys.dtype), np.array([sp[1] for sp in spans], dtype=keys.dtype))
+
+    below = lambda k: np.searchsorted(keys, k, side="left")  # noqa: E731 - sample keys below each of keys k
+    upto = lambda k: np.searchsorted(keys, k, side="right")  # noqa: E731 - ... and up to each
     while len(merged) > RANGES:  # join the two neighbours with the fewest sample keys between them
-        gaps = [below(merged[i + 1][0]) - upto(merged[i][1]) for i in range(len(merged) - 1)]
-        i = int(np.argmin(gaps))
+        los, his = ends(merged)
+        i = int(np.argmin(below(los[1:]) - upto(his[:-1])))
         merged[i] = [merged[i][0], merged[i + 1][1], merged[i][2] + merged[i + 1][2]]
         del merged[i + 1]
-    ends = np.array([[lo, hi] for lo, hi, _ in merged], dtype=keys.dtype)  # (keys within each range, in 2 searches)
-    inside = int((np.searchsorted(keys, ends[:, 1], side="right") - np.searchsorted(keys, ends[:, 0], side="left")).sum())
+    los, his = ends(merged)
+    inside = int((upto(his) - below(los)).sum())
     expected = math.ceil((inside + len(merged)) * n / size)
     if expected * MAX_FRACTION > n:
         return None

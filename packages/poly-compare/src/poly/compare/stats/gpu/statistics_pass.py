@@ -92,7 +92,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         plan.take(got["rout"])
         plan.first_pass = (first_pass, reads[len(copies):])
     hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
-    selected = behind.keys(got["select"], 32 if run.setup.f32 else 64) if behind is not None else None
+    selected = behind.keys(got["select"]) if behind is not None else None
     streams = _streams_of(part, n)
     raw = {"size": n, "mismatches": int(part["fails"][0]), "a": streams[0], "b": streams[1],
            "absdiff": streams[2], "reldiff": streams[3], "dot": float(part["dot"][0])}
