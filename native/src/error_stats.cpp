@@ -279,6 +279,7 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
         for (auto& st : states) parts.push_back(&st.windows);
         const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan, threads)
                                                              : windows.resolve(parts, keys, has_nan, threads));
+        out.order_method = ok ? "windows" : "radix";
         if (ok) {
             vals = combine_ranks(optimistic, keys, cfg.f32);
             for (std::size_t r = 0; r < reqs.size(); ++r)

@@ -20,6 +20,10 @@ struct ErrorStats {
     std::uint64_t mismatches = 0;
     std::array<StreamStats, 4> stream;  // kA, kB, kAbs, kRel
     double l2, mse, cosine, psnr, snr, dot;
+    // How the medians and quantiles were found: "windows" (in the rank windows a sample
+    // predicted, during the one pass), "radix" (radix select passes over the inputs) or
+    // "none" (none requested).
+    const char* order_method = "none";
 };
 
 struct StatsOptions {

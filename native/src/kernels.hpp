@@ -52,6 +52,26 @@ struct WindowTallyOf {
 using WindowTally32 = WindowTallyOf<std::uint32_t>;
 using WindowTally64 = WindowTallyOf<std::uint64_t>;
 
+// After the pass, the keys gathered on a stream of a WindowSet (read as the signed bits of
+// the compute type) are binned by window and by the top kSubBinBits bits of their offset in
+// it: kSubBins bins per window, the bin of offset o in window j being
+// j * kSubBins + (o >> sub_bin_shift(j)), so each wanted rank falls in one small bin.
+constexpr int kSubBinBits = 12;
+constexpr std::size_t kSubBins = std::size_t{1} << kSubBinBits;
+inline int sub_bin_shift(const WindowSet& w, int s, int j) {
+    const std::uint64_t span = static_cast<std::uint64_t>(w.hi[s][j]) - static_cast<std::uint64_t>(w.lo_minus1[s][j]);
+    int bits = 0;  // bits of the largest offset, span - 1
+    while (bits < 64 && (span - 1) >> bits) ++bits;
+    return bits > kSubBinBits ? bits - kSubBinBits : 0;
+}
+// Up to kMaxRanges disjoint ranges of signed bits: range r holds first[r] to first[r] + span[r].
+constexpr int kMaxRanges = 16;
+struct KeyRanges {
+    int count = 0;
+    std::int64_t first[kMaxRanges] = {};
+    std::uint64_t span[kMaxRanges] = {};  // the range's keys less one
+};
+
 // Per-thread buffers of the one-pass kernel for one block: the differences, and the inputs
 // padded to a whole number of vectors for a partial block.
 template <typename T>
@@ -90,6 +110,18 @@ struct KernelTable {
                             double atol, double rtol, BlockStats& out);
     bool (*fused_f64)(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, const WindowSet* w,
                       WindowTally64* t, BlockStats& out, FusedScratchOf<double>& scratch);
+    // The m keys gathered at g on stream s of w (float32 compute: 32-bit keys, float64: 64):
+    // each is counted in hist (w.count[s] * kSubBins entries). True when some key lies outside
+    // every window, which only inputs changed during the pass can cause; it is then counted in
+    // a bin of its nearest window, so every write stays in bounds.
+    bool (*count_window_keys32)(const std::int32_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
+    bool (*count_window_keys64)(const std::int64_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
+    // Appends the keys at g lying in one of the ranges to out, which has room for cap keys and
+    // a vector more; returns how many, or cap + 1 as soon as more than cap are found.
+    std::size_t (*pick_window_keys32)(const std::int32_t* g, std::size_t m, const KeyRanges& r, std::int32_t* out,
+                                      std::size_t cap);
+    std::size_t (*pick_window_keys64)(const std::int64_t* g, std::size_t m, const KeyRanges& r, std::int64_t* out,
+                                      std::size_t cap);
 };
 
 namespace arch_generic { const KernelTable& table(); }

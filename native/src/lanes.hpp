@@ -194,6 +194,18 @@ inline std::size_t compact(I bits, I in, K* dst) {
 #endif
 }
 
+// Whether any lane of an integer vector is non-zero.
+template <typename I>
+inline bool any_lane(I v) {
+#if defined(__AVX2__)
+    return !_mm256_testz_si256((__m256i)v, (__m256i)v);
+#else
+    bool any = false;
+    for (std::size_t j = 0; j < sizeof(I) / sizeof(v[0]); ++j) any |= v[j] != 0;
+    return any;
+#endif
+}
+
 // table[k] per lane (k < 8; float lanes only: AVX2 permute, lane by lane in the generic build).
 inline v8i pick(v8i table, v8i k) {
 #if defined(__AVX2__)

@@ -86,6 +86,7 @@ py::dict error_stats(const py::array& a, const py::array& b, int code_a, int cod
     d["psnr"] = r.psnr;
     d["snr"] = r.snr;
     d["dot"] = r.dot;
+    d["order_method"] = r.order_method;
     return d;
 }
 

@@ -30,6 +30,65 @@ inline std::uint32_t key32(float f) {
     return u ^ flip;
 }
 
+// The kernels over the gathered keys (window_keys.cpp) for keys of width K.
+template <typename K>
+bool count_window_keys(const KernelTable& kt, const K* g, std::size_t m, const WindowSet& w, int s,
+                       std::uint32_t* hist) {
+    if constexpr (sizeof(K) == 4) return kt.count_window_keys32(reinterpret_cast<const std::int32_t*>(g), m, w, s, hist);
+    else return kt.count_window_keys64(reinterpret_cast<const std::int64_t*>(g), m, w, s, hist);
+}
+template <typename K>
+std::size_t pick_window_keys(const KernelTable& kt, const K* g, std::size_t m, const KeyRanges& r,
+                             std::make_signed_t<K>* out, std::size_t cap) {
+    if constexpr (sizeof(K) == 4) return kt.pick_window_keys32(reinterpret_cast<const std::int32_t*>(g), m, r, out, cap);
+    else return kt.pick_window_keys64(reinterpret_cast<const std::int64_t*>(g), m, r, reinterpret_cast<std::int64_t*>(out), cap);
+}
+
+// The keys at positions `pos` of the sorted order of `keys` (which it reorders).
+// One histogram of 11 bits below the highest bit in which the keys differ finds each
+// position's bin; nth_element then runs within those bins only. (A sample of 65536 keys: three
+// reads of it and a few small selects, where an nth_element per position, or a full sort,
+// reads it again and again.)
+std::vector<std::uint64_t> keys_at(std::vector<std::uint64_t>& keys, const std::vector<std::size_t>& pos) {
+    std::vector<std::uint64_t> out(pos.size(), 0);
+    if (keys.empty() || pos.empty()) return out;
+    const auto [lo_it, hi_it] = std::minmax_element(keys.begin(), keys.end());
+    const std::uint64_t lo = *lo_it, diff = *hi_it ^ lo;
+    constexpr int kDigit = 11;
+    constexpr std::size_t kRadix = std::size_t{1} << kDigit;
+    const int top = diff == 0 ? 0 : 64 - __builtin_clzll(diff);  // bits below which the keys differ
+    const int shift = std::max(0, top - kDigit);
+    // the bin of a key: its bits [shift, top), offset from the smallest key's
+    auto bin_of = [&](std::uint64_t k) { return static_cast<std::size_t>(((k - (lo & ~((std::uint64_t{1} << shift) - 1))) >> shift)); };
+    std::vector<std::size_t> start(kRadix + 1, 0);
+    // bin_of(k) < kRadix: k - (lo rounded down) < 2^top, as k and lo agree above bit top
+    for (std::uint64_t k : keys) ++start[bin_of(k) + 1];
+    for (std::size_t j = 0; j < kRadix; ++j) start[j + 1] += start[j];
+    std::vector<std::int32_t> slot_of(kRadix, -1);
+    std::vector<std::size_t> slot_bin;
+    for (std::size_t p : pos) {
+        const std::size_t bin = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), p) - start.begin()) - 1;
+        if (slot_of[bin] < 0) {
+            slot_of[bin] = static_cast<std::int32_t>(slot_bin.size());
+            slot_bin.push_back(bin);
+        }
+    }
+    std::vector<std::vector<std::uint64_t>> in_bin(slot_bin.size());
+    for (std::size_t i = 0; i < slot_bin.size(); ++i) in_bin[i].reserve(start[slot_bin[i] + 1] - start[slot_bin[i]]);
+    for (std::uint64_t k : keys) {
+        const std::int32_t slot = slot_of[bin_of(k)];
+        if (slot >= 0) in_bin[static_cast<std::size_t>(slot)].push_back(k);
+    }
+    for (std::size_t i = 0; i < pos.size(); ++i) {
+        const std::size_t bin = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), pos[i]) - start.begin()) - 1;
+        auto& v = in_bin[static_cast<std::size_t>(slot_of[bin])];
+        const auto nth = v.begin() + static_cast<std::ptrdiff_t>(pos[i] - start[bin]);
+        std::nth_element(v.begin(), nth, v.end());
+        out[i] = *nth;
+    }
+    return out;
+}
+
 }  // namespace
 
 RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
@@ -62,31 +121,27 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
         const double hi_i = std::min(s - 1, std::ceil(centre + margin));
         span.push_back({static_cast<std::size_t>(lo_i), static_cast<std::size_t>(hi_i)});
     }
-    // Only those order statistics of the sample are needed: nth_element at each position,
-    // ascending, each call starting past the previous one (which it then leaves in place).
+    // Only the sample's keys at the spans' ends are needed.
+    std::array<std::vector<std::size_t>, 4> ends;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        ends[targets[i].stream].push_back(span[i].first);
+        ends[targets[i].stream].push_back(span[i].second);
+    }
+    std::array<std::vector<std::uint64_t>, 4> end_keys;
     for (int k = 0; k < 4; ++k) {
         if (!any[k]) continue;
         predicted_[k].assign(kBins, 0);
-        std::vector<std::size_t> pos;
-        for (std::size_t i = 0; i < targets.size(); ++i)
-            if (targets[i].stream == k) {
-                pos.push_back(span[i].first);
-                pos.push_back(span[i].second);
-            }
-        std::sort(pos.begin(), pos.end());
-        auto& smp = sample[k];
-        std::size_t from = 0;
-        for (std::size_t q : pos) {
-            if (q < from) continue;  // settled already
-            std::nth_element(smp.begin() + static_cast<std::ptrdiff_t>(from), smp.begin() + static_cast<std::ptrdiff_t>(q), smp.end());
-            from = q + 1;
-        }
+        end_keys[k] = keys_at(sample[k], ends[k]);
     }
+    std::array<std::size_t, 4> next{};
     for (std::size_t i = 0; i < targets.size(); ++i) {
-        const auto& smp = sample[targets[i].stream];
-        key_span_.push_back({smp[span[i].first], smp[span[i].second]});
-        const std::size_t lo_bin = top16(smp[span[i].first]);
-        const std::size_t hi_bin = top16(smp[span[i].second]);
+        const int k = targets[i].stream;
+        const std::uint64_t first = end_keys[k][next[k]];
+        const std::uint64_t second = end_keys[k][next[k] + 1];
+        next[k] += 2;
+        key_span_.push_back({first, second});
+        const std::size_t lo_bin = top16(first);
+        const std::size_t hi_bin = top16(second);
         for (std::size_t bin = lo_bin; bin <= hi_bin; ++bin) predicted_[targets[i].stream][bin] = 1;
     }
     for (int k = 0; k < 4; ++k) {
@@ -191,6 +246,7 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
         const int k = streams[s];
         if (skip[k] || !wants(k)) continue;
         const int nw = window_set_.count[s];
+        if (nw == 0) return false;  // no window held a rank's sample span: radix select
         // Elements below each window, and the gathered bits of each window.
         std::vector<std::uint64_t> below(static_cast<std::size_t>(nw), n_);
         for (auto* p : parts)
@@ -200,34 +256,8 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
         // histograms the keys by window and by the top bits of their offset in it (at most
         // kSubBins bins per window); each rank then falls in one bin of one window, a second
         // pass collects the keys of those bins only, and nth_element finishes on them.
-        constexpr int kSubBits = 12;
-        constexpr std::size_t kSubBins = std::size_t{1} << kSubBits;
-        S lo_minus1[kMaxWindows], hi[kMaxWindows];
-        K lo[kMaxWindows];
-        int shift[kMaxWindows];
-        for (int w = 0; w < nw; ++w) {
-            lo_minus1[w] = static_cast<S>(window_set_.lo_minus1[s][w]);
-            hi[w] = static_cast<S>(window_set_.hi[s][w]);
-            lo[w] = static_cast<K>(lo_minus1[w]) + 1;
-            const K span = static_cast<K>(hi[w]) - static_cast<K>(lo_minus1[w]);  // keys in the window
-            int bits = 0;
-            while (bits < static_cast<int>(8 * sizeof(K)) && (span - 1) >> bits) ++bits;
-            shift[w] = std::max(0, bits - kSubBits);
-        }
-        auto window_of = [&](S bits) {
-            int w = -1;
-            for (int i = 0; i < nw; ++i) w += bits > lo_minus1[i];
-            return w;
-        };
-        // A key's bin, or hist.size() for a key outside every window (impossible unless the
-        // inputs changed during the pass: then radix select runs instead).
+        const KernelTable& kt = kernels();
         const std::size_t no_bin = static_cast<std::size_t>(nw) * kSubBins;
-        auto bin_of = [&](S bits) {
-            const int w = window_of(bits);
-            if (w < 0 || bits > hi[w]) return no_bin;
-            return static_cast<std::size_t>(w) * kSubBins +
-                   static_cast<std::size_t>((static_cast<K>(bits) - lo[w]) >> shift[w]);
-        };
         // Both passes run over the partitions' gathered keys on up to `threads` threads, each
         // into its own histogram (or its own picked keys), merged afterwards.
         struct HistPart {
@@ -237,17 +267,9 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
         auto hist_parts = run_partitions<HistPart>(parts.size(), threads, 1,
                                                    [&](HistPart& h, std::size_t begin, std::size_t end) {
             h.hist.assign(no_bin, 0);
-            for (std::size_t q = begin; q < end; ++q) {
-                const auto* g = reinterpret_cast<const S*>(parts[q]->keys<K>()[k].data());
-                for (std::size_t i = 0; i < parts[q]->tally<K>().used[s]; ++i) {
-                    const std::size_t bin = bin_of(g[i]);
-                    if (bin == no_bin) {
-                        h.bad = true;
-                        return;
-                    }
-                    ++h.hist[bin];
-                }
-            }
+            for (std::size_t q = begin; q < end; ++q)
+                h.bad |= count_window_keys<K>(kt, parts[q]->keys<K>()[k].data(), parts[q]->tally<K>().used[s],
+                                              window_set_, s, h.hist.data());
         });
         std::vector<std::uint32_t> hist(no_bin, 0);
         for (const auto& h : hist_parts) {
@@ -277,36 +299,57 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
             while (pos >= hist[bin]) pos -= hist[bin++];  // stops inside the window: pos < size
             want.push_back({t, bin, pos});
         }
-        // The keys of the wanted bins (a handful of bins, each a small share of a window):
-        // each bin is a range of bit patterns, so a key is tested against those ranges only.
+        // The keys of the wanted bins (a handful of bins, each a small share of a window), by
+        // the bins' ranges of bits, kMaxRanges bins at a time.
         std::vector<std::int32_t> slot_of(hist.size(), -1);
-        std::vector<std::vector<S>> picked;
-        std::vector<std::pair<K, K>> range;  // per slot: first bits, span - 1
-        for (const Want& x : want) {
-            if (slot_of[x.bin] >= 0) continue;
-            slot_of[x.bin] = static_cast<std::int32_t>(picked.size());
-            picked.emplace_back();
-            picked.back().reserve(hist[x.bin]);
-            const auto w = static_cast<int>(x.bin / kSubBins);
-            const K first = lo[w] + (static_cast<K>(x.bin % kSubBins) << shift[w]);
-            const K last = std::min<K>(first + ((K{1} << shift[w]) - 1), static_cast<K>(hi[w]));
-            range.push_back({first, last - first});
-        }
-        using Picked = std::vector<std::vector<S>>;
-        auto picked_parts = run_partitions<Picked>(parts.size(), threads, 1,
-                                                   [&](Picked& mine, std::size_t begin, std::size_t end) {
-            mine.resize(range.size());
-            for (std::size_t q = begin; q < end; ++q) {
-                const auto* g = reinterpret_cast<const S*>(parts[q]->keys<K>()[k].data());
-                for (std::size_t i = 0; i < parts[q]->tally<K>().used[s]; ++i) {
-                    const auto key = static_cast<K>(g[i]);
-                    for (std::size_t r = 0; r < range.size(); ++r)
-                        if (static_cast<K>(key - range[r].first) <= range[r].second) mine[r].push_back(g[i]);
-                }
+        std::vector<std::size_t> slot_bins;
+        std::size_t expected = 0;  // keys in those bins
+        for (const Want& x : want)
+            if (slot_of[x.bin] < 0) {
+                slot_of[x.bin] = static_cast<std::int32_t>(slot_bins.size());
+                slot_bins.push_back(x.bin);
+                expected += hist[x.bin];
             }
-        });
-        for (const auto& mine : picked_parts)
-            for (std::size_t r = 0; r < range.size(); ++r) picked[r].insert(picked[r].end(), mine[r].begin(), mine[r].end());
+        std::vector<std::vector<S>> picked(slot_bins.size());
+        for (std::size_t first_slot = 0; first_slot < slot_bins.size(); first_slot += kMaxRanges) {
+            KeyRanges ranges;
+            ranges.count = static_cast<int>(std::min<std::size_t>(kMaxRanges, slot_bins.size() - first_slot));
+            for (int r = 0; r < ranges.count; ++r) {
+                const std::size_t bin = slot_bins[first_slot + static_cast<std::size_t>(r)];
+                const int w = static_cast<int>(bin / kSubBins);
+                const int sh = sub_bin_shift(window_set_, s, w);
+                const K lo = static_cast<K>(window_set_.lo_minus1[s][w]) + 1;
+                const K first = lo + (static_cast<K>(bin % kSubBins) << sh);
+                const K last = std::min<K>(first + ((K{1} << sh) - 1), static_cast<K>(window_set_.hi[s][w]));
+                ranges.first[r] = static_cast<S>(first);
+                ranges.span[r] = last - first;
+            }
+            // room for every key the histogram put in these bins (and a vector more); more
+            // only if the inputs changed during the pass
+            struct Picked {
+                std::vector<S> keys;
+                bool over = false;
+            };
+            auto picked_parts = run_partitions<Picked>(parts.size(), threads, 1,
+                                                       [&](Picked& mine, std::size_t begin, std::size_t end) {
+                for (std::size_t q = begin; q < end && !mine.over; ++q) {
+                    const std::size_t have = mine.keys.size();
+                    mine.keys.resize(have + expected + 8);
+                    const std::size_t got = pick_window_keys<K>(kt, parts[q]->keys<K>()[k].data(),
+                                                                parts[q]->tally<K>().used[s], ranges,
+                                                                mine.keys.data() + have, expected - std::min(expected, have));
+                    mine.over = got > expected - std::min(expected, have);
+                    mine.keys.resize(have + std::min(got, expected));
+                }
+            });
+            for (const auto& mine : picked_parts) {
+                if (mine.over) return false;  // more keys than counted: the inputs changed during the pass
+                for (const S key : mine.keys)
+                    for (int r = 0; r < ranges.count; ++r)
+                        if (static_cast<K>(static_cast<K>(key) - static_cast<K>(ranges.first[r])) <= ranges.span[r])
+                            picked[first_slot + static_cast<std::size_t>(r)].push_back(key);
+            }
+        }
         for (const Want& x : want) {
             auto& keys_in_bin = picked[static_cast<std::size_t>(slot_of[x.bin])];
             if (x.pos >= keys_in_bin.size()) return false;  // inputs changed during the pass

@@ -18,6 +18,7 @@ from oracles import stats as oracle
 
 from poly import _native
 from poly.compare import error_stats
+from poly.compare.stats.native import dtype_code
 
 QS = (0.001, 0.5, 0.9, 0.95, 0.99)
 LARGE = (1 << 22) + 5  # the large-input sample; 5 elements in a partial last block
@@ -104,6 +105,38 @@ def test_a_sample_that_predicts_the_wrong_windows_still_gives_exact_ranks():
         start = (n - length) * c // (chunks - 1)
         b[start : start + length] = a[start : start + length] + np.float32(1e-6)
     check_against_oracle(a, b)
+
+
+def order_method(a, b, qs, threads=1) -> str:
+    """How the engine found the order statistics of a against b: "windows" (the rank windows
+    of the one pass) or "radix" (the fallback's radix select passes)."""
+    raw = _native.error_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), 1e-5, 1e-5, list(qs), True, False,
+                              threads)
+    return raw["order_method"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ranks_are_found_in_their_windows_without_radix_select(dtype, threads):
+    a, b = pair(LARGE, 10, dtype)
+    assert order_method(a, b, QS, threads) == "windows"
+    check_against_oracle(a, b, threads=threads)
+
+
+# Quantiles far apart (eight windows a stream, the most the kernel takes) and quantiles close
+# together (one window holding more wanted bins than one pick over the gathered keys takes).
+SPREAD = (0.02, 0.1, 0.2, 0.35, 0.65, 0.8, 0.9)
+CLUSTERED = tuple(0.6 + i * 1e-4 for i in range(20))
+
+
+@pytest.mark.parametrize("qs", [SPREAD, CLUSTERED], ids=["eight-windows", "many-wanted-bins"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_many_windows_and_many_wanted_bins_resolve_in_the_windows(dtype, qs):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(LARGE).astype(dtype)
+    b = (a + rng.standard_normal(LARGE).astype(dtype) * dtype(1e-3)).astype(dtype)
+    assert order_method(a, b, qs) == "windows"
+    check_against_oracle(a, b, qs=qs)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
