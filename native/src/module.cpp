@@ -13,6 +13,7 @@
 #include "error_stats.hpp"
 #include "histogram.hpp"
 #include "kernels.hpp"
+#include "key_buffers.hpp"
 #include "order_select.hpp"
 #include "parallel.hpp"
 #include "usable_cpus.hpp"
@@ -147,6 +148,8 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
+    m.def("key_cache_bytes", &poly::cached_key_bytes,
+          "Bytes of gathered-key buffers kept for the next comparison (at most 64 MiB).");
     m.def("kernel_arch", [] { return std::string(poly::kernels().name).substr(5); },  // drop "arch_"
           "The instruction-set path of the hot loops chosen for this CPU: 'avx2' (AVX2 + FMA) or "
           "'generic' (POLY_NATIVE_ARCH=generic forces it).");

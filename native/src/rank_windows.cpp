@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -100,12 +101,38 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
     for (const auto& t : targets) any[t.stream] = true;
     auto blk = new_block();
     const std::size_t chunks = n_ >= kLargeInput ? 4 * kChunks : kChunks;
-    for (std::size_t c = 0; c < chunks; ++c) {
-        const std::size_t start = (n_ - kChunkLen) * c / (chunks - 1);
-        compute_block(cfg, a, b, start, kChunkLen, *blk);
-        for (int k = 0; k < 4; ++k) {
-            if (!any[k]) continue;
-            for (std::size_t i = 0; i < kChunkLen; ++i) sample[k].push_back(order_key(blk->v[k][i], f32_));
+    for (int k = 0; k < 4; ++k)
+        if (any[k]) sample[k].reserve(chunks * kChunkLen);
+    auto chunk_start = [&](std::size_t c) { return (n_ - kChunkLen) * c / (chunks - 1); };
+    auto keep = [&](std::size_t m) {
+        for (int k = 0; k < 4; ++k)
+            if (any[k])
+                for (std::size_t i = 0; i < m; ++i) sample[k].push_back(order_key(blk->v[k][i], f32_));
+    };
+    if (a.contiguous() && b.contiguous()) {
+        // The chunks lie far apart, each a cache miss: a block's worth of them is first
+        // copied side by side (the copies' misses overlap, where computing chunk by chunk
+        // waited for each), then computed as one block.
+        constexpr std::size_t kPerBlock = kBlock / kChunkLen;
+        std::vector<char> stage_a(kBlock * a.itemsize), stage_b(kBlock * b.itemsize);
+        for (std::size_t c0 = 0; c0 < chunks; c0 += kPerBlock) {
+            const std::size_t nc = std::min(kPerBlock, chunks - c0);
+            for (std::size_t j = 0; j < nc; ++j) {
+                const std::size_t start = chunk_start(c0 + j);
+                std::memcpy(stage_a.data() + j * kChunkLen * a.itemsize, a.data + start * a.itemsize, kChunkLen * a.itemsize);
+                std::memcpy(stage_b.data() + j * kChunkLen * b.itemsize, b.data + start * b.itemsize, kChunkLen * b.itemsize);
+            }
+            const auto m = static_cast<std::int64_t>(nc * kChunkLen);
+            const auto stride_a = static_cast<std::int64_t>(a.itemsize), stride_b = static_cast<std::int64_t>(b.itemsize);
+            const ArrayView va(stage_a.data(), a.dtype, a.itemsize, 1, &m, &stride_a);
+            const ArrayView vb(stage_b.data(), b.dtype, b.itemsize, 1, &m, &stride_b);
+            compute_block(cfg, va, vb, 0, nc * kChunkLen, *blk);
+            keep(nc * kChunkLen);
+        }
+    } else {
+        for (std::size_t c = 0; c < chunks; ++c) {
+            compute_block(cfg, a, b, chunk_start(c), kChunkLen, *blk);
+            keep(kChunkLen);
         }
     }
     const double s = static_cast<double>(chunks * kChunkLen);
@@ -371,8 +398,13 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
         if (!fused_) c.hist[k].assign(kBins, 0);
         // Room for what the sample predicts, with a margin, so the gather rarely reallocates.
         const auto expect = static_cast<std::size_t>(predicted_share_[k] * 1.25 * static_cast<double>(partition_elements)) + kBlock;
-        if (f32_) c.keys32[k].resize(expect);
-        else c.keys64[k].resize(expect);
+        if (f32_) {
+            c.keys32[k] = take_key_buffer<std::uint32_t>();
+            c.keys32[k].resize(expect);
+        } else {
+            c.keys64[k] = take_key_buffer<std::uint64_t>();
+            c.keys64[k].resize(expect);
+        }
     }
     return c;
 }

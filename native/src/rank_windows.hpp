@@ -14,37 +14,23 @@
 
 #include "kernel.hpp"
 #include "kernels.hpp"
+#include "key_buffers.hpp"
 #include "order_select.hpp"
 
 namespace poly {
-
-// An allocator whose resize() leaves new elements uninitialised (they are written before
-// they are read): growing a buffer of gathered keys then costs no zero fill.
-template <typename T>
-struct UninitAllocator : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-        using other = UninitAllocator<U>;
-    };
-    UninitAllocator() = default;
-    template <typename U>
-    UninitAllocator(const UninitAllocator<U>&) noexcept {}
-    template <typename U>
-    void construct(U* p) noexcept {
-        ::new (static_cast<void*>(p)) U;
-    }
-    template <typename U, typename... Args>
-    void construct(U* p, Args&&... args) {
-        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-};
-template <typename K>
-using KeyBuffer = std::vector<K, UninitAllocator<K>>;
 
 class RankWindows {
 public:
     // Per-partition tallies. Float32 keys are gathered as their high 32 bits.
     struct Counts {
+        Counts() = default;
+        Counts(Counts&&) = default;
+        Counts& operator=(Counts&&) = default;
+        // The key buffers' memory goes back to the cache, for the next comparison.
+        ~Counts() {
+            for (auto& k : keys32) give_key_buffer(std::move(k));
+            for (auto& k : keys64) give_key_buffer(std::move(k));
+        }
         std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
         std::array<KeyBuffer<std::uint32_t>, 4> keys32;      // gathered keys (float32 compute)
         std::array<KeyBuffer<std::uint64_t>, 4> keys64;      // gathered keys (float64 compute)

@@ -83,12 +83,17 @@ void tally_few(const T* v, std::size_t m, const WindowSet& w, int s, WindowTally
             ge[k] = bits > lo[k];
             minus_k += ge[k];
         }
-        const I k = -minus_k;
-        counts += field_of(k);
         I inside;
-        if constexpr (kFloat) {
+        if constexpr (NW == 1) {
+            // one window: its field is the lane's lowest, and k is 0 or 1 (ge[0])
+            counts -= (U)ge[0];
+            inside = ge[0] & ~(bits > hi[0]);
+        } else if constexpr (kFloat) {
+            const I k = -minus_k;
+            counts += field_of(k);
             inside = ~(bits > pick(hi_of_k, k));
         } else {
+            counts += field_of(-minus_k);
             I end = hi[0];
             for (int j = 1; j < NW; ++j) end = (ge[j] & hi[j]) | (~ge[j] & end);
             inside = ge[0] & ~(bits > end);

@@ -139,6 +139,16 @@ def test_many_windows_and_many_wanted_bins_resolve_in_the_windows(dtype, qs):
     check_against_oracle(a, b, qs=qs)
 
 
+def test_gathered_key_buffers_are_kept_for_the_next_comparison_within_their_cap():
+    a, b = pair(LARGE, 12)
+    first = error_stats(a, b, quantiles=QS, threads=2)
+    kept = _native.key_cache_bytes()
+    assert 0 < kept <= 64 << 20
+    again = error_stats(a, b, quantiles=QS, threads=2)  # on the kept memory
+    assert again.absdiff.quantiles == first.absdiff.quantiles and again.reldiff.median == first.reldiff.median
+    assert 0 < _native.key_cache_bytes() <= 64 << 20
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_strided_and_misaligned_views_give_the_in_place_figures(dtype):
     a, b = pair((1 << 18) + 3, 4, dtype)
