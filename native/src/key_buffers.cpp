@@ -28,15 +28,19 @@ Cache& cache() {
 }
 
 template <typename K>
-KeyBuffer<K> take() {
+KeyBuffer<K> take(std::size_t want) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     auto& list = c.list<K>();
     if (list.empty()) return {};
-    auto largest = std::max_element(list.begin(), list.end(),
-                                    [](const KeyBuffer<K>& x, const KeyBuffer<K>& y) { return x.capacity() < y.capacity(); });
-    KeyBuffer<K> b = std::move(*largest);
-    list.erase(largest);
+    auto pick = list.begin();  // the best fit: smallest holding `want`, else largest
+    for (auto it = list.begin(); it != list.end(); ++it) {
+        const bool fits = it->capacity() >= want, pick_fits = pick->capacity() >= want;
+        if (fits ? (!pick_fits || it->capacity() < pick->capacity()) : (!pick_fits && it->capacity() > pick->capacity()))
+            pick = it;
+    }
+    KeyBuffer<K> b = std::move(*pick);
+    list.erase(pick);
     c.bytes -= b.capacity() * sizeof(K);
     return b;
 }
@@ -60,8 +64,8 @@ void give(KeyBuffer<K>&& b) noexcept {
 
 }  // namespace
 
-KeyBuffer<std::uint32_t> take_key_buffer32() { return take<std::uint32_t>(); }
-KeyBuffer<std::uint64_t> take_key_buffer64() { return take<std::uint64_t>(); }
+KeyBuffer<std::uint32_t> take_key_buffer32(std::size_t want) { return take<std::uint32_t>(want); }
+KeyBuffer<std::uint64_t> take_key_buffer64(std::size_t want) { return take<std::uint64_t>(want); }
 void give_key_buffer(KeyBuffer<std::uint32_t>&& b) noexcept { give(std::move(b)); }
 void give_key_buffer(KeyBuffer<std::uint64_t>&& b) noexcept { give(std::move(b)); }
 

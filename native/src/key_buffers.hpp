@@ -40,14 +40,14 @@ using KeyBuffer = std::vector<K, UninitAllocator<K>>;
 // The most memory the cache keeps for later comparisons (larger buffers are freed).
 constexpr std::size_t kKeyCacheBytes = std::size_t{64} << 20;
 
-// An empty buffer, with the capacity of the largest cached one when there is one.
-// (Thread-safe, as is give_key_buffer.)
-KeyBuffer<std::uint32_t> take_key_buffer32();
-KeyBuffer<std::uint64_t> take_key_buffer64();
+// An empty buffer: the smallest cached one that holds `want` keys, else the largest cached
+// one, else a new one. (Thread-safe, as is give_key_buffer.)
+KeyBuffer<std::uint32_t> take_key_buffer32(std::size_t want);
+KeyBuffer<std::uint64_t> take_key_buffer64(std::size_t want);
 template <typename K>
-KeyBuffer<K> take_key_buffer() {
-    if constexpr (sizeof(K) == 4) return take_key_buffer32();
-    else return take_key_buffer64();
+KeyBuffer<K> take_key_buffer(std::size_t want) {
+    if constexpr (sizeof(K) == 4) return take_key_buffer32(want);
+    else return take_key_buffer64(want);
 }
 // Keeps b's memory for a later take_key_buffer while the cache has room, else frees it.
 void give_key_buffer(KeyBuffer<std::uint32_t>&& b) noexcept;

@@ -50,7 +50,7 @@ std::size_t pick_window_keys(const KernelTable& kt, const K* g, std::size_t m, c
 // position's bin; nth_element then runs within those bins only. (A sample of 65536 keys: three
 // reads of it and a few small selects, where an nth_element per position, or a full sort,
 // reads it again and again.)
-std::vector<std::uint64_t> keys_at(std::vector<std::uint64_t>& keys, const std::vector<std::size_t>& pos) {
+std::vector<std::uint64_t> keys_at(KeyBuffer<std::uint64_t>& keys, const std::vector<std::size_t>& pos) {
     std::vector<std::uint64_t> out(pos.size(), 0);
     if (keys.empty() || pos.empty()) return out;
     const auto [lo_it, hi_it] = std::minmax_element(keys.begin(), keys.end());
@@ -96,13 +96,16 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
                          const std::vector<RankTarget>& targets, bool fused_kernel)
     : f32_(cfg.f32), n_(a.size), targets_(targets) {
     if (n_ < kMinElements || targets.empty()) return;
-    std::array<std::vector<std::uint64_t>, 4> sample;
+    std::array<KeyBuffer<std::uint64_t>, 4> sample;  // (on cached memory: see key_buffers.hpp)
     bool any[4] = {false, false, false, false};
     for (const auto& t : targets) any[t.stream] = true;
     auto blk = new_block();
     const std::size_t chunks = n_ >= kLargeInput ? 4 * kChunks : kChunks;
     for (int k = 0; k < 4; ++k)
-        if (any[k]) sample[k].reserve(chunks * kChunkLen);
+        if (any[k]) {
+            sample[k] = take_key_buffer<std::uint64_t>(chunks * kChunkLen);
+            sample[k].reserve(chunks * kChunkLen);
+        }
     auto chunk_start = [&](std::size_t c) { return (n_ - kChunkLen) * c / (chunks - 1); };
     auto keep = [&](std::size_t m) {
         for (int k = 0; k < 4; ++k)
@@ -177,6 +180,7 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
         for (std::uint64_t key : sample[k]) in += predicted_[k][top16(key)];
         predicted_share_[k] = static_cast<double>(in) / s;
     }
+    for (auto& smp : sample) give_key_buffer(std::move(smp));
     active_ = true;
     if (fused_kernel) {
         if (f32_) build_window_set<std::uint32_t>();
@@ -399,10 +403,10 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
         // Room for what the sample predicts, with a margin, so the gather rarely reallocates.
         const auto expect = static_cast<std::size_t>(predicted_share_[k] * 1.25 * static_cast<double>(partition_elements)) + kBlock;
         if (f32_) {
-            c.keys32[k] = take_key_buffer<std::uint32_t>();
+            c.keys32[k] = take_key_buffer<std::uint32_t>(expect);
             c.keys32[k].resize(expect);
         } else {
-            c.keys64[k] = take_key_buffer<std::uint64_t>();
+            c.keys64[k] = take_key_buffer<std::uint64_t>(expect);
             c.keys64[k].resize(expect);
         }
     }
