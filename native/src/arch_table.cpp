@@ -1,6 +1,5 @@
 // (Compiled once per instruction set.) The table of this instruction set's kernels.
 #include "kernels.hpp"
-#include "window_keys.hpp"
 
 namespace poly {
 namespace POLY_ARCH {
@@ -19,6 +18,12 @@ void block_stats_f64(const double* a, const double* b, const double* ad, const d
                      double atol, double rtol, BlockStats& out);
 bool fused_f64(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, const WindowSet* w,
                WindowTally64* t, BlockStats& out, FusedScratchOf<double>& scratch);
+bool count_window_keys32(const std::int32_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
+bool count_window_keys64(const std::int64_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
+std::size_t pick_window_keys32(const std::int32_t* g, std::size_t m, const KeyRanges& r, std::int32_t* out,
+                               std::size_t cap);
+std::size_t pick_window_keys64(const std::int64_t* g, std::size_t m, const KeyRanges& r, std::int64_t* out,
+                               std::size_t cap);
 
 #define POLY_STR2(x) #x
 #define POLY_STR(x) POLY_STR2(x)

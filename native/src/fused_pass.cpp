@@ -13,7 +13,6 @@
 
 #include "kernels.hpp"
 #include "lanes.hpp"
-#include "window_keys.hpp"
 #include "window_tally.hpp"
 
 namespace poly {
@@ -148,25 +147,6 @@ std::uint64_t diffs(const CompareConfig& cfg, const T* a, const T* b, std::size_
     return m - static_cast<std::uint64_t>(-hsum_int(passes));
 }
 
-// The sub-bins of the keys gathered since the last count, whole vectors of them (the rest
-// waits for the next block, or for the count after the pass), counted while in cache:
-// afterwards only the pick of the wanted bins reads them.
-template <typename T>
-void count_block_keys(const WindowSet& w, WindowTallyOf<WindowKey<T>>& t) {
-    for (int s = 0; s < 2; ++s) {
-        if (t.hist[s] == nullptr || w.count[s] == 0) continue;
-        const std::size_t m = (t.used[s] - t.counted[s]) / Lanes<T>::n * Lanes<T>::n;
-        if (m == 0) continue;
-        const WindowKey<T>* g = t.dst[s] + t.counted[s];
-        if constexpr (sizeof(T) == 4) {
-            t.outside |= count_window_keys32(reinterpret_cast<const std::int32_t*>(g), m, w, s, t.hist[s]);
-        } else {
-            t.outside |= count_window_keys64(reinterpret_cast<const std::int64_t*>(g), m, w, s, t.hist[s]);
-        }
-        t.counted[s] += m;
-    }
-}
-
 template <typename T, bool INF_EQ>
 bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, const WindowSet* w,
                 WindowTallyOf<WindowKey<T>>* t, BlockStats& out, FusedScratchOf<T>& sc) {
@@ -197,11 +177,9 @@ bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m,
             untally_padding(d0, pad, *w, 0, *t);
             untally_padding(r0, pad, *w, 1, *t);
         }
-        if (w != nullptr) count_block_keys<T>(*w, *t);
         // The sums would see the padding too: the exact path does them over the m elements.
         return false;
     }
-    if (w != nullptr) count_block_keys<T>(*w, *t);
     // The sums take 16 elements per iteration: a block of another length (the last one)
     // has them done by the exact path.
     if (m % kSumStep != 0) return false;

@@ -36,34 +36,28 @@ struct WindowSet {
     int count[2] = {0, 0};
     std::int64_t lo_minus1[2][kMaxWindows] = {};  // a window holds bits in (lo_minus1, hi]
     std::int64_t hi[2][kMaxWindows] = {};
-    int shift[2][kMaxWindows] = {};  // a key's sub-bin in its window: offset >> shift (see kSubBins)
 };
 // The gathered bits of an element of type T (float: 32, double: 64).
 template <typename T>
 using WindowKey = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 // What the kernel tallies for a WindowSet: per window the elements above lo_minus1, and the
 // bits of the elements inside any window, appended at dst[s] + used[s] (room for the block
-// plus a vector more); where hist[s] is set, also those bits' sub-bins (count[s] * kSubBins
-// entries, see below), counted block by block while the block's keys are in cache.
+// plus a vector more).
 template <typename K>
 struct WindowTallyOf {
     std::uint64_t at_or_above[2][kMaxWindows] = {};
     K* dst[2] = {nullptr, nullptr};
     std::size_t used[2] = {0, 0};
-    std::uint32_t* hist[2] = {nullptr, nullptr};
-    std::size_t counted[2] = {0, 0};  // the first gathered keys counted so far (whole vectors)
-    bool outside = false;  // a counted key lay outside every window (inputs changed meanwhile)
 };
 using WindowTally32 = WindowTallyOf<std::uint32_t>;
 using WindowTally64 = WindowTallyOf<std::uint64_t>;
 
-// The keys gathered on a stream of a WindowSet (read as the signed bits of the compute type)
-// are counted by window and by the top kSubBinBits bits of their offset in it: kSubBins bins
-// per window, the bin of offset o in window j being j * kSubBins + (o >> shift[s][j]), so
-// each wanted rank falls in one small bin.
+// After the pass, the keys gathered on a stream of a WindowSet (read as the signed bits of
+// the compute type) are binned by window and by the top kSubBinBits bits of their offset in
+// it: kSubBins bins per window, the bin of offset o in window j being
+// j * kSubBins + (o >> sub_bin_shift(j)), so each wanted rank falls in one small bin.
 constexpr int kSubBinBits = 12;
 constexpr std::size_t kSubBins = std::size_t{1} << kSubBinBits;
-// The shift of window j of stream s, from its bounds.
 inline int sub_bin_shift(const WindowSet& w, int s, int j) {
     const std::uint64_t span = static_cast<std::uint64_t>(w.hi[s][j]) - static_cast<std::uint64_t>(w.lo_minus1[s][j]);
     int bits = 0;  // bits of the largest offset, span - 1
@@ -116,14 +110,14 @@ struct KernelTable {
                             double atol, double rtol, BlockStats& out);
     bool (*fused_f64)(const CompareConfig& cfg, const double* a, const double* b, std::size_t m, const WindowSet* w,
                       WindowTally64* t, BlockStats& out, FusedScratchOf<double>& scratch);
-    // The keys gathered on a stream of a WindowSet (float32 compute: 32-bit keys, float64: 64):
-    // counts the m at g in hist (w.count[s] * kSubBins entries); true when one lies outside
-    // every window (the one-pass kernel counts them block by block, whole vectors at a time:
-    // this counts the last few after the pass).
+    // The m keys gathered at g on stream s of w (float32 compute: 32-bit keys, float64: 64):
+    // each is counted in hist (w.count[s] * kSubBins entries). True when some key lies outside
+    // every window, which only inputs changed during the pass can cause; it is then counted in
+    // a bin of its nearest window, so every write stays in bounds.
     bool (*count_window_keys32)(const std::int32_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
     bool (*count_window_keys64)(const std::int64_t* g, std::size_t m, const WindowSet& w, int s, std::uint32_t* hist);
-    // ... and appends those at g lying in one of the ranges to out, which has room for cap keys and a
-    // vector more; returns how many, or cap + 1 as soon as more than cap are found.
+    // Appends the keys at g lying in one of the ranges to out, which has room for cap keys and
+    // a vector more; returns how many, or cap + 1 as soon as more than cap are found.
     std::size_t (*pick_window_keys32)(const std::int32_t* g, std::size_t m, const KeyRanges& r, std::int32_t* out,
                                       std::size_t cap);
     std::size_t (*pick_window_keys64)(const std::int64_t* g, std::size_t m, const KeyRanges& r, std::int64_t* out,

@@ -225,7 +225,6 @@ void RankWindows::build_window_set() {
             // the bits of a value >= +0 read as a signed integer: key ^ kTop, non-negative
             window_set_.lo_minus1[s][w] = static_cast<std::int64_t>(merged[w].first ^ kTop) - 1;
             window_set_.hi[s][w] = static_cast<std::int64_t>(merged[w].second ^ kTop);
-            window_set_.shift[s][w] = sub_bin_shift(window_set_, s, static_cast<int>(w));
         }
     }
     fused_ = true;
@@ -240,7 +239,6 @@ WindowTallyOf<K>* RankWindows::tally_for(Counts& c, std::size_t m) const {
         auto& keys = c.keys<K>()[streams[s]];
         if (keys.size() < tally.used[s] + m + 8) keys.resize(std::max(2 * keys.size(), tally.used[s] + m + 8));
         tally.dst[s] = keys.data();
-        tally.hist[s] = c.sub_hist[s].empty() ? nullptr : c.sub_hist[s].data();
     }
     return &tally;
 }
@@ -284,22 +282,30 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
         std::vector<std::uint64_t> below(static_cast<std::size_t>(nw), n_);
         for (auto* p : parts)
             for (int w = 0; w < nw; ++w) below[static_cast<std::size_t>(w)] -= p->tally<K>().at_or_above[s][w];
-        // Every gathered key lies in exactly one window (they are disjoint and ascending). The
-        // kernel counted them by window and by the top bits of their offset in it (kSubBins
-        // bins per window) block by block, while they were in cache; the partitions' counts
-        // add up. Each rank then falls in one bin of one window, one pass over the gathered
-        // keys collects those of the wanted bins only, and nth_element finishes on them.
+        // Every gathered key lies in exactly one window (they are disjoint and ascending): its
+        // index is the number of windows starting at or below it, less one. One pass
+        // histograms the keys by window and by the top bits of their offset in it (at most
+        // kSubBins bins per window); each rank then falls in one bin of one window, a second
+        // pass collects the keys of those bins only, and nth_element finishes on them.
         const KernelTable& kt = kernels();
         const std::size_t no_bin = static_cast<std::size_t>(nw) * kSubBins;
+        // Both passes run over the partitions' gathered keys on up to `threads` threads, each
+        // into its own histogram (or its own picked keys), merged afterwards.
+        struct HistPart {
+            std::vector<std::uint32_t> hist;
+            bool bad = false;
+        };
+        auto hist_parts = run_partitions<HistPart>(parts.size(), threads, 1,
+                                                   [&](HistPart& h, std::size_t begin, std::size_t end) {
+            h.hist.assign(no_bin, 0);
+            for (std::size_t q = begin; q < end; ++q)
+                h.bad |= count_window_keys<K>(kt, parts[q]->keys<K>()[k].data(), parts[q]->tally<K>().used[s],
+                                              window_set_, s, h.hist.data());
+        });
         std::vector<std::uint32_t> hist(no_bin, 0);
-        for (auto* p : parts) {
-            const auto& t = p->tally<K>();
-            if (p->sub_hist[s].size() != no_bin || t.counted[s] > t.used[s]) return false;
-            // the last keys, fewer than a vector, were left uncounted by the kernel
-            const bool outside = count_window_keys<K>(kt, p->keys<K>()[k].data() + t.counted[s],
-                                                      t.used[s] - t.counted[s], window_set_, s, p->sub_hist[s].data());
-            if (outside || t.outside) return false;
-            for (std::size_t j = 0; j < no_bin; ++j) hist[j] += p->sub_hist[s][j];
+        for (const auto& h : hist_parts) {
+            if (h.bad) return false;
+            for (std::size_t j = 0; j < no_bin; ++j) hist[j] += h.hist[j];
         }
         std::vector<std::uint64_t> size(static_cast<std::size_t>(nw), 0);
         for (int w = 0; w < nw; ++w)
@@ -342,7 +348,7 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
             for (int r = 0; r < ranges.count; ++r) {
                 const std::size_t bin = slot_bins[first_slot + static_cast<std::size_t>(r)];
                 const int w = static_cast<int>(bin / kSubBins);
-                const int sh = window_set_.shift[s][w];
+                const int sh = sub_bin_shift(window_set_, s, w);
                 const K lo = static_cast<K>(window_set_.lo_minus1[s][w]) + 1;
                 const K first = lo + (static_cast<K>(bin % kSubBins) << sh);
                 const K last = std::min<K>(first + ((K{1} << sh) - 1), static_cast<K>(window_set_.hi[s][w]));
@@ -391,8 +397,6 @@ RankWindows::Counts RankWindows::make_counts(std::size_t partition_elements) con
     Counts c;
     if (f32_) c.scratch32.resize(kBlock);
     else c.scratch64.resize(kBlock);
-    if (fused_)
-        for (int s = 0; s < 2; ++s) c.sub_hist[s].assign(static_cast<std::size_t>(window_set_.count[s]) * kSubBins, 0);
     for (int k = 0; k < 4; ++k) {
         if (!wants(k)) continue;
         if (!fused_) c.hist[k].assign(kBins, 0);

@@ -32,9 +32,6 @@ public:
             for (auto& k : keys64) give_key_buffer(std::move(k));
         }
         std::array<std::vector<std::uint32_t>, 4> hist;      // top-16-bit histogram per stream
-        // fused(): the sub-bins of the gathered keys of absdiff (0) and reldiff (1), counted by
-        // the kernel block by block (kernels.hpp)
-        std::array<std::vector<std::uint32_t>, 2> sub_hist;
         std::array<KeyBuffer<std::uint32_t>, 4> keys32;      // gathered keys (float32 compute)
         std::array<KeyBuffer<std::uint64_t>, 4> keys64;      // gathered keys (float64 compute)
         std::array<std::size_t, 4> used{};                   // gathered so far (vector size = capacity)

@@ -7,8 +7,6 @@
 #include <limits>
 #include <type_traits>
 
-#include "window_keys.hpp"
-
 #include "kernels.hpp"
 #include "lanes.hpp"
 
@@ -38,7 +36,7 @@ bool count_in(const typename Lanes<T>::Bits* g, std::size_t m, const WindowSet& 
         lo_minus1[j] = splat(used ? static_cast<Bits>(ws.lo_minus1[s][j]) : std::numeric_limits<Bits>::max());
         hi[j] = splat(used ? static_cast<Bits>(ws.hi[s][j]) : std::numeric_limits<Bits>::max());
         lo[j] = (I)((U)lo_minus1[j] + (U)splat(Bits{1}));  // (wraps for an unused window: never selected)
-        shift[j] = splat(static_cast<Bits>(used ? ws.shift[s][j] : 0));
+        shift[j] = splat(static_cast<Bits>(used ? sub_bin_shift(ws, s, j) : 0));
     }
     const U last_sub = (U)splat(static_cast<Bits>(kSubBins - 1));
     I bad = splat(Bits{0});
@@ -71,7 +69,7 @@ bool count_in(const typename Lanes<T>::Bits* g, std::size_t m, const WindowSet& 
         any_bad |= x <= static_cast<Bits>(ws.lo_minus1[s][w]) || x > static_cast<Bits>(ws.hi[s][w]);
         using K = typename std::make_unsigned<Bits>::type;
         const K off = static_cast<K>(x) - (static_cast<K>(ws.lo_minus1[s][w]) + 1);
-        const K sub = std::min<K>(off >> ws.shift[s][w], static_cast<K>(kSubBins - 1));
+        const K sub = std::min<K>(off >> sub_bin_shift(ws, s, w), static_cast<K>(kSubBins - 1));
         ++hist[static_cast<std::size_t>(w) * kSubBins + static_cast<std::size_t>(sub)];
     }
     return any_bad;
