@@ -9,6 +9,7 @@
 
 #include "kernels.hpp"
 #include "parallel.hpp"
+#include "sample_order.hpp"
 
 namespace poly {
 namespace {
@@ -43,51 +44,6 @@ std::size_t pick_window_keys(const KernelTable& kt, const K* g, std::size_t m, c
                              std::make_signed_t<K>* out, std::size_t cap) {
     if constexpr (sizeof(K) == 4) return kt.pick_window_keys32(reinterpret_cast<const std::int32_t*>(g), m, r, out, cap);
     else return kt.pick_window_keys64(reinterpret_cast<const std::int64_t*>(g), m, r, reinterpret_cast<std::int64_t*>(out), cap);
-}
-
-// The keys at positions `pos` of the sorted order of `keys` (which it reorders).
-// One histogram of 11 bits below the highest bit in which the keys differ finds each
-// position's bin; nth_element then runs within those bins only. (A sample of 65536 keys: three
-// reads of it and a few small selects, where an nth_element per position, or a full sort,
-// reads it again and again.)
-std::vector<std::uint64_t> keys_at(KeyBuffer<std::uint64_t>& keys, const std::vector<std::size_t>& pos) {
-    std::vector<std::uint64_t> out(pos.size(), 0);
-    if (keys.empty() || pos.empty()) return out;
-    const auto [lo_it, hi_it] = std::minmax_element(keys.begin(), keys.end());
-    const std::uint64_t lo = *lo_it, diff = *hi_it ^ lo;
-    constexpr int kDigit = 11;
-    constexpr std::size_t kRadix = std::size_t{1} << kDigit;
-    const int top = diff == 0 ? 0 : 64 - __builtin_clzll(diff);  // bits below which the keys differ
-    const int shift = std::max(0, top - kDigit);
-    // the bin of a key: its bits [shift, top), offset from the smallest key's
-    auto bin_of = [&](std::uint64_t k) { return static_cast<std::size_t>(((k - (lo & ~((std::uint64_t{1} << shift) - 1))) >> shift)); };
-    std::vector<std::size_t> start(kRadix + 1, 0);
-    // bin_of(k) < kRadix: k - (lo rounded down) < 2^top, as k and lo agree above bit top
-    for (std::uint64_t k : keys) ++start[bin_of(k) + 1];
-    for (std::size_t j = 0; j < kRadix; ++j) start[j + 1] += start[j];
-    std::vector<std::int32_t> slot_of(kRadix, -1);
-    std::vector<std::size_t> slot_bin;
-    for (std::size_t p : pos) {
-        const std::size_t bin = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), p) - start.begin()) - 1;
-        if (slot_of[bin] < 0) {
-            slot_of[bin] = static_cast<std::int32_t>(slot_bin.size());
-            slot_bin.push_back(bin);
-        }
-    }
-    std::vector<std::vector<std::uint64_t>> in_bin(slot_bin.size());
-    for (std::size_t i = 0; i < slot_bin.size(); ++i) in_bin[i].reserve(start[slot_bin[i] + 1] - start[slot_bin[i]]);
-    for (std::uint64_t k : keys) {
-        const std::int32_t slot = slot_of[bin_of(k)];
-        if (slot >= 0) in_bin[static_cast<std::size_t>(slot)].push_back(k);
-    }
-    for (std::size_t i = 0; i < pos.size(); ++i) {
-        const std::size_t bin = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), pos[i]) - start.begin()) - 1;
-        auto& v = in_bin[static_cast<std::size_t>(slot_of[bin])];
-        const auto nth = v.begin() + static_cast<std::ptrdiff_t>(pos[i] - start[bin]);
-        std::nth_element(v.begin(), nth, v.end());
-        out[i] = *nth;
-    }
-    return out;
 }
 
 }  // namespace
@@ -161,7 +117,7 @@ RankWindows::RankWindows(const CompareConfig& cfg, const ArrayView& a, const Arr
     for (int k = 0; k < 4; ++k) {
         if (!any[k]) continue;
         predicted_[k].assign(kBins, 0);
-        end_keys[k] = keys_at(sample[k], ends[k]);
+        end_keys[k] = keys_at(sample[k].data(), sample[k].size(), ends[k]);
     }
     std::array<std::size_t, 4> next{};
     for (std::size_t i = 0; i < targets.size(); ++i) {
