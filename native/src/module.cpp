@@ -8,7 +8,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "error_stats.hpp"
@@ -17,7 +16,6 @@
 #include "key_buffers.hpp"
 #include "order_select.hpp"
 #include "parallel.hpp"
-#include "sample_order.hpp"
 #include "usable_cpus.hpp"
 
 namespace py = pybind11;
@@ -136,43 +134,6 @@ std::vector<std::uint64_t> histogram_of(const py::array& a, const py::object& b,
     return poly::histogram(cfg, va, vb, k, only_a, edges, threads);
 }
 
-// A sample of keys: a writeable, contiguous 1-D uint32 or uint64 array.
-template <typename Fn>
-py::object with_sample(py::array keys, bool writes, Fn&& fn) {
-    if (keys.ndim() != 1 || !(keys.flags() & py::array::c_style)) throw py::value_error("a sample of keys must be a contiguous 1-D array");
-    if (writes && !keys.writeable()) throw py::value_error("the sample of keys must be writeable (it is reordered)");
-    const auto n = static_cast<std::size_t>(keys.shape(0));
-    if (keys.dtype().is(py::dtype::of<std::uint32_t>())) return fn(static_cast<std::uint32_t*>(keys.mutable_data()), n);
-    if (keys.dtype().is(py::dtype::of<std::uint64_t>())) return fn(static_cast<std::uint64_t*>(keys.mutable_data()), n);
-    throw py::value_error("a sample of keys must be uint32 or uint64");
-}
-
-py::object sample_keys_at(py::array keys, const std::vector<std::size_t>& pos) {
-    return with_sample(keys, true, [&](auto* k, std::size_t n) {
-        using K = std::remove_pointer_t<decltype(k)>;
-        std::vector<K> out;
-        {
-            py::gil_scoped_release release;
-            out = poly::keys_at(k, n, pos);
-        }
-        return py::object(py::array_t<K>(static_cast<py::ssize_t>(out.size()), out.data()));
-    });
-}
-
-py::object sample_keys_below(py::array keys, const std::vector<std::uint64_t>& queries, bool inclusive) {
-    return with_sample(keys, false, [&](auto* k, std::size_t n) {
-        using K = std::remove_pointer_t<decltype(k)>;
-        const std::vector<K> q(queries.begin(), queries.end());
-        std::vector<std::size_t> out;
-        {
-            py::gil_scoped_release release;
-            out = poly::keys_below(static_cast<const K*>(k), n, q, inclusive);
-        }
-        return py::object(py::array_t<std::int64_t>(static_cast<py::ssize_t>(out.size()),
-                                                     std::vector<std::int64_t>(out.begin(), out.end()).data()));
-    });
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -187,11 +148,6 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
-    m.def("sample_keys_at", &sample_keys_at, py::arg("keys"), py::arg("positions"),
-          "The keys at `positions` of the sorted order of a uint32/uint64 sample (reordered in place), "
-          "without sorting it.");
-    m.def("sample_keys_below", &sample_keys_below, py::arg("keys"), py::arg("queries"), py::arg("inclusive"),
-          "For each query key: how many keys of a uint32/uint64 sample lie below it (inclusive: at or below).");
     m.def("key_cache_bytes", &poly::cached_key_bytes,
           "Bytes of gathered-key buffers kept for the next comparison (at most 64 MiB).");
     m.def("kernel_arch", [] { return std::string(poly::kernels().name).substr(5); },  // drop "arch_"

@@ -11,8 +11,12 @@ std::vector<K> keys_at(K* keys, std::size_t n, const std::vector<std::size_t>& p
     if (n == 0 || pos.empty()) return out;
     for (std::size_t p : pos)
         if (p >= n) throw std::out_of_range("a sample position past its end");
-    const auto [lo_it, hi_it] = std::minmax_element(keys, keys + n);
-    const std::uint64_t lo = *lo_it, diff = static_cast<std::uint64_t>(*hi_it) ^ lo;
+    K lo_key = keys[0], hi_key = keys[0];
+    for (std::size_t i = 1; i < n; ++i) {  // (vectorised, where std::minmax_element branches)
+        lo_key = std::min(lo_key, keys[i]);
+        hi_key = std::max(hi_key, keys[i]);
+    }
+    const std::uint64_t lo = lo_key, diff = static_cast<std::uint64_t>(hi_key) ^ lo;
     constexpr int kDigit = 11;
     constexpr std::size_t kRadix = std::size_t{1} << kDigit;
     const int top = diff == 0 ? 0 : 64 - __builtin_clzll(diff);  // bits below which the keys differ
@@ -52,26 +56,6 @@ std::vector<K> keys_at(K* keys, std::size_t n, const std::vector<std::size_t>& p
     return out;
 }
 
-template <typename K>
-std::vector<std::size_t> keys_below(const K* keys, std::size_t n, const std::vector<K>& queries, bool inclusive) {
-    std::vector<std::size_t> count(queries.size(), 0);
-    for (std::size_t q = 0; q < queries.size(); ++q) {
-        const K x = queries[q];
-        std::size_t c = 0;
-        if (inclusive)
-            for (std::size_t i = 0; i < n; ++i) c += keys[i] <= x;
-        else
-            for (std::size_t i = 0; i < n; ++i) c += keys[i] < x;
-        count[q] = c;
-    }
-    return count;
-}
-
-template std::vector<std::uint32_t> keys_at<std::uint32_t>(std::uint32_t*, std::size_t, const std::vector<std::size_t>&);
 template std::vector<std::uint64_t> keys_at<std::uint64_t>(std::uint64_t*, std::size_t, const std::vector<std::size_t>&);
-template std::vector<std::size_t> keys_below<std::uint32_t>(const std::uint32_t*, std::size_t,
-                                                            const std::vector<std::uint32_t>&, bool);
-template std::vector<std::size_t> keys_below<std::uint64_t>(const std::uint64_t*, std::size_t,
-                                                            const std::vector<std::uint64_t>&, bool);
 
 }  // namespace poly

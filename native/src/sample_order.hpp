@@ -1,8 +1,6 @@
 // Order statistics of a sample of keys (a few ten thousand unsigned integers): the keys at
-// given positions of its sorted order, and how many keys lie below given keys, without
-// sorting it. The rank windows of the one-pass kernel (rank_windows.cpp) and the GPU engine's
-// predicted ranges (poly.compare.stats.gpu.predicted_ranges, through poly._native) plan from
-// such samples.
+// given positions of its sorted order, without sorting it. The rank windows of the one-pass
+// kernel (rank_windows.cpp) plan from such a sample.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,9 +15,5 @@ namespace poly {
 // again and again).
 template <typename K>
 std::vector<K> keys_at(K* keys, std::size_t n, const std::vector<std::size_t>& pos);
-
-// For each query q: the keys below q (`inclusive`: at or below q), in one read of the keys.
-template <typename K>
-std::vector<std::size_t> keys_below(const K* keys, std::size_t n, const std::vector<K>& queries, bool inclusive);
 
 }  // namespace poly
