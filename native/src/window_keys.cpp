@@ -54,7 +54,7 @@ bool count_in(const typename Lanes<T>::Bits* g, std::size_t m, const WindowSet& 
             w_shift = (ge & shift[j]) | (~ge & w_shift);
         }
         bad |= ~(x > w_lo_minus1) | (x > w_hi);
-        U sub = (U)(x - w_lo) >> (U)w_shift;
+        U sub = ((U)x - (U)w_lo) >> (U)w_shift;  // (unsigned: wraps, never overflows)
         sub = sub < last_sub ? sub : last_sub;
         const I bin = (w << kSubBinBits) + (I)sub;
         std::memcpy(idx, &bin, sizeof(bin));
