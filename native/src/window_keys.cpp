@@ -14,13 +14,6 @@ namespace poly {
 namespace POLY_ARCH {
 namespace {
 
-template <typename I>
-inline I load_bits_vector(const void* p) {
-    I v;
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-}
-
 // NW windows: a key's window is the number of windows starting at or below it, less one (they
 // are disjoint and ascending), and that window's bounds and shift are selected lane by lane.
 template <typename T, int NW>
@@ -43,7 +36,7 @@ bool count_in(const typename Lanes<T>::Bits* g, std::size_t m, const WindowSet& 
     alignas(32) Bits idx[L::n];
     std::size_t i = 0;
     for (; i + L::n <= m; i += L::n) {
-        const I x = load_bits_vector<I>(g + i);
+        const I x = bits_of<T>(load(reinterpret_cast<const T*>(g + i)));
         I w = splat(Bits{0}), w_lo = lo[0], w_lo_minus1 = lo_minus1[0], w_hi = hi[0], w_shift = shift[0];
         for (int j = 1; j < NW; ++j) {
             const I ge = x > lo_minus1[j];
@@ -61,15 +54,15 @@ bool count_in(const typename Lanes<T>::Bits* g, std::size_t m, const WindowSet& 
         for (int j = 0; j < L::n; ++j) ++hist[static_cast<std::size_t>(idx[j])];
     }
     bool any_bad = any_lane(bad);
-    // the last keys, one at a time
+    // the last keys, one at a time, on the same window bounds (any lane of them)
+    using K = typename std::make_unsigned<Bits>::type;
     for (; i < m; ++i) {
         const Bits x = g[i];
         int w = 0;
-        for (int j = 1; j < ws.count[s]; ++j) w += x > static_cast<Bits>(ws.lo_minus1[s][j]);
-        any_bad |= x <= static_cast<Bits>(ws.lo_minus1[s][w]) || x > static_cast<Bits>(ws.hi[s][w]);
-        using K = typename std::make_unsigned<Bits>::type;
-        const K off = static_cast<K>(x) - (static_cast<K>(ws.lo_minus1[s][w]) + 1);
-        const K sub = std::min<K>(off >> sub_bin_shift(ws, s, w), static_cast<K>(kSubBins - 1));
+        for (int j = 1; j < NW; ++j) w += x > lo_minus1[j][0];
+        any_bad |= x <= lo_minus1[w][0] || x > hi[w][0];
+        const K off = static_cast<K>(x) - static_cast<K>(lo[w][0]);
+        const K sub = std::min<K>(off >> shift[w][0], static_cast<K>(kSubBins - 1));
         ++hist[static_cast<std::size_t>(w) * kSubBins + static_cast<std::size_t>(sub)];
     }
     return any_bad;
@@ -105,7 +98,7 @@ std::size_t pick_window_keys(const typename Lanes<T>::Bits* g, std::size_t m, co
     std::size_t used = 0;
     std::size_t i = 0;
     for (; i + L::n <= m; i += L::n) {
-        const I x = load_bits_vector<I>(g + i);
+        const I x = bits_of<T>(load(reinterpret_cast<const T*>(g + i)));
         I in = splat(Bits{0});
         for (int j = 0; j < nr; ++j) in |= (I)((U)x - first[j] <= span[j]);
         if (!any_lane(in)) continue;
