@@ -318,6 +318,7 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatc
 
     monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
     monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # seven quantiles joined into four ranges are wide
+    monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
     if case == "ranges too narrow":
         monkeypatch.setattr(predicted_ranges, "SIGMAS", 0.0)
     elif case == "regions too small":
@@ -331,11 +332,73 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatc
     n = 1_000_003
     a = _data(pair[0], n, rng, False)
     b = _data(pair[1], n, rng, False, base=a)
-    got = error_stats(cp.asarray(a), cp.asarray(b), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
-    ordered = list(launched)  # (a's and b's medians are computed later, when asked for)
-    _assert_matches_numpy(got, a, b)
-    assert ordered[0] == "poly_sample"
+    for _ in range(2):  # (ties at the wide ranges' ends: the second call's regions are sized for them)
+        launched.clear()
+        got = error_stats(cp.asarray(a), cp.asarray(b), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
+        ordered = list(launched)  # (a's and b's medians are computed later, when asked for)
+        _assert_matches_numpy(got, a, b)
+        assert ordered[0] == "poly_sample"
     assert ("poly_radix_gather" in ordered) == (case != "in range"), ordered
+
+
+@needs_cupy
+@pytest.mark.parametrize("kind", ["noise", "spread quantiles", "ties", "tight budget"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ranges_planned_on_the_device_are_the_reference_plan(dtype, kind, monkeypatch):
+    # poly_plan_ranges selects the sample's keys at the asked positions and plans the ranges on the
+    # device: its table equals the NumPy plan (ranges_from_ends) of the same sample, ranges joined
+    # where more than four spans ("spread quantiles"), a stream with more keys in its ranges than
+    # its regions were sized for left unpredicted (its first digit counted by the statistics pass
+    # instead), and the order statistics exact either way.
+    from poly.compare.stats.gpu import device_run, dispatch, order_select, predicted_ranges
+    from poly.compare.stats.gpu.kernel_source import DIGIT_BITS, RANGES
+
+    monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)
+    monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
+    if kind == "tight budget":
+        monkeypatch.setattr(predicted_ranges, "TIE_ALLOWANCE", 0.5)
+    quantiles = (0.001, 0.1, 0.3, 0.6, 0.9, 0.99, 1.0) if kind == "spread quantiles" else (0.9, 0.95, 0.99)
+    rng = np.random.default_rng(23)
+    n = 1_000_003
+    a = rng.standard_normal(n).astype(dtype)
+    b = (a + rng.standard_normal(n).astype(dtype) * 1e-3).astype(dtype)
+    if kind == "ties":  # most differences exactly zero
+        same = rng.random(n) < 0.97
+        b[same] = a[same]
+    da, db = cp.asarray(a), cp.asarray(b)
+    requests = [(k, None) for k in (2, 3)] + [(k, q) for k in (2, 3) for q in quantiles]
+    oa, ob = dispatch.cuda_operand(da), dispatch.cuda_operand(db)
+    key_bits = 32 if dtype == "float32" else 64
+    with device_run.DeviceRun(oa, ob, dispatch.compare_setup(oa, ob, 1e-5, 1e-5, False)) as run:
+        plan = order_select.plan_ranges(run, requests)
+        assert plan is not None
+        size = order_select.SAMPLE_SIZE
+        sample = run.read(plan.sample, np.empty(2 * size, dtype=np.uint32 if key_bits == 32 else np.uint64))
+        table = run.read(plan.table, np.empty(1, dtype=predicted_ranges.RANGE_TABLE))[0]
+    for s in range(2):
+        ask = plan.ask[s]
+        ends = [(i, int(ask["at_lo"][i]), int(ask["at_hi"][i])) for i in range(int(ask["nranks"]))]
+        want = predicted_ranges.ranges_from_ends(np.sort(sample[s * size:(s + 1) * size]), n, ends, key_bits)
+        predicted = want.expected <= int(ask["max_expected"])
+        assert int(table["expected"][s]) == want.expected
+        assert int(table["nranges"][s]) == (len(want.bounds) if predicted else 0), (kind, s)
+        got_of = table["range_of"][s * predicted_ranges.PLAN_RANKS:][:len(ends)].tolist()
+        assert got_of == [want.range_of[i] for i in range(len(ends))]
+        if predicted:
+            bounds = list(zip(table["lo"][s * RANGES:].tolist(), table["hi"][s * RANGES:].tolist(), strict=True))
+            assert bounds[:len(want.bounds)] == want.bounds
+            for j, (lo, hi) in enumerate(want.bounds):
+                group = table["groups"][s * RANGES + j]
+                assert (int(group["stream"]), int(group["lo"]), int(group["hi"])) == (2 + s, lo, hi)
+                assert int(group["bits"]) == min(key_bits - (hi - lo).bit_length(), key_bits - 1)
+                assert int(group["dbits"]) == min(DIGIT_BITS, key_bits - int(group["bits"]))
+        if kind == "spread quantiles":
+            assert len(want.bounds) == RANGES  # joined
+        if kind == "tight budget":
+            assert not predicted
+    got = error_stats(da, db, atol=1e-5, rtol=1e-5, quantiles=quantiles)
+    assert_stats_equal(got, error_stats(a, b, atol=1e-5, rtol=1e-5, quantiles=quantiles, threads=1))
 
 
 @needs_torch

@@ -44,6 +44,7 @@ class NumpyKernels:
         self.memory: dict[int, np.ndarray] = {}
         self.next_address = 1 << 20
         self.launches: list[str] = []
+        self.range_table = np.zeros(1, dtype=predicted_ranges.RANGE_TABLE)  # the kernels' constant poly_plan
 
     def keys(self, stream: int) -> np.ndarray:
         values = self.streams[stream]
@@ -85,6 +86,10 @@ class NumpyKernels:
     def read(self, address: int, out: np.ndarray) -> np.ndarray:
         return self.read_all([(address, out)])[0]
 
+    def set_range_table(self, address: int, nbytes: int) -> None:
+        assert nbytes == predicted_ranges.RANGE_TABLE.itemsize
+        self.range_table = self.view(address, predicted_ranges.RANGE_TABLE)[:1].copy()
+
     def read_all(self, copies):
         for address, out in copies:
             out[...] = self.view(address, out.dtype)[:out.size]
@@ -115,21 +120,53 @@ class NumpyKernels:
             out.append(lo + (h % span if span > 1 else 0))
         return out
 
+    def plan_ranges(self, p) -> None:
+        """The device's plan of each stream's ranges from its sample (at p.seg[0]) and its PlanAsk
+        (at p.seg[1]), written as a RangeTable at p.out."""
+        kb, size = self.key_bits, int(p.seg_len[0])
+        sample = self.view(p.seg[0], np.uint32 if kb == 32 else np.uint64)[:2 * size].astype(np.uint64)
+        asks = self.view(p.seg[1], predicted_ranges.PLAN_ASK)[:2]
+        table = self.view(p.out, predicted_ranges.RANGE_TABLE)[:1]
+        table[...] = 0
+        t = table[0]
+        for s in range(2):
+            ask = asks[s]
+            nr = int(ask["nranks"])
+            ends = [(i, int(ask["at_lo"][i]), int(ask["at_hi"][i])) for i in range(nr)]
+            sr = predicted_ranges.ranges_from_ends(np.sort(sample[s * size:(s + 1) * size]), self.n, ends, kb)
+            predicted = nr > 0 and sr.expected <= int(ask["max_expected"])
+            t["expected"][s] = sr.expected
+            t["nranges"][s] = len(sr.bounds) if predicted else 0
+            t["range_of"][s * predicted_ranges.PLAN_RANKS:(s + 1) * predicted_ranges.PLAN_RANKS] = -1
+            for i in range(nr):
+                t["range_of"][s * predicted_ranges.PLAN_RANKS + i] = sr.range_of[i]
+            for j, (lo, hi) in enumerate(sr.bounds if predicted else []):
+                t["lo"][s * RANGES + j], t["hi"][s * RANGES + j] = lo, hi
+                g = t["groups"][s * RANGES + j]
+                g["stream"], g["lo"], g["hi"] = 2 + s, lo, hi
+                g["bits"] = min(kb - (hi - lo).bit_length(), kb - 1)
+                g["dbits"] = min(DIGIT_BITS, kb - int(g["bits"]))
+
     def stats_ranges(self, p, blocks: int) -> None:
-        """The statistics pass's predicted ranges: keys below each range counted, those within one
-        written to the region of the thread that reads them (threads take 4 elements in turn)."""
+        """The statistics pass's predicted ranges (from the constant range table): keys below each
+        range counted, those within one written to the region of the thread that reads them
+        (threads take 4 elements in turn); a stream without ranges has its first digit counted."""
         key_dtype = np.uint32 if self.key_bits == 32 else np.uint64
         rout = self.view(p.rout, np.uint64)
         threads = blocks * THREADS
         fills = self.view(p.rfills, np.uint32)
         thread_of = (np.arange(self.n) // 4) % threads
+        table = self.range_table[0]
         for s in range(2):
-            if p.nranges[s] == 0:
+            if table["nranges"][s] == 0:
+                if p.hist:
+                    first = self.view(p.hist, np.uint64)
+                    first[s << FIRST_BITS:(s + 1) << FIRST_BITS] += self.first_histogram(2 + s)
                 continue
             keys = self.keys(2 + s)
             inside = np.zeros(self.n, dtype=bool)
             for j in range(RANGES):
-                lo, hi = p.rlo[s * RANGES + j], p.rhi[s * RANGES + j]
+                lo, hi = int(table["lo"][s * RANGES + j]), int(table["hi"][s * RANGES + j])
                 rout[s * RANGES + j] = int((keys < np.uint64(lo)).sum())
                 inside |= (keys >= np.uint64(lo)) & (keys <= np.uint64(hi)) & (keys != 0)
             buffer = self.view(p.rbuf[s], key_dtype)
@@ -176,7 +213,15 @@ class NumpyKernels:
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64
         groups = [p.groups[j] for j in range(p.ngroups)]
-        if name == "poly_sample":
+        if name == "poly_keys_hist_planned":  # the groups: the planned ranges of one stream
+            table = self.range_table[0]
+            groups = [_PlannedGroup(table["groups"][p.plan_stream * RANGES + j])
+                      for j in range(int(table["nranges"][p.plan_stream]))]
+            name = "poly_keys_hist"
+        if name == "poly_plan_ranges":  # (all at once in its last phase)
+            if p.plan_phase == kb // 8:
+                self.plan_ranges(p)
+        elif name == "poly_sample":
             at = self.sample_positions(p.seg_len[0])
             out = self.view(p.out, key_dtype)
             out[:len(at)] = self.keys(2)[at].astype(key_dtype)
@@ -246,6 +291,14 @@ class NumpyKernels:
                         counter += self.RUN
                 assert counter <= p.seg_len[first]  # the capacity leaves room for every warp's unused run
                 self.view(p.out + 8 * first, np.uint64)[0] = counter
+
+
+class _PlannedGroup:
+    """A Group record of the range table, read as the launch parameters' groups are."""
+
+    def __init__(self, record):
+        self.prefix, self.stream, self.bits, self.dbits = (int(record[k]) for k in ("prefix", "stream", "bits", "dbits"))
+        self.lo, self.hi = int(record["lo"]), int(record["hi"])
 
 
 REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (2, 0.0), (2, 1.0), (0, None),
@@ -463,9 +516,12 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
     first = None
     if plan is not None:
         raw, first, selected = statistics_pass.run_error_stats(run, False, plan)
-        assert raw["size"] == run.n and first is None and selected is None
-        # the first pass over the ranges' keys, at once
-        assert run.launches[:4] == ["poly_sample", "poly_stats_ranges", "poly_merge_parts", "poly_keys_hist"]
+        assert raw["size"] == run.n and selected is None
+        assert first is None or set(first) == set(plan.unpredicted())
+        # the plan on the device, and the first pass over the ranges' keys, with no wait between
+        phases = run.key_bits // 8 + 1
+        assert run.launches[:4 + phases] == ["poly_sample", *["poly_plan_ranges"] * phases, "poly_stats_ranges",
+                                             "poly_merge_parts", "poly_keys_hist_planned"]
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     return order_select.order_values(run, requests, list(nans), first, plan)
@@ -523,6 +579,28 @@ def test_ranks_outside_their_ranges_fall_back_to_a_gather(small_ranges, monkeypa
     run = NumpyKernels(_streams("noise", 5000, np.float32, rng), True)
     assert _ranged_order_values(run, requests) == _numpy_values(run, requests)
     assert run.launches.count("poly_radix_gather") == 1  # both streams' regions overflowed: one gather for all
+
+
+def test_streams_the_device_leaves_unpredicted_use_the_passs_first_digit(small_ranges, monkeypatch):
+    """Ranges holding more keys than their regions were sized for (the device finds it from the
+    sample: ties, or here a tight allowance) are not gathered: the statistics pass counts those
+    streams' first key digit instead, and their ranks are found from it, exactly. The next
+    comparison of that size and those ranks sizes its regions for what the ranges held."""
+    monkeypatch.setattr(predicted_ranges, "TIE_ALLOWANCE", 0.01)
+    monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
+    rng = np.random.default_rng(9)
+    streams = _streams("noise", 5000, np.float32, rng)
+    requests = [(2, None), (3, None), (3, 0.9)]
+    for call in range(2):
+        run = NumpyKernels(streams, True)
+        plan = order_select.plan_ranges(run, requests)
+        raw, first, _ = statistics_pass.run_error_stats(run, False, plan)
+        if call == 0:
+            assert plan.streams == {} and sorted(first) == [2, 3]
+            assert all((first[s] == run.first_histogram(s)).all() for s in (2, 3))
+        else:
+            assert sorted(plan.streams) == [2, 3] and first is None
+        assert order_select.order_values(run, requests, [0, 0, 0, 0], first, plan) == _numpy_values(run, requests)
 
 
 def test_stream_ranges_hold_their_ranks_and_stay_few(monkeypatch):

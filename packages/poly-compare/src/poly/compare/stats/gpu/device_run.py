@@ -22,7 +22,6 @@ import numpy as np
 from poly.compare.stats.gpu.kernel_source import (
     MAX_DIMS,
     MAX_GROUPS,
-    RANGES,
     SELECT_TARGETS,
     THREADS,
     KernelVariant,
@@ -98,10 +97,9 @@ class LaunchParams(ctypes.Structure):
                 ("inf_equal", ctypes.c_int32), ("chunked", ctypes.c_int32), ("eps32", ctypes.c_float),
                 ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
                 ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
-                ("rbuf", ctypes.c_uint64 * 2),
-                ("rlo", ctypes.c_uint64 * (2 * RANGES)), ("rhi", ctypes.c_uint64 * (2 * RANGES)),
-                ("nranges", ctypes.c_int32 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32),
-                ("sel", ctypes.c_uint64), ("sel_dbits", ctypes.c_int32), ("sel_pad", ctypes.c_int32)]
+                ("rbuf", ctypes.c_uint64 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32),
+                ("sel", ctypes.c_uint64), ("sel_dbits", ctypes.c_int32), ("plan_stream", ctypes.c_int32),
+                ("plan_phase", ctypes.c_int32), ("plan_pad", ctypes.c_int32)]
 
 
 ACC_FIELDS = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
@@ -265,6 +263,16 @@ class DeviceRun:
         """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
         the driver stages pageable memory before returning)."""
         check(driver_api.cuMemcpyHtoDAsync(ptr, data.ctypes.data, data.nbytes, self.stream), "cuMemcpyHtoDAsync")
+        self._busy = True
+
+    def set_range_table(self, ptr: int, nbytes: int) -> None:
+        """Copies the RangeTable at ``ptr`` (``nbytes``) into the kernels' constant ``poly_plan``, in
+        stream order: the kernels launched after it read the ranges it holds. (The constant is the
+        module's, one per device: comparisons on a device run one at a time, under its lock.)"""
+        address, size = self.program.range_table
+        if nbytes != size:
+            raise GpuError(f"the kernels' range table has {size} bytes, the host's {nbytes}")
+        check(driver_api.cuMemcpyDtoDAsync(address, ptr, nbytes, self.stream), "cuMemcpyDtoDAsync")
         self._busy = True
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:

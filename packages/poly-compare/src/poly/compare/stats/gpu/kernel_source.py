@@ -23,9 +23,9 @@ Kernels:
   values are all finite take a fast path (extrema per chunk, no NaN/Inf bookkeeping). Given a
   histogram buffer, it also counts the top ``POLY_FIRST_BITS`` key bits of absdiff and reldiff
   (the order statistics' first radix digit).
-- ``poly_stats_ranges``: the same pass, and given predicted ranges (``Params.rout``), each thread
-  counts the keys of absdiff and reldiff below each range and writes those within one to a
-  region of its own (predicted_ranges).
+- ``poly_stats_ranges``: the same pass, and given predicted ranges (the constant ``poly_plan``),
+  each thread counts the keys of absdiff and reldiff below each range and writes those within one
+  to a region of its own (predicted_ranges); a stream without ranges has its first digit counted.
 - ``poly_merge_parts``: the statistics pass's per-block records merged into one on the device (one
   block, queued behind the pass), so that one record comes back.
 - ``poly_radix_hist``: one radix pass over the input: for up to ``HIST_GROUPS`` (stream,
@@ -39,12 +39,19 @@ Kernels:
   region, up to its fill), for all the groups it holds. A group may be bounded to a key range.
 - ``poly_keys_collect``: the same read, copying the keys of its groups to one small buffer (the
   last radix passes' work done on the host, once the groups hold few keys).
+- ``poly_keys_hist_planned``: ``poly_keys_hist`` over one stream's regions whose groups are that
+  stream's planned ranges (read from ``poly_plan``): the first radix pass over them, queued
+  behind the statistics pass before the host knows the ranges.
 - ``poly_select_first``, ``poly_select_input``: a radix select run on the device (a mid-size input),
   queued right behind the statistics pass: the wanted ranks of absdiff and reldiff, kept in device
   memory, are descended by the pass's first-digit histograms, then each pass over the input counts
   the next key digit of the elements of each rank's group and its last block descends every rank
   by them, so that the passes follow each other with no host round trip.
 - ``poly_sample``: the keys of absdiff and reldiff at a stratified random sample of places.
+- ``poly_plan_ranges``: the predicted ranges planned from that sample on the device (a select of
+  the sample keys ending each rank's range, 8 bits a launch over 16 blocks a stream, then the plan
+  made by one thread), written to a ``RangeTable`` that the host copies into ``poly_plan`` in
+  stream order.
 - ``poly_count_zeros``: the number of zeros in ``b`` (the simple comparison's warning).
 """
 
@@ -53,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
-           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES", "SELECT_TARGETS",
+           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS",
            "SELECT_BITS",
            "KERNEL_NAMES"]
 
@@ -68,12 +75,14 @@ RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
 GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per warp and stream, 128 float32 keys (64 float64)
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
 RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers
+PLAN_RANKS = 16  # ranks per stream whose predicted ranges the device plans (a median and 7 quantiles)
+PLAN_BLOCKS = 16  # blocks per stream of the device's plan (each a slice of the sample)
 SELECT_TARGETS = 20  # ranks a device-side select narrows at once (2 ranks each of the medians and up to 4 quantiles of 2 streams)
 SELECT_BITS = 10  # key bits each pass of a device-side select counts: 1024 bins, 4 KiB of shared counters per rank
 
 KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_merge_parts", "poly_radix_hist", "poly_radix_gather",
-                "poly_keys_hist", "poly_keys_collect", "poly_select_first", "poly_select_input", "poly_sample",
-                "poly_count_zeros")
+                "poly_keys_hist", "poly_keys_collect", "poly_keys_hist_planned", "poly_select_first",
+                "poly_select_input", "poly_sample", "poly_plan_ranges", "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3
@@ -99,6 +108,7 @@ def kernel_options(v: KernelVariant) -> list[str]:
         "POLY_DIGIT_BITS": DIGIT_BITS, "POLY_FIRST_BITS": FIRST_BITS, "POLY_MAX_GROUPS": MAX_GROUPS,
         "POLY_MAX_DIMS": MAX_DIMS, "POLY_THREADS": THREADS, "POLY_STAGES": STAGES,
         "POLY_RESERVE_BYTES": GATHER_RESERVE_BYTES, "POLY_RANGES": RANGES, "POLY_SEL_TARGETS": SELECT_TARGETS,
+        "POLY_PLAN_RANKS": PLAN_RANKS, "POLY_PLAN_BLOCKS": PLAN_BLOCKS,
     }
     return [f"-D{k}={int(val)}" for k, val in flags.items()]
 
@@ -144,21 +154,47 @@ struct Params {
     Group groups[POLY_MAX_GROUPS];
     u64 seg[POLY_MAX_GROUPS];      // gather: each group's key buffer; keys_hist: each group's gathered keys
     u64 seg_len[POLY_MAX_GROUPS];  // gather: its capacity; keys_hist: its length
-    // Predicted ranges (poly_stats_ranges): each thread writes the keys of absdiff and
-    // reldiff within up to POLY_RANGES ranges each to its own region of rcap keys of rbuf[stream]
-    // (no atomics), and counts the keys below each range's lo. An unused range is [0, 0] (key 0 is
-    // a NaN's).
+    // Predicted ranges (poly_stats_ranges; the ranges themselves in the constant poly_plan): each
+    // thread writes the keys of absdiff and reldiff within up to POLY_RANGES ranges each to its own
+    // region of rcap keys of rbuf[stream] (no atomics), and counts the keys below each range's lo.
     u64 rout;      // 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
     u64 rfills;    // 2 x (threads of the grid) u32 region fills (keys found, written or not)
     u64 rbuf[2];
-    u64 rlo[2 * POLY_RANGES], rhi[2 * POLY_RANGES];
-    int nranges[2];
     u32 rcap;      // poly_stats_ranges, poly_keys_hist (region mode): keys per region, a power of two
     u32 nregions;  // poly_keys_hist: nonzero for region mode (seg[0] holds nregions regions, their u32 fills at out)
     u64 sel;        // poly_select_input: the SelState of the targets
     int sel_dbits;  // poly_select_input: key bits counted by this pass
-    int sel_pad;
+    int plan_stream;  // poly_keys_hist_planned: 0 absdiff, 1 reldiff (its groups: that stream's planned ranges)
+    int plan_phase;   // poly_plan_ranges: its phase (hist: its PlanStates)
+    int plan_pad;
 };
+
+// -- the predicted ranges, planned on the device ------------------------------------------------------
+// The host asks per stream (absdiff, reldiff) for the sample keys at the sorted positions that end
+// each wanted rank's range (PlanAsk); poly_plan_ranges selects them and plans the ranges
+// (RangeTable, as predicted_ranges.stream_ranges plans them from a sorted sample), and the table
+// is copied, in stream order, into the constant poly_plan that the statistics pass and the first
+// radix pass over the ranges' keys read. An unused range is [0, 0] (key 0 is a NaN's); a stream
+// with no ranges (none asked, too many keys in them, or more than its regions were sized for) has
+// its first key digit counted by the statistics pass instead, for the ordinary select.
+#define POLY_PLAN_ENDS (2 * POLY_PLAN_RANKS)
+
+struct PlanAsk {
+    i64 at_lo[POLY_PLAN_RANKS], at_hi[POLY_PLAN_RANKS];  // sample positions of each rank's range ends (outside [0, S): open)
+    u64 max_expected;  // a stream whose ranges hold more of the input's keys (estimated) is not predicted
+    int nranks;        // ranks asked, ascending
+    int pad;
+};
+
+struct RangeTable {
+    u64 lo[2 * POLY_RANGES], hi[2 * POLY_RANGES];
+    u64 expected[2];                    // the input's keys the ranges should hold, from the sample's
+    int nranges[2];                     // 0: not predicted
+    int range_of[2 * POLY_PLAN_RANKS];  // each asked rank's range
+    Group groups[2 * POLY_RANGES];      // the first radix pass over each range's keys
+};
+
+__constant__ RangeTable poly_plan;
 
 struct Acc {
     double n, mean, m2, sum, sq, ab, mn, mx;
@@ -716,14 +752,17 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     auto in_ranges = [&](const Vals& v) {
 #pragma unroll
         for (int s = 0; s < 2; ++s) {
-            if (P.nranges[s] == 0) continue;
             const KT key = order_key(v.v[2 + s]);
+            if (poly_plan.nranges[s] == 0) {  // not predicted: the first digit, for the ordinary select
+                if (with_hist) atomicAdd(&hist[s * POLY_FIRST_BINS + (int)(key >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
+                continue;
+            }
             bool in = false;
 #pragma unroll
             for (int j = 0; j < POLY_RANGES; ++j) {
-                const KT lo = (KT)P.rlo[s * POLY_RANGES + j];
+                const KT lo = (KT)poly_plan.lo[s * POLY_RANGES + j];
                 below[s * POLY_RANGES + j] += key < lo;
-                in |= (KT)(key - lo) <= (KT)((KT)P.rhi[s * POLY_RANGES + j] - lo);
+                in |= (KT)(key - lo) <= (KT)((KT)poly_plan.hi[s * POLY_RANGES + j] - lo);
             }
             if (in) {
                 if (rfill[s] < P.rcap) ((KT*)P.rbuf[s])[region + rfill[s]] = key;
@@ -734,7 +773,7 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     auto tally = [&](const Vals& v) {
         dot = __fma_rn((double)v.v[0], (double)v.v[1], dot);
         fails += (!(v.v[2] <= atol)) & (!(v.v[3] <= rtol));
-        if (with_hist) {
+        if (with_hist && !RANGES) {
             atomicAdd(&hist[order_key(v.v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
             atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v.v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
         }
@@ -767,7 +806,7 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
                     sum_value<false, false>(r[3], (double)v[e].v[3]);
                     dot = __fma_rn(x, y, dot);
                     fails += (v[e].v[2] > atol) & (v[e].v[3] > rtol);
-                    if (with_hist) {
+                    if (with_hist && !RANGES) {
                         atomicAdd(&hist[order_key(v[e].v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
                         atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                     }
@@ -1094,10 +1133,15 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
 // dynamic shared memory: ngroups x POLY_BINS counters.
 // COLLECT (poly_keys_collect): instead, the keys of the groups (few by then: the last digits of
 // their ranks) are copied to seg[1] (capacity seg_len[1]), their number counted at hist (u64).
-template <bool COLLECT>
+// PLANNED (poly_keys_hist_planned): the groups are stream plan_stream's planned ranges (poly_plan).
+template <bool COLLECT, bool PLANNED = false>
 __device__ __forceinline__ void keys_pass(const Params& P) {
     extern __shared__ u32 shist[];
-    const int ng = P.ngroups;
+    auto group = [&](int g) -> const Group& {
+        if constexpr (PLANNED) return poly_plan.groups[P.plan_stream * POLY_RANGES + g];
+        else return P.groups[g];
+    };
+    const int ng = PLANNED ? poly_plan.nranges[P.plan_stream] : P.ngroups;
     const KT* keys = (const KT*)P.seg[0];
     if (!COLLECT) {
         for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
@@ -1106,12 +1150,12 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
     auto count = [&](KT key) {
         if (key == 0) return;
         for (int g = 0; g < ng; ++g) {
-            if (in_group(P.groups[g], key)) {
+            if (in_group(group(g), key)) {
                 if (COLLECT) {
                     const u64 at = atomicAdd((u64*)P.hist, 1ull);
                     if (at < P.seg_len[1]) ((KT*)P.seg[1])[at] = key;
                 } else {
-                    atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
+                    atomicAdd(&shist[g * POLY_BINS + digit_of(group(g), key)], 1u);
                 }
                 return;
             }
@@ -1162,6 +1206,9 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) { keys_pass<false>(P); }
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(const Params P) { keys_pass<true>(P); }
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist_planned(const Params P) {
+    keys_pass<false, true>(P);
+}
 
 // -- the ranks of a mid-size input, selected on the device ------------------------------------------
 // The wanted ranks of absdiff and reldiff (``SelState``, at Params.sel) are narrowed with no host
@@ -1325,6 +1372,234 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_sample(const Par
         out[k] = order_key(v.v[2]);
         out[S + k] = order_key(v.v[3]);
     }
+}
+
+// The predicted ranges of each stream (absdiff, reldiff) from its sample (seg_len[0] keys at seg[0],
+// absdiff's then reldiff's, as poly_sample writes them) and its PlanAsk (at seg[1]), written to the
+// RangeTable at out. POLY_PLAN_BLOCKS blocks per stream (grid 2 x POLY_PLAN_BLOCKS), each a slice
+// of the sample, keep their progress in a PlanState per stream (at hist, zeroed before phase 0).
+// Phases 0 .. POLY_KEY_BITS / 8 - 1 (plan_phase, one launch each) select the sample keys at the
+// asked sorted positions 8 bits at a time: each block counts its slice's next digit of the keys in
+// each target's group (targets whose known bits agree share one histogram; a warp's equal digits
+// add at once), and the last block to finish descends the targets (warp_descend) and clears the
+// histograms. The last phase counts the sample keys below and up to each range end, and its last
+// block's first thread plans the table (plan_table).
+struct PlanState {
+    SelTarget t[POLY_PLAN_ENDS];  // each asked position's key, narrowed 8 bits a phase
+    u64 hist[POLY_PLAN_ENDS][256];
+    u32 below[POLY_PLAN_ENDS], upto[POLY_PLAN_ENDS];  // sample keys below and up to each end's key
+    u32 done_blocks;
+    int pad;
+};
+
+__device__ __forceinline__ int bit_length(KT x) {
+    return x == 0 ? 0 : POLY_KEY_BITS - (POLY_KEY_BITS == 32 ? __clz((u32)x) : __clzll((u64)x));
+}
+
+// Stream s's RangeTable from its ends' keys and the sample keys below and up to each, as
+// predicted_ranges.ranges_from_ends plans it: each rank's span, the overlapping or adjacent spans
+// merged, the neighbours with the fewest sample keys between them joined while more than
+// POLY_RANGES remain, and the keys of the input the ranges should hold. One thread.
+__device__ void plan_table(const Params& P, int s, const PlanAsk& ask, const KT* value, const u32* below,
+                           const u32* upto) {
+    const int nr = ask.nranks;
+    const u32 S = (u32)P.seg_len[0];
+    KT slo[POLY_PLAN_RANKS], shi[POLY_PLAN_RANKS];  // each rank's span [lo, max(lo, hi)]
+    u32 sbelow[POLY_PLAN_RANKS], supto[POLY_PLAN_RANKS];
+    int order[POLY_PLAN_RANKS], range_of[POLY_PLAN_RANKS];
+    for (int i = 0; i < nr; ++i) {
+        slo[i] = value[2 * i];
+        sbelow[i] = below[2 * i];
+        const bool up = value[2 * i + 1] >= slo[i];
+        shi[i] = up ? value[2 * i + 1] : slo[i];
+        supto[i] = up ? upto[2 * i + 1] : upto[2 * i];
+        int k = i;  // stable insertion by lo
+        while (k > 0 && slo[order[k - 1]] > slo[i]) {
+            order[k] = order[k - 1];
+            --k;
+        }
+        order[k] = i;
+    }
+    KT mlo[POLY_PLAN_RANKS], mhi[POLY_PLAN_RANKS];
+    u32 mbelow[POLY_PLAN_RANKS], mupto[POLY_PLAN_RANKS];
+    int nm = 0;
+    for (int k = 0; k < nr; ++k) {
+        const int i = order[k];
+        if (nm > 0 && (slo[i] <= mhi[nm - 1] || slo[i] - mhi[nm - 1] == 1)) {
+            if (shi[i] > mhi[nm - 1]) {
+                mhi[nm - 1] = shi[i];
+                mupto[nm - 1] = supto[i];
+            }
+        } else {
+            mlo[nm] = slo[i];
+            mbelow[nm] = sbelow[i];
+            mhi[nm] = shi[i];
+            mupto[nm] = supto[i];
+            ++nm;
+        }
+        range_of[i] = nm - 1;
+    }
+    while (nm > POLY_RANGES) {
+        int best = 0;
+        i64 fewest = 0;
+        for (int j = 0; j + 1 < nm; ++j) {
+            const i64 between = (i64)mbelow[j + 1] - (i64)mupto[j];
+            if (j == 0 || between < fewest) {
+                best = j;
+                fewest = between;
+            }
+        }
+        mhi[best] = mhi[best + 1];
+        mupto[best] = mupto[best + 1];
+        for (int j = best + 1; j + 1 < nm; ++j) {
+            mlo[j] = mlo[j + 1];
+            mhi[j] = mhi[j + 1];
+            mbelow[j] = mbelow[j + 1];
+            mupto[j] = mupto[j + 1];
+        }
+        for (int i = 0; i < nr; ++i)
+            if (range_of[i] > best) --range_of[i];
+        --nm;
+    }
+    u64 inside = 0;
+    for (int j = 0; j < nm; ++j) inside += mupto[j] - mbelow[j];
+    const u64 expected = (u64)ceil((double)((inside + (u64)nm) * P.n) / (double)S);
+    const bool predicted = nr > 0 && expected <= ask.max_expected;
+    RangeTable* table = (RangeTable*)P.out;
+    table->nranges[s] = predicted ? nm : 0;
+    table->expected[s] = expected;
+    for (int i = 0; i < POLY_PLAN_RANKS; ++i) table->range_of[s * POLY_PLAN_RANKS + i] = i < nr ? range_of[i] : -1;
+    for (int j = 0; j < POLY_RANGES; ++j) {
+        const bool used = predicted && j < nm;
+        const KT lo = used ? mlo[j] : (KT)0, hi = used ? mhi[j] : (KT)0;
+        table->lo[s * POLY_RANGES + j] = lo;
+        table->hi[s * POLY_RANGES + j] = hi;
+        Group g;
+        g.prefix = 0;
+        g.stream = 2 + s;
+        g.bits = min(POLY_KEY_BITS - bit_length((KT)(hi - lo)), POLY_KEY_BITS - 1);
+        g.dbits = min(POLY_DIGIT_BITS, POLY_KEY_BITS - g.bits);
+        g.pad = 0;
+        g.lo = lo;
+        g.hi = hi;
+        table->groups[s * POLY_RANGES + j] = g;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_plan_ranges(const Params P) {
+    __shared__ u32 shist[POLY_PLAN_ENDS][256];
+    __shared__ SelTarget st[POLY_PLAN_ENDS];
+    __shared__ int owner[POLY_PLAN_ENDS];
+    __shared__ KT value[POLY_PLAN_ENDS];
+    __shared__ int last;
+    const int s = blockIdx.x / POLY_PLAN_BLOCKS, slice = blockIdx.x % POLY_PLAN_BLOCKS;
+    const u32 S = (u32)P.seg_len[0];
+    const KT* keys = (const KT*)P.seg[0] + (u64)s * S;
+    const PlanAsk& ask = ((const PlanAsk*)P.seg[1])[s];
+    PlanState* state = (PlanState*)P.hist + s;
+    const int nt = 2 * ask.nranks;  // target 2i: rank i's low end, 2i + 1: its high end
+    const int phase = P.plan_phase, passes = POLY_KEY_BITS / 8;
+    const u32 first = (u32)((u64)S * slice / POLY_PLAN_BLOCKS), end = (u32)((u64)S * (slice + 1) / POLY_PLAN_BLOCKS);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    auto at_of = [&](int t) -> i64 { return (t & 1) ? ask.at_hi[t >> 1] : ask.at_lo[t >> 1]; };
+    if (threadIdx.x < nt) st[threadIdx.x] = state->t[threadIdx.x];  // (all zero before phase 0)
+    __syncthreads();
+    if (phase < passes) {
+        const int shift = POLY_KEY_BITS - 8 * (phase + 1), bits = 8 * phase;
+        if (threadIdx.x < nt) {
+            int o = threadIdx.x;
+            for (int u = 0; u < (int)threadIdx.x && o == (int)threadIdx.x; ++u)
+                if (st[u].prefix == st[threadIdx.x].prefix) o = u;
+            owner[threadIdx.x] = o;
+        }
+        for (int k = threadIdx.x; k < nt * 256; k += blockDim.x) (&shist[0][0])[k] = 0u;
+        __syncthreads();
+        for (u32 i0 = first; i0 < end; i0 += blockDim.x) {
+            const u32 i = i0 + threadIdx.x;
+            const bool valid = i < end;
+            const KT key = valid ? keys[i] : (KT)0;
+            const u32 d = (u32)(key >> shift) & 255u;
+            for (int t = 0; t < nt; ++t) {
+                if (owner[t] != t) continue;
+                const bool in = valid && (bits == 0 || (u64)(key >> (POLY_KEY_BITS - bits)) == st[t].prefix);
+                const unsigned m = __ballot_sync(0xFFFFFFFFu, in);
+                if (in) {
+                    const unsigned peers = __match_any_sync(m, d);
+                    if (lane == __ffs(peers) - 1) atomicAdd(&shist[t][d], (u32)__popc(peers));
+                }
+            }
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < nt * 256; k += blockDim.x) {
+            const u32 c = (&shist[0][0])[k];
+            if (c) atomicAdd(&state->hist[k / 256][k % 256], (u64)c);
+        }
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) last = atomicAdd(&state->done_blocks, 1u) == POLY_PLAN_BLOCKS - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        for (int t = warp; t < nt; t += warps) {
+            SelTarget* target = &state->t[t];
+            if (phase == 0 && lane == 0) {
+                const i64 at = at_of(t);
+                target->prefix = 0;
+                target->bits = 0;
+                target->rank = (at >= 0 && at < (i64)S) ? (u64)at : 0;
+            }
+            __syncwarp();
+            warp_descend(target, &state->hist[owner[t]][0], 8);
+        }
+        __syncthreads();
+        for (int k = threadIdx.x; k < nt * 256; k += blockDim.x) state->hist[k / 256][k % 256] = 0;
+        if (threadIdx.x == 0) state->done_blocks = 0;
+        return;
+    }
+    if (threadIdx.x < nt) {  // an open end: key 1 below (key 0 is a NaN's, never gathered), the top key above
+        const i64 at = at_of(threadIdx.x);
+        value[threadIdx.x] = (at >= 0 && at < (i64)S) ? (KT)st[threadIdx.x].prefix
+                                                       : ((threadIdx.x & 1) ? ~(KT)0 : (KT)1);
+    }
+    __syncthreads();
+    u32 lt[POLY_PLAN_ENDS], le[POLY_PLAN_ENDS];
+#pragma unroll
+    for (int t = 0; t < POLY_PLAN_ENDS; ++t) lt[t] = le[t] = 0;
+    for (u32 i = first + threadIdx.x; i < end; i += blockDim.x) {
+        const KT key = keys[i];
+#pragma unroll
+        for (int t = 0; t < POLY_PLAN_ENDS; ++t) {
+            if (t < nt) {
+                lt[t] += key < value[t];
+                le[t] += key <= value[t];
+            }
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < POLY_PLAN_ENDS; ++t) {
+        if (t >= nt) break;
+        u32 x = lt[t], y = le[t];
+        for (int delta = 16; delta > 0; delta >>= 1) {
+            x += __shfl_down_sync(0xFFFFFFFFu, x, delta);
+            y += __shfl_down_sync(0xFFFFFFFFu, y, delta);
+        }
+        if (lane == 0) {
+            atomicAdd(&state->below[t], x);
+            atomicAdd(&state->upto[t], y);
+        }
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&state->done_blocks, 1u) == POLY_PLAN_BLOCKS - 1;
+    __syncthreads();
+    if (!last || threadIdx.x != 0) return;
+    __threadfence();
+    u32 below[POLY_PLAN_ENDS], upto[POLY_PLAN_ENDS];
+    for (int t = 0; t < nt; ++t) {
+        below[t] = __ldcg(&state->below[t]);
+        upto[t] = __ldcg(&state->upto[t]);
+    }
+    plan_table(P, s, ask, value, below, upto);
 }
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(const Params P) {

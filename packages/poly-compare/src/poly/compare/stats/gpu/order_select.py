@@ -13,9 +13,9 @@ keys of absdiff and reldiff (and of a and b, for their medians), driven from the
    the host, which picks each rank's key.
 
 On a large input (``predicted_ranges.MIN_ELEMENTS``), ``plan_ranges`` first predicts from a
-sample a key range holding each rank of absdiff and reldiff; the statistics pass then gathers
-the keys within those ranges itself (instead of step 1), and step 2 is saved for every rank its
-counts prove to lie in its range.
+sample a key range holding each rank of absdiff and reldiff (planned on the device, with no host
+round trip); the statistics pass then gathers the keys within those ranges itself (instead of
+step 1), and step 2 is saved for every rank its counts prove to lie in its range.
 
 Only histograms and counts (a few KiB) come back to the host, and the few keys of step 3.
 """
@@ -36,6 +36,8 @@ from poly.compare.stats.gpu.kernel_source import (
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
     MAX_GROUPS,
+    PLAN_BLOCKS,
+    RANGES,
     RING_BYTES,
     SELECT_BITS,
     SELECT_TARGETS,
@@ -43,14 +45,19 @@ from poly.compare.stats.gpu.kernel_source import (
 )
 from poly.compare.stats.gpu.predicted_ranges import (
     MIN_ELEMENTS,
+    PLAN_ASK,
+    PLAN_STATE,
+    RANGE_TABLE,
     SAMPLE_SIZE,
     RangePlan,
+    plan_ask,
+    region_budget,
     region_capacity,
-    stream_ranges,
 )
 from poly.compare.stats.gpu.program_cache import GpuError
 
-__all__ = ["order_values", "plan_ranges", "range_first_pass", "radix_copies", "select_behind_stats", "DeviceSelect"]
+__all__ = ["order_values", "plan_ranges", "range_first_pass", "range_first_copies", "take_range_first_pass",
+           "radix_copies", "select_behind_stats", "DeviceSelect", "RANGED_STATS_SHARED"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
@@ -350,11 +357,49 @@ def _range_targets(plan: RangePlan, wanted: Sequence[tuple[int, int]], key_bits:
     return targets
 
 
-def range_first_pass(run: DeviceRun, plan: RangePlan) -> _Launched:
-    """Launches the first radix pass over the ranges' keys, right behind the statistics pass (its
-    groups are the ranges: they need none of its counts), so that its histograms come back with
-    the pass's results."""
-    return _radix_launch(run, _keys_hist_jobs(run, _pending(plan.targets)), _key_bits(run), HIST_GROUPS)
+def range_first_pass(run: DeviceRun, plan: RangePlan) -> list[tuple[int, int]]:
+    """Launches the first radix pass over each asked stream's range keys, right behind the
+    statistics pass: its groups are the ranges the device planned (``poly_keys_hist_planned``
+    reads them from constant memory; they need none of the pass's counts), so that its histograms
+    come back with the pass's results. Returns (stream, histograms' address) per launch."""
+    launches = []
+    shared = RANGES * _BINS * 4
+    for stream in plan.ranks:
+        p = run.params()
+        p.plan_stream = stream - 2
+        p.hist = run.alloc(RANGES * _BINS * 8, zero=True)
+        segment = (plan.buffers[stream], plan.capacity, plan.fills_address(stream), plan.regions)
+        run.launch("poly_keys_hist_planned", p, _segment_grid(run, p, segment, "poly_keys_hist_planned", shared), shared)
+        launches.append((stream, p.hist))
+    return launches
+
+
+def range_first_copies(launches: Sequence[tuple[int, int]]) -> list[tuple[int, np.ndarray]]:
+    """The copies that read the histograms of ``range_first_pass``'s launches back."""
+    return [(ptr, np.empty(RANGES * _BINS, dtype=np.uint64)) for _, ptr in launches]
+
+
+def take_range_first_pass(run: DeviceRun, plan: RangePlan, launches: Sequence[tuple[int, int]],
+                          hists: Sequence[np.ndarray]) -> None:
+    """Once the statistics pass's results and the device's plan are read (``RangePlan.take``): the
+    targets of the ranks in the predicted ranges, and the first pass's histograms
+    (``range_first_pass``), by range, for ``_seed_in_ranges`` to descend them."""
+    key_bits = _key_bits(run)
+    plan.targets = _range_targets(plan, plan.wanted, key_bits)
+    launched: _Launched = []
+    read: list[np.ndarray] = []
+    for (stream, ptr), hist in zip(launches, hists, strict=True):
+        if stream not in plan.streams:
+            continue
+        groups: dict[_GroupKey, list[_Target]] = {}
+        for t in plan.targets:
+            if t.stream == stream:
+                groups.setdefault(t.group, []).append(t)
+        chunk = sorted(groups, key=lambda g: g[3])  # the device's order: the ranges ascending
+        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
+        launched.append((groups, chunk, dbits, ptr))
+        read.append(hist)
+    plan.first_pass = (launched, read)
 
 
 def _seed_in_ranges(plan: RangePlan) -> list[_Target]:
@@ -531,45 +576,52 @@ def _order_ranks(requests: Sequence[tuple[int, float | None]], n: int, nan_count
     return plan, wanted
 
 
+RANGED_STATS_SHARED = RING_BYTES + 2 * (1 << FIRST_BITS) * 4  # the ranged statistics pass's: ring, first digits
+
+
 def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) -> RangePlan | None:
-    """Predicted ranges for the ranks of absdiff's and reldiff's ``requests`` (see predicted_ranges),
-    from a sample of the input, with the statistics pass's buffers for their keys; None for an
-    input too small to gain from them, or none worth gathering."""
+    """Predicted ranges for the ranks of absdiff's and reldiff's ``requests`` (see predicted_ranges):
+    a sample of the input, the plan made from it on the device (read by the statistics pass from
+    constant memory), and the statistics pass's buffers for their keys, all queued without a wait;
+    None for an input too small to gain from them, or no stream worth predicting."""
     n = run.n
     if n < MIN_ELEMENTS:
         return None
-    ranks: dict[int, list[int]] = {}
     wanted = _order_ranks(requests, n)[1]
+    size = min(SAMPLE_SIZE, n)
+    ranks: dict[int, list[int]] = {}
     for stream, rank in wanted:
         if stream in (2, 3):
             ranks.setdefault(stream, []).append(rank)
+    budget = {stream: region_budget(n, rs, size) for stream, rs in ranks.items()}
+    budget = {stream: b for stream, b in budget.items() if b is not None}  # (the others' first digit is counted)
+    ranks = {stream: sorted(set(rs)) for stream, rs in ranks.items() if stream in budget}
     if not ranks:
         return None
-    key_bits = _key_bits(run)
-    key_dtype = np.uint32 if key_bits == 32 else np.uint64
-    size = min(SAMPLE_SIZE, n)
+    key_size = _key_bits(run) // 8
+    blocks = run.grid("poly_stats_ranges", RANGED_STATS_SHARED)
+    regions = blocks * THREADS
+    capacity = region_capacity(max(budget.values()), regions)
+    if len(ranks) * capacity * regions * key_size > run.free_memory() // 4:  # as a gather's budget
+        return None
+    buffers = {stream: run.alloc(capacity * regions * key_size) for stream in ranks}
     p = run.params()
     p.seg_len[0] = size
-    p.out = run.alloc(2 * size * (key_bits // 8))
+    p.seg[0] = p.out = run.alloc(2 * size * key_size)
     run.launch("poly_sample", p, run.grid("poly_sample", n=size))
-    sample = run.read(p.out, np.empty(2 * size, dtype=key_dtype))
-    streams = {}
-    for stream, rs in ranks.items():
-        sr = stream_ranges(sample[(stream - 2) * size:(stream - 1) * size], n, rs, key_bits)
-        if sr is not None:
-            streams[stream] = sr
-    if not streams:
-        return None
-    blocks = run.grid("poly_stats_ranges", RING_BYTES)  # (the ranged pass counts no first digit: no histogram)
-    regions = blocks * THREADS
-    capacity = region_capacity(max(sr.expected for sr in streams.values()), regions)
-    if len(streams) * capacity * regions * (key_bits // 8) > run.free_memory() // 4:  # as a gather's budget
-        return None
-    buffers = {stream: run.alloc(capacity * regions * (key_bits // 8)) for stream in streams}
-    plan = RangePlan(streams=streams, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
-                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True))
-    plan.targets = _range_targets(plan, wanted, key_bits)
-    return plan
+    ask = plan_ask(n, ranks, size, budget)
+    p.seg[1] = run.alloc(2 * PLAN_ASK.itemsize)
+    run.write(p.seg[1], ask)
+    p.out = run.alloc(RANGE_TABLE.itemsize)
+    p.hist = run.alloc(2 * PLAN_STATE.itemsize, zero=True)
+    for phase in range(_key_bits(run) // 8 + 1):  # a select of the ends' keys 8 bits a phase, then the plan
+        p.plan_phase = phase
+        run.launch("poly_plan_ranges", p, 2 * PLAN_BLOCKS)
+    run.set_range_table(p.out, RANGE_TABLE.itemsize)
+    return RangePlan(ranks=ranks, n=n, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
+                     fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True),
+                     table=p.out, hist=run.alloc(2 * (1 << FIRST_BITS) * 8, zero=True), wanted=wanted,
+                     sample=p.seg[0], ask=ask)
 
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],

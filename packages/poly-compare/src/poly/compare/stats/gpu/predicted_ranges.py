@@ -12,22 +12,29 @@ those keys only once the counts prove it is there. Anything else (a rank outside
 goes the ordinary way: a gather pass over the input. The prediction decides the speed, never
 the result.
 
-``stream_ranges`` plans one stream's ranges from its sample (pure NumPy); ``RangePlan`` holds a
-comparison's plan, its device buffers and, after the statistics pass, the counts it made.
+The plan is made on the device (``poly_plan_ranges``), right behind the sample, and reaches the
+statistics pass through constant memory: the GPU does not wait for the host between the sample
+and the pass. The host only asks for the sample positions that end each rank's range
+(``range_ends``) and sizes the regions for the keys the ranges would hold were the sample's keys
+distinct (``distinct_estimate``, with ``TIE_ALLOWANCE`` for ties). ``stream_ranges`` is the
+same plan in NumPy, from a sample (the reference the kernel is tested against); ``RangePlan``
+holds a comparison's plan, its device buffers and, after the statistics pass, the table and
+counts the device made.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from poly.compare.stats.gpu.kernel_source import RANGES
+from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
-__all__ = ["SAMPLE_SIZE", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "StreamRanges", "RangePlan", "stream_ranges",
-           "region_capacity"]
+__all__ = ["SAMPLE_SIZE", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
+           "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "plan_ask", "region_capacity", "learn_budget", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
 
 SAMPLE_SIZE = 1 << 16  # sample keys per stream
 SIGMAS = 4.0  # binomial spreads of the sample position on each side of a rank's range
@@ -35,6 +42,23 @@ MIN_ELEMENTS = 3 << 27  # below this (about 4e8), a gather pass costs less than 
 MAX_FRACTION = 8  # a stream whose ranges would hold more than 1/MAX_FRACTION of its keys (ties) is not predicted
 REGION_SLACK = 1.5  # a thread's region holds this many times its expected share of the keys...
 REGION_EXTRA = 8  # ... and this many more (rounded up to a power of two)
+TIE_ALLOWANCE = 1.5  # regions are sized for this many times the keys of distinct sample keys' ranges
+LEARNED_SLACK = 1.25  # ... or this many times what the ranges held last time, where more (ties)
+LEARNED_MAX = 64  # (input size, ranks) pairs remembered
+LEARNED_BUDGETS: dict[tuple[int, tuple[int, ...]], int] = {}  # the keys those ranges held, where more than sized for
+
+# The kernels' PlanAsk and RangeTable (kernel_source), and their Group.
+_GROUP = np.dtype([("prefix", "u8"), ("stream", "i4"), ("bits", "i4"), ("dbits", "i4"), ("pad", "i4"), ("lo", "u8"),
+                   ("hi", "u8")])
+PLAN_ASK = np.dtype([("at_lo", "i8", (PLAN_RANKS,)), ("at_hi", "i8", (PLAN_RANKS,)), ("max_expected", "u8"),
+                     ("nranks", "i4"), ("pad", "i4")], align=True)
+# the kernels' PlanState: the device plan's progress (its targets are SelTargets)
+PLAN_STATE = np.dtype([("t", np.dtype([("prefix", "u8"), ("rank", "u8"), ("stream", "i4"), ("bits", "i4")]),
+                        (2 * PLAN_RANKS,)), ("hist", "u8", (2 * PLAN_RANKS, 256)), ("below", "u4", (2 * PLAN_RANKS,)),
+                       ("upto", "u4", (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("pad", "i4")], align=True)
+RANGE_TABLE = np.dtype([("lo", "u8", (2 * RANGES,)), ("hi", "u8", (2 * RANGES,)), ("expected", "u8", (2,)),
+                        ("nranges", "i4", (2,)), ("range_of", "i4", (2 * PLAN_RANKS,)),
+                        ("groups", _GROUP, (2 * RANGES,))], align=True)
 
 
 @dataclass
@@ -47,20 +71,37 @@ class StreamRanges:
     expected: int
 
 
-def stream_ranges(sample: np.ndarray, n: int, ranks: Iterable[int], key_bits: int) -> StreamRanges | None:
-    """The ranges of one stream holding ``ranks`` (of ``n`` keys), predicted from its ``sample``
-    of keys; None when they would hold too many keys (heavy ties) to be worth gathering. (The
-    sample is sorted: NumPy's vectorised sort takes a third of the time of a partition at the
-    ranges' ends, which selects one end after another.)"""
-    keys = np.sort(np.asarray(sample))
-    size = len(keys)
-    top = (1 << key_bits) - 1
-    spans: list[list] = []  # [lo, hi, ranks]
+def range_ends(n: int, ranks: Iterable[int], size: int) -> list[tuple[int, int, int]]:
+    """(rank, low end, high end) of each of ``ranks`` (of ``n`` keys), ascending: the positions in a
+    sorted sample of ``size`` keys whose keys bound the rank's range (below 0 or from ``size`` on:
+    the range is open on that side)."""
+    ends = []
     for r in sorted(set(ranks)):
         p = min(max(r / n, 0.0), 1.0)
         centre = p * size
         spread = math.sqrt(size * p * (1.0 - p)) + 1.0
-        k_lo, k_hi = math.floor(centre - SIGMAS * spread), math.ceil(centre + SIGMAS * spread)
+        ends.append((r, math.floor(centre - SIGMAS * spread), math.ceil(centre + SIGMAS * spread)))
+    return ends
+
+
+def stream_ranges(sample: np.ndarray, n: int, ranks: Iterable[int], key_bits: int) -> StreamRanges | None:
+    """The ranges of one stream holding ``ranks`` (of ``n`` keys), predicted from its ``sample``
+    of keys; None when they would hold too many keys (heavy ties) to be worth gathering. The
+    device's ``poly_plan_ranges`` makes the same plan."""
+    keys = np.sort(np.asarray(sample))
+    sr = ranges_from_ends(keys, n, range_ends(n, ranks, len(keys)), key_bits)
+    return None if sr.expected * MAX_FRACTION > n else sr
+
+
+def ranges_from_ends(keys: np.ndarray, n: int, ends: Iterable[tuple[int, int, int]], key_bits: int) -> StreamRanges:
+    """The ranges of one stream from its sorted sample ``keys`` and the (rank, low end, high end)
+    sample positions of each wanted rank (``range_ends``): each rank's span, the overlapping or
+    adjacent ones merged, the neighbours with the fewest sample keys between them joined while
+    more than RANGES remain, and the keys of the input they should hold."""
+    size = len(keys)
+    top = (1 << key_bits) - 1
+    spans: list[list] = []  # [lo, hi, ranks]
+    for r, k_lo, k_hi in ends:
         lo = int(keys[k_lo]) if k_lo >= 0 else 1  # key 0 (a NaN's) is never gathered
         hi = int(keys[k_hi]) if k_hi < size else top
         spans.append([lo, max(lo, hi), [r]])
@@ -86,10 +127,56 @@ def stream_ranges(sample: np.ndarray, n: int, ranks: Iterable[int], key_bits: in
     los, his = ends(merged)
     inside = int((upto(his) - below(los)).sum())
     expected = math.ceil((inside + len(merged)) * n / size)
-    if expected * MAX_FRACTION > n:
-        return None
     return StreamRanges(bounds=[(lo, hi) for lo, hi, _ in merged],
                         range_of={r: j for j, (_, _, rs) in enumerate(merged) for r in rs}, expected=expected)
+
+
+def region_budget(n: int, ranks: Sequence[int], size: int) -> int | None:
+    """The most keys of ``n`` the ranges of ``ranks`` may hold, planned from a sample of ``size``:
+    ``TIE_ALLOWANCE`` times what they would hold were the sample's keys distinct (ties only add to
+    it), or ``LEARNED_SLACK`` times what an earlier comparison of the same size and ranks found
+    they held where that is more (``learn_budget``), at most 1/MAX_FRACTION of the input; None when
+    distinct keys' ranges already hold more, or for more ranks than the device plans."""
+    key = tuple(sorted(set(ranks)))
+    if len(key) > PLAN_RANKS:
+        return None
+    estimate = _distinct_estimate(n, key, size, SIGMAS, MAX_FRACTION)
+    if estimate is None:
+        return None
+    budget = max(math.ceil(estimate * TIE_ALLOWANCE), math.ceil(LEARNED_BUDGETS.get((n, key), 0) * LEARNED_SLACK))
+    return min(budget, n // MAX_FRACTION)
+
+
+def learn_budget(n: int, ranks: Sequence[int], expected: int) -> None:
+    """Remembers that the ranges of ``ranks`` held about ``expected`` of ``n`` keys, more than their
+    regions were sized for (ties at their ends): the next comparison of that size and those ranks
+    sizes them for it (outputs of one model come back to back, alike)."""
+    if expected * MAX_FRACTION > n:
+        return  # never worth predicting
+    if len(LEARNED_BUDGETS) >= LEARNED_MAX:
+        LEARNED_BUDGETS.pop(next(iter(LEARNED_BUDGETS)))
+    LEARNED_BUDGETS[(n, tuple(sorted(set(ranks))))] = expected
+
+
+@functools.lru_cache(maxsize=64)
+def _distinct_estimate(n: int, ranks: tuple[int, ...], size: int, sigmas: float, max_fraction: int) -> int | None:
+    # (keyed by the module's settings too: stream_ranges reads them)
+    sr = stream_ranges(np.arange(1, size + 1, dtype=np.uint64), n, ranks, 64)
+    return None if sr is None else sr.expected
+
+
+def plan_ask(n: int, ranks_of: dict[int, Sequence[int]], size: int, max_expected: dict[int, int]) -> np.ndarray:
+    """The PlanAsk of each stream (absdiff, reldiff) for ``ranks_of[stream]``: the sample positions
+    ending each rank's range, and the most keys its ranges may hold (``max_expected``)."""
+    ask = np.zeros(2, dtype=PLAN_ASK)
+    for stream, ranks in ranks_of.items():
+        ends = range_ends(n, ranks, size)
+        row = ask[stream - 2]
+        row["nranks"] = len(ends)
+        row["max_expected"] = max_expected[stream]
+        for i, (_, k_lo, k_hi) in enumerate(ends):
+            row["at_lo"][i], row["at_hi"][i] = k_lo, k_hi
+    return ask
 
 
 def region_capacity(expected: int, regions: int) -> int:
@@ -99,18 +186,27 @@ def region_capacity(expected: int, regions: int) -> int:
 
 @dataclass
 class RangePlan:
-    """A comparison's predicted ranges by stream (2 absdiff, 3 reldiff); the statistics pass's
-    ``blocks`` and its ``regions`` (threads) of ``capacity`` keys in each stream's ``buffers``,
-    their fills at ``fills`` (u32, stream-major); and ``rout``, the device words the pass counts
-    into. ``take`` reads those counts back after the pass."""
+    """A comparison's predicted ranges, planned on the device: the ranks asked by stream (2 absdiff,
+    3 reldiff, ascending); the statistics pass's ``blocks`` and its ``regions`` (threads) of
+    ``capacity`` keys in each stream's ``buffers``, their fills at ``fills`` (u32, stream-major);
+    ``rout``, the device words the pass counts into; ``table``, the device's RangeTable; ``hist``,
+    the first-digit histograms the pass counts for a stream left unpredicted. ``take`` reads the
+    table and counts back after the pass; ``streams`` then holds each predicted stream's ranges."""
 
-    streams: dict[int, StreamRanges]
+    ranks: dict[int, list[int]]
+    n: int
     blocks: int
     regions: int
     capacity: int
     buffers: dict[int, int]
     fills: int
     rout: int
+    table: int
+    hist: int
+    wanted: list[tuple[int, int]] = field(default_factory=list)  # every (stream, rank) of the comparison
+    sample: int = 0  # the sample's keys on the device (absdiff's, then reldiff's)
+    ask: np.ndarray | None = None  # the PlanAsk records the device planned from
+    streams: dict[int, StreamRanges] = field(default_factory=dict)
     targets: list = field(default_factory=list)  # order_select's targets of the ranks in the ranges
     first_pass: tuple | None = None  # the first radix pass over the ranges (launches, histograms read back)
     below: np.ndarray | None = field(default=None)  # (2, RANGES): keys below each range's lo
@@ -120,21 +216,34 @@ class RangePlan:
     rout_words = 2 * RANGES + 4
 
     def apply(self, p) -> None:
-        """Sets the statistics pass's range parameters in launch parameters ``p``."""
-        p.rout, p.rfills, p.rcap = self.rout, self.fills, self.capacity
+        """Sets the statistics pass's region parameters in launch parameters ``p`` (the ranges
+        themselves are in the kernels' constant memory)."""
+        p.rout, p.rfills, p.rcap, p.hist = self.rout, self.fills, self.capacity, self.hist
         for i, stream in enumerate((2, 3)):
-            sr = self.streams.get(stream)
-            p.nranges[i] = 0 if sr is None else len(sr.bounds)
             p.rbuf[i] = self.buffers.get(stream, 0)
-            for j in range(RANGES):
-                lo, hi = sr.bounds[j] if sr is not None and j < len(sr.bounds) else (0, 0)  # [0, 0]: unused
-                p.rlo[i * RANGES + j], p.rhi[i * RANGES + j] = lo, hi
 
-    def take(self, rout: np.ndarray) -> None:
-        """Keeps the counts the statistics pass left in ``rout`` (its ``rout_words`` words)."""
+    def take(self, rout: np.ndarray, table: np.ndarray) -> None:
+        """Keeps the counts the statistics pass left in ``rout`` (its ``rout_words`` words) and the
+        ranges of the device's ``table`` (one RANGE_TABLE record)."""
         self.below = rout[:2 * RANGES].reshape(2, RANGES).copy()
         self.largest = rout[2 * RANGES:2 * RANGES + 2].copy()
         self.found = rout[2 * RANGES + 2:2 * RANGES + 4].copy()
+        t = table[0]
+        for stream, ranks in self.ranks.items():
+            i = stream - 2
+            count = int(t["nranges"][i])
+            if count == 0:
+                learn_budget(self.n, ranks, int(t["expected"][i]))
+                continue
+            los, his = t["lo"][i * RANGES:i * RANGES + count].tolist(), t["hi"][i * RANGES:i * RANGES + count].tolist()
+            range_of = t["range_of"][i * PLAN_RANKS:i * PLAN_RANKS + len(ranks)].tolist()
+            self.streams[stream] = StreamRanges(bounds=list(zip(los, his, strict=True)),
+                                                range_of=dict(zip(ranks, range_of, strict=True)),
+                                                expected=int(t["expected"][i]))
+
+    def unpredicted(self) -> list[int]:
+        """The streams (2, 3) the statistics pass counted the first key digit of (no ranges)."""
+        return [s for s in (2, 3) if s not in self.streams]
 
     def usable(self, stream: int) -> bool:
         """Whether ``stream`` was predicted and every thread's keys fitted its region."""

@@ -26,6 +26,7 @@ from poly.compare.stats.gpu.kernel_source import (
     HIST_GROUPS,
     KERNEL_NAMES,
     KERNEL_SOURCE,
+    RANGES,
     RING_BYTES,
     SELECT_BITS,
     SELECT_TARGETS,
@@ -49,6 +50,7 @@ DYNAMIC_SHARED = {
     "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
     "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
     "poly_keys_hist": HIST_GROUPS * (1 << DIGIT_BITS) * 4,
+    "poly_keys_hist_planned": RANGES * (1 << DIGIT_BITS) * 4,
     "poly_select_input": RING_BYTES + SELECT_TARGETS * (1 << SELECT_BITS) * 4,
 }
 
@@ -158,6 +160,9 @@ class Program:
                 self.functions[name], drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 nbytes), "cuFuncSetAttribute")
         self._occupancy: dict[tuple[str, int, int], int] = {}
+        # the constant RangeTable the statistics pass reads its predicted ranges from: (address, bytes)
+        self.range_table = tuple(int(x) for x in check(drv.cuModuleGetGlobal(self.module, b"poly_plan"),
+                                                       "cuModuleGetGlobal(poly_plan)"))
 
     def blocks_per_sm(self, name: str, threads: int, shared: int) -> int:
         """Blocks of ``threads`` threads (and ``shared`` bytes of dynamic shared memory) of kernel

@@ -19,8 +19,14 @@ import numpy as np
 
 from poly.compare.stats.gpu.device_run import PART_RECORD, DeviceRun
 from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES
-from poly.compare.stats.gpu.order_select import radix_copies, range_first_pass, select_behind_stats
-from poly.compare.stats.gpu.predicted_ranges import RangePlan
+from poly.compare.stats.gpu.order_select import (
+    RANGED_STATS_SHARED,
+    range_first_copies,
+    range_first_pass,
+    select_behind_stats,
+    take_range_first_pass,
+)
+from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
 
 __all__ = ["run_error_stats", "count_zeros"]
 
@@ -61,9 +67,10 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3), unless the order
     statistics ``select`` (requests) asks for were selected on the device right behind the pass
     (``select_behind_stats``, where it applies): then the keys of their ranks instead. With a
-    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges."""
+    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges, and the
+    histograms returned are those of the streams the device left unpredicted (None if none)."""
     n = run.n
-    shared = _stats_shared(want_hist)
+    shared = _stats_shared(want_hist) if plan is None else RANGED_STATS_SHARED
     kernel = "poly_stats" if plan is None else "poly_stats_ranges"
     grid = plan.blocks if plan is not None else run.grid(kernel, shared)
     p = run.params()
@@ -79,19 +86,21 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     first_pass = range_first_pass(run, plan) if plan is not None else []
     behind = select_behind_stats(run, select, p.hist) if want_hist and select else None
     copies = {"part": (merged.seg[0], np.empty(1, dtype=PART_RECORD))}
-    if want_hist and behind is None:
+    if (want_hist and behind is None) or plan is not None:
         copies["hist"] = (p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))
     if plan is not None:
         copies["rout"] = (plan.rout, np.empty(plan.rout_words, dtype=np.uint64))
+        copies["table"] = (plan.table, np.empty(1, dtype=RANGE_TABLE))
     if behind is not None:
         copies["select"] = behind.copy()
-    reads = run.read_all(list(copies.values()) + radix_copies(first_pass))  # one wait for all
+    reads = run.read_all(list(copies.values()) + range_first_copies(first_pass))  # one wait for all
     got = dict(zip(copies, reads, strict=False))
     part = got["part"]
-    if plan is not None:
-        plan.take(got["rout"])
-        plan.first_pass = (first_pass, reads[len(copies):])
     hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
+    if plan is not None:
+        plan.take(got["rout"], got["table"])
+        take_range_first_pass(run, plan, first_pass, reads[len(copies):])
+        hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
     selected = behind.keys(got["select"]) if behind is not None else None
     streams = _streams_of(part, n)
     raw = {"size": n, "mismatches": int(part["fails"][0]), "a": streams[0], "b": streams[1],
