@@ -267,8 +267,9 @@ def verdict(ok: bool) -> str:
 
 def uncompiled_ray_data() -> bool:
     """Whether Ray Data's modules lack compiled bytecode (an environment with
-    PYTHONDONTWRITEBYTECODE set, a `uv sync` without --compile-bytecode): each actor then compiles
-    Ray Data, pandas and pyarrow from source, seconds of start-up that a normal install has not."""
+    PYTHONDONTWRITEBYTECODE set, a `uv sync` without --compile-bytecode): then nothing installed
+    is likely compiled, and each Ray worker process compiles what it imports (Ray, pyarrow, NumPy)
+    from source at start-up, time that a normal install has not."""
     import importlib.util
 
     spec = importlib.util.find_spec("ray.data")
@@ -281,8 +282,9 @@ def ray_main(args) -> int:
     """`--ray`: the overhead of Ray against a local run, and the scale-out curve. samples/s are the
     report's (the pipeline's elapsed time: no process or Ray start-up; actor start-up included)."""
     if uncompiled_ray_data():
-        print("WARNING: Ray Data has no compiled bytecode here: every actor compiles it from source at start-up "
-              "and the figures below overstate Ray's overhead. Compile it first: "
+        print("WARNING: Ray Data has no compiled bytecode here (nor, likely, anything installed): every Ray worker "
+              "process compiles what it imports from source at start-up and the figures below overstate Ray's "
+              "overhead. Compile it first: "
               f"{sys.executable} -m compileall -q {sysconfig.get_paths()['purelib']} "
               "(or install with UV_COMPILE_BYTECODE=1).", flush=True)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_validate_ray_"))

@@ -1,7 +1,9 @@
 """`poly validate --ray`: on a local 2-CPU Ray started by the tests, the report is the one a local
 run over the same data gives (verdicts, failed samples, statistics); .npy, Parquet and URI
-datasets; a worker actor that dies is restarted and its samples counted once; Ctrl-C writes a
-partial report; without Ray, --ray names the install."""
+datasets; the actors start once per run (one runner load each, Ray Data not imported in them) and
+end with it; a worker actor that dies is restarted and its samples counted once, and one that
+keeps dying ends the run after MAX_WORKER_RESTARTS restarts; --max-failures and Ctrl-C stop the
+job (Ctrl-C writes a partial report); without Ray, --ray names the install."""
 
 from __future__ import annotations
 
@@ -200,6 +202,102 @@ def test_killed_worker_is_retried_and_samples_counted_once(models, data, ray_clu
     assert not outcome.interrupted
     assert acc.samples == N and acc.passed == N - len(BAD)
     assert [s["index"] for s in acc.failed_samples] == sorted(BAD)
+
+
+def _wait_for_free_cpus(cpus=2.0, deadline_s=60.0):
+    """Whether the cluster's CPUs are all free again (the run's actors ended) before the deadline."""
+    import time
+
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if ray.available_resources().get("CPU", 0.0) >= cpus:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_actors_start_once_hold_the_runner_and_end_with_the_run(models, data, ray_cluster, tmp_path):
+    """Two actors validate all six blocks (one runner load each, in two processes), their
+    processes never import Ray Data or pandas (a Ray Data actor pool's workers import both at
+    start), and their CPUs are free again once the run returns."""
+    from poly.cli.validate_ray import RayValidation
+    from poly.compare.dataset import SampleChecker
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    record = tmp_path / "record"
+    record.mkdir()
+
+    class RecordingRunner(OnnxrtRunner):
+        """Leaves a file per activation, and per inference the modules its process has loaded."""
+
+        def activate(self):
+            (record / f"activate_{os.getpid()}_{len(list(record.glob('activate_*')))}").touch()
+            return super().activate()
+
+        def infer(self, feed_dict, *args, **kwargs):
+            loaded = [m for m in ("ray.data", "pandas") if m in sys.modules]
+            (record / f"infer_{os.getpid()}_{len(list(record.glob('infer_*')))}").write_text(",".join(loaded))
+            return super().infer(feed_dict, *args, **kwargs)
+
+    merged = []
+    outcome = RayValidation(RecordingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
+                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
+                            items_per_task=4, progress=lambda acc, elapsed: merged.append(acc.samples)).run()
+    assert outcome.accumulator.samples == N and outcome.accumulator.passed == N - len(BAD)
+    assert len(merged) == N // 4  # six blocks, each merged once
+    activations = sorted(p.name.split("_")[1] for p in record.glob("activate_*"))
+    assert len(activations) == 2 and len(set(activations)) == 2, activations
+    inferences = list(record.glob("infer_*"))
+    assert len(inferences) == N and {p.name.split("_")[1] for p in inferences} <= set(activations)
+    assert all(p.read_text() == "" for p in inferences), [p.read_text() for p in inferences]
+    assert _wait_for_free_cpus(), ray.available_resources()
+
+
+@pytest.mark.slow
+def test_worker_dying_on_every_try_ends_the_run_after_bounded_restarts(models, data, ray_cluster, tmp_path):
+    """An actor whose process dies on every try of a block is restarted MAX_WORKER_RESTARTS
+    times, then the run fails with Ray's error instead of retrying without end."""
+    from poly.cli.validate_ray import MAX_WORKER_RESTARTS, RayValidation
+    from poly.compare.dataset import SampleChecker
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    deaths = tmp_path / "deaths"
+    deaths.mkdir()
+
+    class AlwaysDyingRunner(OnnxrtRunner):
+        """Ends its process at its 3rd inference, in every process it is loaded in."""
+
+        calls = 0
+
+        def infer(self, feed_dict, *args, **kwargs):
+            AlwaysDyingRunner.calls += 1
+            if AlwaysDyingRunner.calls == 3:
+                (deaths / str(os.getpid())).touch()
+                os._exit(1)
+            return super().infer(feed_dict, *args, **kwargs)
+
+    validation = RayValidation(AlwaysDyingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
+                               SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=1,
+                               items_per_task=4)
+    with pytest.raises(ray.exceptions.RayActorError):
+        validation.run()
+    assert len(list(deaths.iterdir())) == MAX_WORKER_RESTARTS + 1
+    assert _wait_for_free_cpus(), ray.available_resources()
+
+
+def test_max_failures_stops_the_actors(models, data, ray_cluster):
+    """--max-failures stops after the block that reaches it, with blocks still queued on the
+    actors: those are dropped and the actors end."""
+    from poly.cli.validate_ray import RayValidation
+    from poly.compare.dataset import SampleChecker
+    from poly.onnx import OnnxrtRunner, SessionFromOnnx
+
+    outcome = RayValidation(OnnxrtRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
+                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
+                            items_per_task=4, max_failures=1).run()
+    assert outcome.stopped_early and not outcome.interrupted
+    assert 1 <= outcome.accumulator.failed and outcome.accumulator.samples < N
+    assert _wait_for_free_cpus(), ray.available_resources()
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ def _start_worker(kwargs):
 
 
 def _validate(rows: dict) -> bytes:
-    return bytes(_worker(rows)["accumulator"][0])
+    return pickle.dumps(_worker.validate(rows))
 
 
 def processes_supported() -> bool:

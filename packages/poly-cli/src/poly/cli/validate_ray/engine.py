@@ -1,26 +1,22 @@
 """
-A validation spread over a Ray cluster: Ray Data shards the dataset's work items over a pool of
-``ValidationWorker`` actors (one loaded runner each); the driver merges their accumulators into
+A validation spread over a Ray cluster: Ray Data shards the dataset's work items into blocks (one
+per actor call) held in Ray's object store, and a pool of ``ValidationWorker`` actors (one loaded
+runner each), started as the run begins, validates them; the driver merges their accumulators into
 one, so that the report is the one a local run over the same data gives. A worker that dies is
-restarted and its batch run again (the driver counts each batch once); Ctrl-C stops the job and
+restarted and its blocks run again (the driver counts each block once); Ctrl-C stops the job and
 returns what was merged so far.
 """
 
 from __future__ import annotations
 
 import logging
-import pickle
 import time
-import warnings
 
+from poly.cli.validate_ray.actor_pool import ActorPool
 from poly.cli.validate_ray.cluster import ray
 from poly.cli.validate_ray.work_items import list_work_items
 from poly.cli.validate_ray.worker import ValidationWorker
 from poly.compare.dataset import Accumulator, ValidationOutcome
-
-MAX_WORKER_RESTARTS = 3
-"""How often a dead worker is restarted and its batch retried before the run fails with the
-worker's error (a sample that crashes every worker must end the run, not loop)."""
 
 __all__ = ["RayValidation"]
 
@@ -66,31 +62,16 @@ class RayValidation:
         self.batch = batch
         self.progress = progress
 
-    def _dataset(self, items, per_task):
+    @staticmethod
+    def _blocks(items, blocks) -> list:
+        """Ray Data's shards of ``items``: ``blocks`` blocks (Arrow tables in the object store), one
+        per actor call. A dataset built from items is materialized as it is built: its blocks are
+        taken as they are (``to_arrow_refs``), without starting Ray Data's streaming executor (and
+        the helper actors it starts)."""
         data = ray.data
-        context = data.DataContext.get_current()
-        context.enable_progress_bars = False
-        context.execution_options.preserve_order = False
+        data.DataContext.get_current().enable_progress_bars = False
         logging.getLogger("ray.data").setLevel(logging.ERROR)
-        # One block per actor call: each call's accumulator reaches the driver when the call ends (progress,
-        # a partial report on Ctrl-C), not when a block of several calls does.
-        blocks = max(1, -(-len(items) // per_task))
-        ds = data.from_items([item.to_row() for item in items], override_num_blocks=blocks)
-        # Ray Data restarts a dead actor and runs its batch again (the batch's partial result is
-        # only returned by a call that completed). Ray's default is to retry without end: a sample
-        # that kills every worker would hang the run, so restarts and retries are bounded.
-        with warnings.catch_warnings():
-            # Ray 2.60 warns that max_restarts / max_task_retries will lose their keyword form in
-            # Ray 2.64 (they have no named parameter yet): not the user's concern.
-            warnings.filterwarnings("ignore", message=".*ray_remote_args.*is deprecated")
-            return ds.map_batches(
-                ValidationWorker, batch_size=per_task, batch_format="numpy",
-                compute=data.ActorPoolStrategy(size=self.workers),
-                num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
-                fn_constructor_kwargs={"runner": self.runner, "checker": self.checker, "golden": self.golden,
-                                       "reference_runner": self.reference_runner, "worst_k": self.worst_k,
-                                       "batch": self.batch},
-                max_restarts=MAX_WORKER_RESTARTS, max_task_retries=MAX_WORKER_RESTARTS)
+        return data.from_items([item.to_row() for item in items], override_num_blocks=blocks).to_arrow_refs()
 
     @property
     def steady_samples_per_second(self):
@@ -106,21 +87,25 @@ class RayValidation:
         # Batches of ~1/4 of an actor's share (at least items_per_task, at most 16x it): per-call
         # overhead is paid fewer times on a large dataset; retries and progress stay fine-grained.
         per_task = max(self.items_per_task, min(16 * self.items_per_task, len(items) // (4 * self.workers)))
+        blocks = -(-len(items) // per_task)
         acc = Accumulator(worst_k=self.worst_k)
         self.steady = None  # (seconds, samples) from the first merged batch to the end
         seen = set()  # the first sample index of each merged batch
         interrupted = stopped_early = False
         start = time.perf_counter()
         first_merge = None
-        iterator = None
+        pool = None
         try:
-            iterator = iter(self._dataset(items, per_task).iter_batches(batch_size=None, batch_format="numpy"))
-            for batch in iterator:
-                for first, blob in zip(batch["first"], batch["accumulator"], strict=True):
-                    if int(first) in seen:
-                        continue
-                    seen.add(int(first))
-                    acc.merge(pickle.loads(blob))
+            # The actors first: their processes start and load the runner while Ray Data shards the items.
+            pool = ActorPool(ValidationWorker, min(self.workers, blocks),
+                             {"runner": self.runner, "checker": self.checker, "golden": self.golden,
+                              "reference_runner": self.reference_runner, "worst_k": self.worst_k, "batch": self.batch},
+                             "validate_block", num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)
+            for first, part in pool.map_unordered(self._blocks(items, blocks)):
+                if first in seen:
+                    continue
+                seen.add(first)
+                acc.merge(part)
                 if first_merge is None:
                     first_merge = (time.perf_counter(), acc.samples)
                 if self.progress is not None:
@@ -133,12 +118,8 @@ class RayValidation:
                 raise
             interrupted = True
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                try:
-                    close()
-                except Exception:  # noqa: BLE001 - the job is being torn down anyway
-                    pass
+            if pool is not None:
+                pool.shutdown()
         if first_merge is not None and acc.samples > first_merge[1]:
             self.steady = (time.perf_counter() - first_merge[0], acc.samples - first_merge[1])
         return ValidationOutcome(acc, time.perf_counter() - start, interrupted=interrupted,

@@ -1,20 +1,18 @@
 """
 The Ray actor of a validation: one per worker, holding the runner under test (and the reference
-runner, or the golden directory) loaded once for the whole run. Each call validates a batch of
-work items with the local pipeline and returns its accumulator, pickled, with the batch's first
-sample index (so that the driver can tell a retried batch from a new one).
+runner, or the golden directory) loaded once for the whole run. Each call validates a block of
+work items (a Ray Data block: an Arrow table with ``index``, ``path`` and ``row_group`` columns)
+with the local pipeline and returns its accumulator with the block's first sample index (so that
+the driver can tell a retried block from a new one). It imports neither Ray Data nor pandas: an
+actor's process starts with Ray's core and what the runner needs.
 """
 
 from __future__ import annotations
 
-import pickle
-
-import numpy as np
-
 from poly.cli.validate_ray.golden_reference import UriGoldenReference
 from poly.cli.validate_ray.sample_reader import read_samples
 from poly.cli.validate_ray.work_items import WorkItem, is_uri
-from poly.compare.dataset import DirectoryReference, RunnerReference, ValidationPipeline
+from poly.compare.dataset import Accumulator, DirectoryReference, RunnerReference, ValidationPipeline
 
 __all__ = ["ValidationWorker"]
 
@@ -46,7 +44,9 @@ class ValidationWorker:
         self.batch = batch
         self.inputs = dict(self.runner.get_input_metadata().items())
 
-    def __call__(self, items: dict) -> dict:
+    def validate(self, items: dict) -> Accumulator:
+        """The accumulator of the work items ``items`` (columns ``index``, ``path``, ``row_group``).
+        Raises KeyboardInterrupt where the pipeline was interrupted."""
         samples = []
         for index, path, group in zip(items["index"], items["path"], items["row_group"], strict=True):
             samples.extend(read_samples(WorkItem(int(index), str(path), int(group)), self.inputs))
@@ -55,11 +55,18 @@ class ValidationWorker:
         outcome = pipeline.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
-        return {"first": np.array([int(items["index"][0])], dtype=np.int64),
-                "accumulator": np.array([pickle.dumps(outcome.accumulator)], dtype=object)}
+        return outcome.accumulator
+
+    def validate_block(self, block) -> tuple[int, Accumulator]:
+        """``(first sample index, accumulator)`` of a Ray Data block of work items (an Arrow
+        table, or a dict of columns)."""
+        items = block.to_pydict() if hasattr(block, "to_pydict") else block
+        return int(items["index"][0]), self.validate(items)
 
     def __del__(self):
-        for runner in (self.runner, getattr(self.reference, "runner", None)):
+        # Also called on the class's Ray stand-in (``ray.remote`` derives from this class), which
+        # holds no runner.
+        for runner in (getattr(self, "runner", None), getattr(getattr(self, "reference", None), "runner", None)):
             if runner is not None and getattr(runner, "is_active", False):
                 try:
                     runner.deactivate()
