@@ -159,15 +159,18 @@ class SimpleCompareFunc(BaseCompareFunc):
 
         G_LOGGER.info(f"Error Metrics: {out0_name}")
         with G_LOGGER.indent():
-            required = result.checked_values()
-            msg = (
-                f"Minimum Required Tolerance: {err_stat} error | [abs={required[0]:.5g}] OR [rel={required[1]:.5g}]"
-            )
-            if err_stat == "elemwise":
-                msg += " (requirements may be lower if both abs/rel tolerances are set)"
-            elif err_stat == "quantile":
-                msg += f" (quantile={quantile:.4g})"
-            G_LOGGER.info(msg)
+            def required_tolerance() -> str:
+                required = result.checked_values()
+                msg = (
+                    f"Minimum Required Tolerance: {err_stat} error | [abs={required[0]:.5g}] OR [rel={required[1]:.5g}]"
+                )
+                if err_stat == "elemwise":
+                    msg += " (requirements may be lower if both abs/rel tolerances are set)"
+                elif err_stat == "quantile":
+                    msg += f" (quantile={quantile:.4g})"
+                return msg
+
+            G_LOGGER.info(required_tolerance)
 
             if self.save_error_metrics_plot or self.show_error_metrics_plot:
                 with G_LOGGER.indent():

@@ -235,7 +235,7 @@ def log_output_stats(
         hist_range: The histogram's range; defaults to the data's.
         histogram: Produces the histogram block without ``values`` (e.g. natively from the inputs).
     """
-    G_LOGGER.info(str_output_stats(stats, label))
+    G_LOGGER.info(lambda: str_output_stats(stats, label))  # (formatted only when INFO is on)
     if values is None and histogram is None:
         return
     severity = G_LOGGER.INFO if info_hist else G_LOGGER.VERBOSE
