@@ -22,6 +22,7 @@ Only histograms and counts (a few KiB) come back to the host, and the few keys o
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -477,7 +478,7 @@ class DeviceSelect:
     its (stream, rank) targets, in the order of their ``SelState``, at device address ``state``,
     and the bits of their keys."""
 
-    wanted: list[tuple[int, int]]
+    wanted: Sequence[tuple[int, int]]
     state: int
     key_bits: int
 
@@ -508,13 +509,9 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     if (not wanted or len(wanted) > SELECT_TARGETS or passes * run.n > SELECT_MAX_READS
             or any(stream not in (2, 3) for stream, _ in wanted)):
         return None
-    state = np.zeros(1, dtype=SELECT_STATE)
-    state["ntargets"] = len(wanted)
-    targets = state["t"][0]
-    targets["stream"][:len(wanted)], targets["rank"][:len(wanted)] = zip(*wanted, strict=True)
     p = run.params()
     p.sel, p.hist = run.alloc(SELECT_STATE.itemsize), hist
-    run.write(p.sel, state)
+    run.write(p.sel, _select_state(wanted))
     run.launch("poly_select_first", p, 1)
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
     shared = RING_BYTES + (len(wanted) << SELECT_BITS) * 4
@@ -525,6 +522,18 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
         run.launch("poly_select_input", p, grid, shared)
         bits += p.sel_dbits
     return DeviceSelect(wanted=wanted, state=p.sel, key_bits=key_bits)
+
+
+@functools.lru_cache(maxsize=64)
+def _select_state(wanted: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """The initial SelState of the (stream, rank) targets (read-only; kept for the next comparison
+    of the same size and requests, as a model's outputs come)."""
+    state = np.zeros(1, dtype=SELECT_STATE)
+    state["ntargets"] = len(wanted)
+    targets = state["t"][0]
+    targets["stream"][:len(wanted)], targets["rank"][:len(wanted)] = zip(*wanted, strict=True)
+    state.setflags(write=False)
+    return state
 
 
 def _key_values(keys: Sequence[int], f32: bool) -> list[float]:
@@ -557,12 +566,20 @@ def _lerp(lo: float, hi: float, gamma: float) -> float:
 
 
 def _order_ranks(requests: Sequence[tuple[int, float | None]], n: int, nan_counts: Sequence[int] | None = None
-                 ) -> tuple[list, list[tuple[int, int]]]:
+                 ) -> tuple[tuple, tuple[tuple[int, int], ...]]:
     """Per request, None (no value: a stream with NaN, or no elements) or (index of its lower rank,
-    of its upper rank, weight, median?) into the list of distinct (stream, rank) targets."""
+    of its upper rank, weight, median?) into the tuple of distinct (stream, rank) targets. (Kept
+    for the next comparison of the same size and requests.)"""
+    nan = None if nan_counts is None else tuple(int(c) > 0 for c in nan_counts)
+    return _order_ranks_of(tuple(requests), n, nan)
+
+
+@functools.lru_cache(maxsize=256)
+def _order_ranks_of(requests: tuple[tuple[int, float | None], ...], n: int, nan: tuple[bool, ...] | None
+                    ) -> tuple[tuple, tuple[tuple[int, int], ...]]:
     plan, wanted, index = [], [], {}
     for stream, q in requests:
-        if n == 0 or (nan_counts is not None and nan_counts[stream] > 0):
+        if n == 0 or (nan is not None and nan[stream]):
             plan.append(None)
             continue
         lo, hi, gamma = _ranks_for(q, n)
@@ -573,7 +590,7 @@ def _order_ranks(requests: Sequence[tuple[int, float | None]], n: int, nan_count
                 wanted.append((stream, rank))
             ids.append(index[(stream, rank)])
         plan.append((ids[0], ids[1], gamma, q is None))
-    return plan, wanted
+    return tuple(plan), tuple(wanted)
 
 
 RANGED_STATS_SHARED = RING_BYTES + 2 * (1 << FIRST_BITS) * 4  # the ranged statistics pass's: ring, first digits

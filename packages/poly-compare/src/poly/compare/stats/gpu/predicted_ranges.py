@@ -203,7 +203,7 @@ class RangePlan:
     rout: int
     table: int
     hist: int
-    wanted: list[tuple[int, int]] = field(default_factory=list)  # every (stream, rank) of the comparison
+    wanted: Sequence[tuple[int, int]] = ()  # every (stream, rank) of the comparison
     sample: int = 0  # the sample's keys on the device (absdiff's, then reldiff's)
     ask: np.ndarray | None = None  # the PlanAsk records the device planned from
     streams: dict[int, StreamRanges] = field(default_factory=dict)
