@@ -57,36 +57,46 @@ print("\n" + json.dumps({"wall_s": wall, "rc": proc.returncode, "maxrss_kib": rs
 # Model and data
 
 
-def build_model(path: Path, seed: int = 0) -> None:
-    """Writes the benchmark CNN with seeded weights."""
+MODEL_KINDS = {
+    # ~110 MMAC: ORT takes a few ms a sample on a small CPU; its 1.5 MB activations outgrow a core's L2
+    "cnn": (INPUT_SHAPE, (32, 96), (0.2, 0.06)),
+    # ~58 MMAC on 16x16 feature maps: weights and activations (about 1 MB) stay in a core's L2, so
+    # that sixteen processes share no memory bandwidth (CPU-bound, as the scaling target asks)
+    "compact": ((1, 8, 16, 16), (64,) * 6, (0.17,) + (0.06,) * 5),
+}
+
+
+def build_model(path: Path, seed: int = 0, kind: str = "cnn") -> None:
+    """Writes the benchmark CNN of ``kind`` (MODEL_KINDS: input shape, channels and weight scales of
+    its 3x3 convs, each followed by a Relu, then GlobalAveragePool-Flatten-Gemm-Softmax) with seeded
+    weights."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(seed)
+    shape, channels, scales = MODEL_KINDS[kind]
 
     def init(name, shape, scale):
         return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
 
-    c1, c2 = 32, 96  # ~110 MMAC: ORT takes a few ms a sample on a small CPU
-    inits = [
-        init("w1", (c1, 3, 3, 3), 0.2), init("b1", (c1,), 0.05),
-        init("w2", (c2, c1, 3, 3), 0.06), init("b2", (c2,), 0.05),
-        init("w3", (c2, NUM_CLASSES), 0.2), init("b3", (NUM_CLASSES,), 0.05),
-    ]
-    nodes = [
-        helper.make_node("Conv", [INPUT_NAME, "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c1"], ["r1"]),
-        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
-        helper.make_node("Relu", ["c2"], ["r2"]),
-        helper.make_node("GlobalAveragePool", ["r2"], ["gap"]),
+    inits, nodes, prev, width = [], [], INPUT_NAME, shape[1]
+    for k, (c, scale) in enumerate(zip(channels, scales, strict=True), start=1):
+        inits += [init(f"w{k}", (c, width, 3, 3), scale), init(f"b{k}", (c,), 0.05)]
+        nodes += [helper.make_node("Conv", [prev, f"w{k}", f"b{k}"], [f"c{k}"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{k}"], [f"r{k}"])]
+        prev, width = f"r{k}", c
+    last = len(channels) + 1
+    inits += [init(f"w{last}", (width, NUM_CLASSES), 0.2), init(f"b{last}", (NUM_CLASSES,), 0.05)]
+    nodes += [
+        helper.make_node("GlobalAveragePool", [prev], ["gap"]),
         helper.make_node("Flatten", ["gap"], ["flat"], axis=1),
-        helper.make_node("Gemm", ["flat", "w3", "b3"], ["logits"]),
+        helper.make_node("Gemm", ["flat", f"w{last}", f"b{last}"], ["logits"]),
         helper.make_node("Softmax", ["logits"], [OUTPUT_NAME], axis=-1),
     ]
     graph = helper.make_graph(
         nodes, "bench_cnn",
-        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, list(INPUT_SHAPE))],
-        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [INPUT_SHAPE[0], NUM_CLASSES])],
+        [helper.make_tensor_value_info(INPUT_NAME, TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [shape[0], NUM_CLASSES])],
         initializer=inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="bench_validate")
@@ -114,9 +124,10 @@ def make_dataset(model: Path, root: Path, n: int, planted: set[int], seed: int =
     ds.mkdir(parents=True, exist_ok=True)
     golden.mkdir(parents=True, exist_ok=True)
     sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    shape = sess.get_inputs()[0].shape
     rng = np.random.default_rng(seed)
     for i in range(n):
-        x = rng.standard_normal(INPUT_SHAPE).astype(np.float32)
+        x = rng.standard_normal(shape).astype(np.float32)
         (out,) = sess.run([OUTPUT_NAME], {INPUT_NAME: x})
         if i in planted:
             out = out.copy()
@@ -290,7 +301,7 @@ def ray_main(args) -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_validate_ray_"))
     work.mkdir(parents=True, exist_ok=True)
     model = work / "bench_cnn.onnx"
-    build_model(model)
+    build_model(model, kind=args.model)
     planted = planted_indices(args.samples, args.planted)
     root = work / f"n{args.samples}"
     make_dataset(model, root, args.samples, set(planted))
@@ -332,6 +343,51 @@ def ray_main(args) -> int:
     return 0 if all(f["planted_found"] for f in [local, ray2, *curve]) else 1
 
 
+# One single-thread ONNX-Runtime session running K inferences from a shared start time; prints its
+# inferences per second (the host's own scaling, without poly: ort_curve).
+_ORT_ALONE = r"""
+import sys, time, numpy as np, onnxruntime as ort
+model, k, start_at = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+so = ort.SessionOptions()
+so.intra_op_num_threads = so.inter_op_num_threads = 1
+s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+feed = {s.get_inputs()[0].name: np.random.default_rng(0).standard_normal(s.get_inputs()[0].shape).astype(np.float32)}
+for _ in range(10):
+    s.run(None, feed)
+while time.time() < start_at:
+    time.sleep(0.001)
+t = time.perf_counter()
+for _ in range(k):
+    s.run(None, feed)
+print(k / (time.perf_counter() - t))
+"""
+
+
+def ort_curve(model: Path, counts: list[int], cpus: list[int], seconds: float = 4.0) -> list[dict]:
+    """ONNX-Runtime alone at each count N: N processes, each one single-thread session pinned to its
+    CPU, run together; the mean rate per process against the lone one's (the efficiency the host
+    itself allows, e.g. where sixteen sessions share memory bandwidth)."""
+    def rates(n: int, k: int) -> list[float]:
+        start_at = time.time() + 3.0 + 0.05 * n  # after every process has loaded the model
+        procs = [subprocess.Popen(["taskset", "-c", str(cpus[i]), sys.executable, "-c", _ORT_ALONE, str(model),
+                                  str(k), str(start_at)], stdout=subprocess.PIPE, text=True) for i in range(n)]
+        return [float(proc.communicate()[0].split()[-1]) for proc in procs]
+
+    k = max(50, int(rates(1, 50)[0] * seconds))
+    base = None
+    rows = []
+    for n in sorted(set(counts) | {1}):
+        got = rates(n, k)
+        mean = sum(got) / len(got)
+        base = base or mean  # (the lone session's, n = 1 coming first)
+        if n not in counts:
+            continue
+        rows.append({"processes": n, "per_process": mean, "slowest": min(got), "efficiency": mean / base})
+        print(f"  {n:>3} ORT alone: {mean:8.1f} inferences/s a process (slowest {min(got):.1f}), "
+              f"efficiency {rows[-1]['efficiency']:.2f}", flush=True)
+    return rows
+
+
 def workers_curve_main(args, counts: list[int]) -> int:
     """Throughput of `poly validate` at N workers on N CPUs, against 1 worker on 1 CPU."""
     cpus = sorted(os.sched_getaffinity(0))
@@ -345,12 +401,14 @@ def workers_curve_main(args, counts: list[int]) -> int:
     planted = planted_indices(args.samples, args.planted)
     with work_dir(args.workdir, "bench_validate_curve_") as work:
         model = work / "bench_cnn.onnx"
-        build_model(model)
+        build_model(model, kind=args.model)
         root = work / f"n{args.samples}"
         t0 = time.perf_counter()
         make_dataset(model, root, args.samples, set(planted))
         print(f"built model and {args.samples} samples (+ golden) in {time.perf_counter() - t0:.1f} s; "
               f"{len(cpus)} CPUs")
+        print("\nONNX-Runtime alone: one single-thread session per CPU, N started together (the host's own scaling)")
+        ort_rows = ort_curve(model, counts, cpus)
         curves = {}
         for mode in ("threads", "processes"):
             print(f"\n{mode}: " + ("--workers N --infer-threads N (one process)" if mode == "threads"
@@ -381,7 +439,7 @@ def workers_curve_main(args, counts: list[int]) -> int:
 
         atomic_write_json(args.out.with_name("bench_validate_workers.json"), {
             "tool": "tools/bench_validate.py --workers-curve", "samples": args.samples, "planted": planted,
-            "rows": curves["threads"], "process_rows": curves["processes"],
+            "model": args.model, "rows": curves["threads"], "process_rows": curves["processes"], "ort_alone_rows": ort_rows,
             "environment": {"python": platform.python_version(), "cpus": len(cpus),
                                           "onnxruntime": ort.__version__}})
         return 0 if all(r["planted_found"] for rows in curves.values() for r in rows) else 1
@@ -402,6 +460,9 @@ def main(argv=None) -> int:
                    help="instead: the scaling curves of `poly validate --workers N --infer-threads N` (threads, one "
                    "ONNX-Runtime thread per worker) and of `poly validate --processes N`, each run pinned to N CPUs "
                    "(taskset): samples/s, speed-up over 1 worker, efficiency and peak RSS per N (e.g. 1,2,4,8,16; counts above this machine's CPUs are skipped)")
+    p.add_argument("--model", choices=sorted(MODEL_KINDS), default="cnn",
+                   help="the benchmark model: cnn (default; its activations outgrow a core's L2) or compact (all "
+                   "in a core's L2: CPU-bound)")
     p.add_argument("--ray", action="store_true",
                    help="instead: samples/s of a local 2-worker Ray run against the same run without Ray, and "
                    "a simulated scale-out curve (1, 2, 4 actors sharing this machine's CPUs)")
@@ -427,7 +488,7 @@ def main(argv=None) -> int:
 
     with work_dir(args.workdir, "bench_validate_") as work:
         model = work / "bench_cnn.onnx"
-        build_model(model)
+        build_model(model, kind=args.model)
         full = work / "full"
         t0 = time.perf_counter()
         # Samples beyond args.samples carry no planted failure: planted indices are < args.samples.
@@ -513,7 +574,7 @@ def main(argv=None) -> int:
         result = {
             "tool": "tools/bench_validate.py",
             "model": {"ops": "Conv-Relu-Conv-Relu-GlobalAveragePool-Flatten-Gemm-Softmax",
-                      "input_shape": list(INPUT_SHAPE), "opset": 17, "ir_version": 10},
+                      "input_shape": list(MODEL_KINDS[args.model][0]), "opset": 17, "ir_version": 10},
             "samples": args.samples, "planted": planted, "rss_sizes": rss_sizes, "quick": args.quick,
             "poly": {k: v for k, v in poly.items() if k != "output_tail"},
             "polygraphy": None if polyg is None else {k: v for k, v in polyg.items() if k != "output_tail"},
