@@ -6,7 +6,8 @@ definitions, so each compiled variant has its loads and its difference arithmeti
 compile time (contiguity, ``infinities_compare_equal`` and the histogram are run-time flags,
 so that a pair compiles once). The definitions mirror the CPU engine's
 (poly-core's native/src: element loads, ``CompareConfig``, the float32/float64/integer
-differences, the order-preserving keys); the structures here mirror ``device_run.LaunchParams``.
+differences, the order-preserving keys); the structures here mirror ``device_run.LaunchParams``
+(and ``predicted_ranges``' PLAN_ASK, PLAN_STATE and RANGE_TABLE for the device's plan of the ranges).
 
 How the input is read: when both arrays are contiguous, 16-byte aligned and of one item size
 (``Params.chunked``), each thread streams 16-byte chunks of both arrays through a ring of

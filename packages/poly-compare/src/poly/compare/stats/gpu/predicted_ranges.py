@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -46,6 +47,7 @@ TIE_ALLOWANCE = 1.5  # regions are sized for this many times the keys of distinc
 LEARNED_SLACK = 1.25  # ... or this many times what the ranges held last time, where more (ties)
 LEARNED_MAX = 64  # (input size, ranks) pairs remembered
 LEARNED_BUDGETS: dict[tuple[int, tuple[int, ...]], int] = {}  # the keys those ranges held, where more than sized for
+_LEARNED_LOCK = threading.Lock()
 
 # The kernels' PlanAsk and RangeTable (kernel_source), and their Group.
 _GROUP = np.dtype([("prefix", "u8"), ("stream", "i4"), ("bits", "i4"), ("dbits", "i4"), ("pad", "i4"), ("lo", "u8"),
@@ -153,9 +155,10 @@ def learn_budget(n: int, ranks: Sequence[int], expected: int) -> None:
     sizes them for it (outputs of one model come back to back, alike)."""
     if expected * MAX_FRACTION > n:
         return  # never worth predicting
-    if len(LEARNED_BUDGETS) >= LEARNED_MAX:
-        LEARNED_BUDGETS.pop(next(iter(LEARNED_BUDGETS)))
-    LEARNED_BUDGETS[(n, tuple(sorted(set(ranks))))] = expected
+    with _LEARNED_LOCK:  # (comparisons on two GPUs may learn at once)
+        if len(LEARNED_BUDGETS) >= LEARNED_MAX:
+            LEARNED_BUDGETS.pop(next(iter(LEARNED_BUDGETS)))
+        LEARNED_BUDGETS[(n, tuple(sorted(set(ranks))))] = expected
 
 
 @functools.lru_cache(maxsize=64)
