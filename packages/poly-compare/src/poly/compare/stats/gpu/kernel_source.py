@@ -61,7 +61,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["KERNEL_SOURCE", "KernelVariant", "kernel_options", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
-           "THREADS", "STAGES", "RING_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS",
+           "THREADS", "STAGES", "RING_BYTES", "STATS_HIST_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES", "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS",
            "SELECT_BITS",
            "KERNEL_NAMES"]
 
@@ -73,6 +73,7 @@ MAX_DIMS = 8  # dimensions of a strided view after collapsing
 THREADS = 256  # threads per block of every kernel
 STAGES = 4  # chunks of each array in flight per thread (the asynchronous-copy ring)
 RING_BYTES = STAGES * 2 * THREADS * 16  # shared memory of the ring
+STATS_HIST_BYTES = RING_BYTES + 2 * (1 << FIRST_BITS) * 4  # the statistics pass's with its first-digit histograms
 GATHER_STAGE_BYTES = (THREADS // 32) * 4 * 128 * 4  # the gather's staging: per warp and stream, 128 float32 keys (64 float64)
 GATHER_RESERVE_BYTES = 4096  # the run of a stream's buffer a gathering warp reserves at a time
 RANGES = 4  # predicted ranges per stream (absdiff, reldiff) the statistics pass gathers

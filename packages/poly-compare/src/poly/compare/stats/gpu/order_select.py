@@ -42,6 +42,7 @@ from poly.compare.stats.gpu.kernel_source import (
     RING_BYTES,
     SELECT_BITS,
     SELECT_TARGETS,
+    STATS_HIST_BYTES,
     THREADS,
 )
 from poly.compare.stats.gpu.predicted_ranges import (
@@ -58,7 +59,7 @@ from poly.compare.stats.gpu.predicted_ranges import (
 from poly.compare.stats.gpu.program_cache import GpuError
 
 __all__ = ["order_values", "plan_ranges", "range_first_pass", "range_first_copies", "take_range_first_pass",
-           "radix_copies", "select_behind_stats", "DeviceSelect", "RANGED_STATS_SHARED"]
+           "radix_copies", "select_behind_stats", "DeviceSelect"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
@@ -392,10 +393,7 @@ def take_range_first_pass(run: DeviceRun, plan: RangePlan, launches: Sequence[tu
     for (stream, ptr), hist in zip(launches, hists, strict=True):
         if stream not in plan.streams:
             continue
-        groups: dict[_GroupKey, list[_Target]] = {}
-        for t in plan.targets:
-            if t.stream == stream:
-                groups.setdefault(t.group, []).append(t)
+        groups = _pending([t for t in plan.targets if t.stream == stream])
         chunk = sorted(groups, key=lambda g: g[3])  # the device's order: the ranges ascending
         dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
         launched.append((groups, chunk, dbits, ptr))
@@ -593,9 +591,6 @@ def _order_ranks_of(requests: tuple[tuple[int, float | None], ...], n: int, nan:
     return tuple(plan), tuple(wanted)
 
 
-RANGED_STATS_SHARED = RING_BYTES + 2 * (1 << FIRST_BITS) * 4  # the ranged statistics pass's: ring, first digits
-
-
 def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) -> RangePlan | None:
     """Predicted ranges for the ranks of absdiff's and reldiff's ``requests`` (see predicted_ranges):
     a sample of the input, the plan made from it on the device (read by the statistics pass from
@@ -607,16 +602,16 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     wanted = _order_ranks(requests, n)[1]
     size = min(SAMPLE_SIZE, n)
     ranks: dict[int, list[int]] = {}
-    for stream, rank in wanted:
+    for stream, rank in sorted(set(wanted)):
         if stream in (2, 3):
             ranks.setdefault(stream, []).append(rank)
     budget = {stream: region_budget(n, rs, size) for stream, rs in ranks.items()}
     budget = {stream: b for stream, b in budget.items() if b is not None}  # (the others' first digit is counted)
-    ranks = {stream: sorted(set(rs)) for stream, rs in ranks.items() if stream in budget}
+    ranks = {stream: rs for stream, rs in ranks.items() if stream in budget}
     if not ranks:
         return None
     key_size = _key_bits(run) // 8
-    blocks = run.grid("poly_stats_ranges", RANGED_STATS_SHARED)
+    blocks = run.grid("poly_stats_ranges", STATS_HIST_BYTES)  # (it counts unpredicted streams' first digit)
     regions = blocks * THREADS
     capacity = region_capacity(max(budget.values()), regions)
     if len(ranks) * capacity * regions * key_size > run.free_memory() // 4:  # as a gather's budget

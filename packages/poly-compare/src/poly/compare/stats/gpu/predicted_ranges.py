@@ -16,7 +16,7 @@ The plan is made on the device (``poly_plan_ranges``), right behind the sample, 
 statistics pass through constant memory: the GPU does not wait for the host between the sample
 and the pass. The host only asks for the sample positions that end each rank's range
 (``range_ends``) and sizes the regions for the keys the ranges would hold were the sample's keys
-distinct (``distinct_estimate``, with ``TIE_ALLOWANCE`` for ties). ``stream_ranges`` is the
+distinct, with ``TIE_ALLOWANCE`` for ties, or for what they held last time (``region_budget``). ``stream_ranges`` is the
 same plan in NumPy, from a sample (the reference the kernel is tested against); ``RangePlan``
 holds a comparison's plan, its device buffers and, after the statistics pass, the table and
 counts the device made.
@@ -32,10 +32,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from poly.compare.stats.gpu.device_run import GROUP_RECORD, SELECT_TARGET
 from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
 __all__ = ["SAMPLE_SIZE", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
-           "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "plan_ask", "region_capacity", "learn_budget", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
+           "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "learn_budget", "plan_ask",
+           "region_capacity", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
 
 SAMPLE_SIZE = 1 << 16  # sample keys per stream
 SIGMAS = 4.0  # binomial spreads of the sample position on each side of a rank's range
@@ -49,18 +51,15 @@ LEARNED_MAX = 64  # (input size, ranks) pairs remembered
 LEARNED_BUDGETS: dict[tuple[int, tuple[int, ...]], int] = {}  # the keys those ranges held, where more than sized for
 _LEARNED_LOCK = threading.Lock()
 
-# The kernels' PlanAsk and RangeTable (kernel_source), and their Group.
-_GROUP = np.dtype([("prefix", "u8"), ("stream", "i4"), ("bits", "i4"), ("dbits", "i4"), ("pad", "i4"), ("lo", "u8"),
-                   ("hi", "u8")])
+# The kernels' PlanAsk, PlanState (its targets are SelTargets) and RangeTable (kernel_source).
 PLAN_ASK = np.dtype([("at_lo", "i8", (PLAN_RANKS,)), ("at_hi", "i8", (PLAN_RANKS,)), ("max_expected", "u8"),
                      ("nranks", "i4"), ("pad", "i4")], align=True)
-# the kernels' PlanState: the device plan's progress (its targets are SelTargets)
-PLAN_STATE = np.dtype([("t", np.dtype([("prefix", "u8"), ("rank", "u8"), ("stream", "i4"), ("bits", "i4")]),
-                        (2 * PLAN_RANKS,)), ("hist", "u8", (2 * PLAN_RANKS, 256)), ("below", "u4", (2 * PLAN_RANKS,)),
+PLAN_STATE = np.dtype([("t", SELECT_TARGET, (2 * PLAN_RANKS,)), ("hist", "u8", (2 * PLAN_RANKS, 256)),
+                       ("below", "u4", (2 * PLAN_RANKS,)),
                        ("upto", "u4", (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("pad", "i4")], align=True)
 RANGE_TABLE = np.dtype([("lo", "u8", (2 * RANGES,)), ("hi", "u8", (2 * RANGES,)), ("expected", "u8", (2,)),
                         ("nranges", "i4", (2,)), ("range_of", "i4", (2 * PLAN_RANKS,)),
-                        ("groups", _GROUP, (2 * RANGES,))], align=True)
+                        ("groups", GROUP_RECORD, (2 * RANGES,))], align=True)
 
 
 @dataclass

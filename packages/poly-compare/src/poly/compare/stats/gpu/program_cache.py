@@ -21,7 +21,6 @@ import numpy as np
 
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
-    FIRST_BITS,
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
     KERNEL_NAMES,
@@ -30,6 +29,7 @@ from poly.compare.stats.gpu.kernel_source import (
     RING_BYTES,
     SELECT_BITS,
     SELECT_TARGETS,
+    STATS_HIST_BYTES,
     KernelVariant,
     kernel_options,
 )
@@ -45,8 +45,8 @@ nvrtc_api = lazy_import("cuda.bindings.nvrtc", install=_GPU_INSTALL, purpose="Co
 # Dynamic shared memory of the kernels that take it, at most: the ring of asynchronous copies,
 # then the histogram counters.
 DYNAMIC_SHARED = {
-    "poly_stats": RING_BYTES + 2 * (1 << FIRST_BITS) * 4,
-    "poly_stats_ranges": RING_BYTES + 2 * (1 << FIRST_BITS) * 4,
+    "poly_stats": STATS_HIST_BYTES,
+    "poly_stats_ranges": STATS_HIST_BYTES,
     "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
     "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
     "poly_keys_hist": HIST_GROUPS * (1 << DIGIT_BITS) * 4,

@@ -18,9 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from poly.compare.stats.gpu.device_run import PART_RECORD, DeviceRun
-from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES
+from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_HIST_BYTES
 from poly.compare.stats.gpu.order_select import (
-    RANGED_STATS_SHARED,
     range_first_copies,
     range_first_pass,
     select_behind_stats,
@@ -57,7 +56,7 @@ def _streams_of(part: np.ndarray, n: int) -> list[dict]:
 
 def _stats_shared(want_hist: bool) -> int:
     """Dynamic shared memory of the statistics pass."""
-    return RING_BYTES + (2 * _FIRST_BINS * 4 if want_hist else 0)
+    return STATS_HIST_BYTES if want_hist else RING_BYTES
 
 
 def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = None,
@@ -70,7 +69,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges, and the
     histograms returned are those of the streams the device left unpredicted (None if none)."""
     n = run.n
-    shared = _stats_shared(want_hist) if plan is None else RANGED_STATS_SHARED
+    shared = _stats_shared(want_hist or plan is not None)  # (the ranged pass counts unpredicted streams' first digit)
     kernel = "poly_stats" if plan is None else "poly_stats_ranges"
     grid = plan.blocks if plan is not None else run.grid(kernel, shared)
     p = run.params()
