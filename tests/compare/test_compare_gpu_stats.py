@@ -412,6 +412,28 @@ def test_torch_cuda_tensors_match_the_cpu_engine(dtype):
     _check_pair(a.T, b.T, ta.t(), tb.t())  # transposed views of tensors
 
 
+@needs_torch
+def test_torch_tensors_name_their_gpu_so_the_driver_is_not_asked(monkeypatch):
+    """A torch tensor's operand carries its device ordinal, and a comparison of two of them runs
+    in that device's context without asking the driver where the pointers live."""
+    from poly.compare.stats.gpu import device_run
+
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(5000).astype(np.float32)
+    b = (a + 1e-3 * rng.standard_normal(5000)).astype(np.float32)
+    ta, tb = _to_device(a, "torch"), _to_device(b, "torch")
+    operand = gpu.cuda_operand(ta)
+    assert operand.device == ta.device.index
+    drv = device_run.driver_api.load()
+    asked = []
+    original = drv.cuPointerGetAttribute
+    monkeypatch.setattr(drv, "cuPointerGetAttribute", lambda *args: asked.append(args) or original(*args))
+    _check_pair(a, b, ta, tb)
+    assert asked == []
+    if cp is not None:  # the CUDA array interface names no device: the driver is asked then
+        assert gpu.cuda_operand(_to_device(a, "cupy")).device is None
+
+
 def _funcs(tol: float):
     return [
         CompareFunc.simple(atol=tol, rtol=0.0), CompareFunc.simple(atol=tol, rtol=tol),

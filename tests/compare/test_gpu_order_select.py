@@ -258,9 +258,9 @@ class NumpyKernels:
             out = self.view(p.seg[0], device_run.PART_RECORD)[:1]
             out["s"][0] = _merged(parts["s"])
             out["dot"][0], out["fails"][0] = parts["dot"].sum(), parts["fails"].sum()
-        elif name == "poly_select_first":
+        elif name == "poly_select_first":  # block t descends target t, as the kernel does
             state = self.view(p.sel, device_run.SELECT_STATE)
-            targets = state["t"][0][:int(state["ntargets"][0])]
+            targets = state["t"][0][:min(grid, int(state["ntargets"][0]))]
             first = self.view(p.hist, np.uint64)
             self.descend(targets, [first[(int(t["stream"]) - 2) << FIRST_BITS:(int(t["stream"]) - 1) << FIRST_BITS]
                                    for t in targets], FIRST_BITS)

@@ -47,7 +47,8 @@ transfer_counter = {"dtoh_bytes": 0, "largest": 0}
 
 @dataclass(frozen=True)
 class DeviceOperand:
-    """One CUDA array: ``strides`` in bytes; ``stream`` the CUDA array interface's (None: none)."""
+    """One CUDA array: ``strides`` in bytes; ``stream`` the CUDA array interface's (None: none);
+    ``device`` its GPU's ordinal where the array's framework tells it (None: asked of the driver)."""
 
     ptr: int
     shape: tuple[int, ...]
@@ -55,6 +56,7 @@ class DeviceOperand:
     code: int
     itemsize: int
     stream: int | None
+    device: int | None = None
 
     @property
     def size(self) -> int:
@@ -173,7 +175,7 @@ _DEVICES_LOCK = threading.Lock()
 _INIT = []
 
 
-def _device_of(ptr: int) -> _Device:
+def _device_of(op: DeviceOperand) -> _Device:
     drv = driver_api
     with _DEVICES_LOCK:
         if not _INIT:
@@ -182,8 +184,10 @@ def _device_of(ptr: int) -> _Device:
             except GpuError as err:
                 raise GpuUnavailableError(str(err)) from err
             _INIT.append(True)
-        ordinal = int(check(drv.cuPointerGetAttribute(
-            drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr), "cuPointerGetAttribute"))
+        ordinal = op.device
+        if ordinal is None:
+            ordinal = int(check(drv.cuPointerGetAttribute(
+                drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, op.ptr), "cuPointerGetAttribute"))
         dev = _DEVICES.get(ordinal)
         if dev is None:
             dev = _DEVICES[ordinal] = _Device(ordinal)
@@ -197,8 +201,8 @@ class DeviceRun:
     def __init__(self, a: DeviceOperand, b: DeviceOperand, setup: CompareSetup):
         self.a, self.b, self.setup = a, b, setup
         self.n = a.size
-        self.device = _device_of(a.ptr)
-        if b.ptr != a.ptr and _device_of(b.ptr) is not self.device:
+        self.device = _device_of(a)
+        if b.ptr != a.ptr and _device_of(b) is not self.device:
             raise GpuUnavailableError("the two arrays live on different GPUs")
         self._allocs: list[tuple[int, int]] = []
         self._async_allocs: list[int] = []
@@ -206,9 +210,10 @@ class DeviceRun:
         self._pushed = False
         self._params: LaunchParams | None = None
         self._busy = False  # work queued on the stream since it was last waited for
+        self._drv = driver_api.load()  # the module itself: a run makes a few dozen driver calls
 
     def __enter__(self) -> DeviceRun:
-        drv = driver_api
+        drv = self._drv
         self.device.lock.acquire()
         try:
             check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
@@ -226,7 +231,7 @@ class DeviceRun:
         return self
 
     def __exit__(self, *exc) -> None:
-        drv = driver_api
+        drv = self._drv
         try:
             for ptr in self._async_allocs:
                 drv.cuMemFreeAsync(ptr, self.stream)
@@ -248,22 +253,22 @@ class DeviceRun:
         from the device's large-scratch pool (``_Device.large_pool``)."""
         size = 1 << max(int(nbytes) - 1, 255).bit_length()
         if size > POOLED_MAX:
-            ptr = int(check(driver_api.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
+            ptr = int(check(self._drv.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
                             "cuMemAllocFromPoolAsync"))
             self._async_allocs.append(ptr)
         else:
             pool = self.device.free_buffers.setdefault(size, [])
-            ptr = pool.pop() if pool else int(check(driver_api.cuMemAlloc(size), "cuMemAlloc"))
+            ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
             self._allocs.append((size, ptr))
         if zero:
-            check(driver_api.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
+            check(self._drv.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
             self._busy = True
         return ptr
 
     def write(self, ptr: int, data: np.ndarray) -> None:
         """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
         the driver stages pageable memory before returning)."""
-        check(driver_api.cuMemcpyHtoDAsync(ptr, data.ctypes.data, data.nbytes, self.stream), "cuMemcpyHtoDAsync")
+        check(self._drv.cuMemcpyHtoDAsync(ptr, data.ctypes.data, data.nbytes, self.stream), "cuMemcpyHtoDAsync")
         self._busy = True
 
     def set_range_table(self, ptr: int, nbytes: int) -> None:
@@ -273,7 +278,7 @@ class DeviceRun:
         address, size = self.program.range_table
         if nbytes != size:
             raise GpuError(f"the kernels' range table has {size} bytes, the host's {nbytes}")
-        check(driver_api.cuMemcpyDtoDAsync(address, ptr, nbytes, self.stream), "cuMemcpyDtoDAsync")
+        check(self._drv.cuMemcpyDtoDAsync(address, ptr, nbytes, self.stream), "cuMemcpyDtoDAsync")
         self._busy = True
 
     def read(self, ptr: int, out: np.ndarray) -> np.ndarray:
@@ -285,17 +290,17 @@ class DeviceRun:
         tens of microseconds: a small comparison is made of little else)."""
         for ptr, out in copies:
             if out.nbytes:
-                check(driver_api.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
+                check(self._drv.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
                 transfer_counter["dtoh_bytes"] += out.nbytes
                 transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
-        check(driver_api.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        check(self._drv.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
         self._busy = False
         return [out for _, out in copies]
 
     # -- launches -----------------------------------------------------------------------------
     def free_memory(self) -> int:
         """Bytes of device memory free now."""
-        free, _ = check(driver_api.cuMemGetInfo(), "cuMemGetInfo")
+        free, _ = check(self._drv.cuMemGetInfo(), "cuMemGetInfo")
         return int(free)
 
     def params(self) -> LaunchParams:
@@ -334,7 +339,7 @@ class DeviceRun:
         return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
 
     def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
-        argv = np.array([ctypes.addressof(params)], dtype=np.uint64)
-        check(driver_api.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
-                                        self.stream, argv.ctypes.data, 0), f"cuLaunchKernel({name})")
+        argv = (ctypes.c_void_p * 1)(ctypes.addressof(params))
+        check(self._drv.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
+                                       self.stream, ctypes.addressof(argv), 0), f"cuLaunchKernel({name})")
         self._busy = True

@@ -62,9 +62,11 @@ def _torch_operand(tensor: Any) -> DeviceOperand | None:
             return None
         item = int(tensor.element_size())
         torch = sys.modules[type(tensor).__module__.split(".")[0]]
-        stream = int(torch.cuda.current_stream(tensor.device).cuda_stream)
+        ordinal = tensor.device.index
+        ordinal = torch.cuda.current_device() if ordinal is None else int(ordinal)
+        stream = int(torch.cuda.current_stream(ordinal).cuda_stream)
         return DeviceOperand(int(tensor.data_ptr()), tuple(int(d) for d in tensor.shape),
-                             tuple(int(s) * item for s in tensor.stride()), code, item, stream or None)
+                             tuple(int(s) * item for s in tensor.stride()), code, item, stream or None, ordinal)
     except (AttributeError, TypeError, RuntimeError, KeyError):  # a tensor-like object that is not one
         return None
 

@@ -698,20 +698,24 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     return o;
 }
 
-// One thread's merge of a block's warp shares (of the four streams, the dot product and the
-// mismatch count) into the Part at `out`.
-__device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4], const double* warp_dot,
+// The merge of a block's warp shares (the first `rows` rows of the four streams; the dot product
+// and the mismatch count of every warp) into the Part at `out`: thread k < 4 merges stream k,
+// thread 4 the rest (called by every thread; the others return at once). Four threads, not one:
+// a block's tail is this serial chain.
+__device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4], int rows, const double* warp_dot,
                                               const u64* warp_fails) {
-    for (int k = 0; k < 4; ++k) {
+    const int k = threadIdx.x;
+    if (k < 4) {
         Acc t = warp_acc[0][k];
-        for (int w = 1; w < POLY_THREADS / 32; ++w) acc_merge(t, warp_acc[w][k]);
+        for (int w = 1; w < rows; ++w) acc_merge(t, warp_acc[w][k]);
         out->s[k] = t;
+    } else if (k == 4) {
+        double d = 0;
+        u64 f = 0;
+        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+        out->dot = d;
+        out->fails = f;
     }
-    double d = 0;
-    u64 f = 0;
-    for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
-    out->dot = d;
-    out->fails = f;
 }
 
 // dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters.
@@ -870,14 +874,13 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         warp_fails[warp] = f64s;
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        Part* out = (Part*)P.out + blockIdx.x;
-        warps_to_part(out, warp_acc, warp_dot, warp_fails);
-        for (int k = 0; k < 4; ++k) {  // the block's NaN/Inf tallies, kept apart from the warps' shares
-            out->s[k].nnan = tallies.nan[k];
-            out->s[k].ninf = tallies.inf[k];
-            out->s[k].inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
-        }
+    Part* out = (Part*)P.out + blockIdx.x;
+    warps_to_part(out, warp_acc, POLY_THREADS / 32, warp_dot, warp_fails);
+    if (threadIdx.x < 4) {  // the block's NaN/Inf tallies of stream k, kept apart from the warps' shares
+        const int k = threadIdx.x;
+        out->s[k].nnan = tallies.nan[k];
+        out->s[k].ninf = tallies.inf[k];
+        out->s[k].inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
     }
     if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
         u64* ro = (u64*)P.rout;
@@ -898,43 +901,42 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const P
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats_ranges(const Params P) { stats_pass<true>(P); }
 
 // The statistics pass's per-block records (P.seg_len[0] of them, at P.out) merged into one Part at
-// P.seg[0], as the pass merges its warps: one block, each thread merging a strided share, then
-// the warps' shares, so that one record comes back to the host.
+// P.seg[0], so that one record comes back to the host: one block, whose warps each merge one
+// stream of a strided share of the records (a pair of warps a stream), then those shares.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(const Params P) {
+    constexpr int PER_STREAM = POLY_THREADS / 32 / 4;  // warps merging each stream
+    static_assert(PER_STREAM >= 1, "a warp per stream at least");
     __shared__ Acc warp_acc[POLY_THREADS / 32][4];
     __shared__ double warp_dot[POLY_THREADS / 32];
     __shared__ u64 warp_fails[POLY_THREADS / 32];
     const Part* parts = (const Part*)P.out;
-    Acc a[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-        a[k].n = a[k].mean = a[k].m2 = a[k].sum = a[k].sq = a[k].ab = a[k].mn = a[k].mx = 0.0;
-        a[k].imn = a[k].imx = a[k].inan = -1;
-        a[k].nnan = a[k].ninf = 0;
-        a[k].pad = 0;
-    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    // warp w merges stream w % 4 of every (PER_STREAM x 32)-th record: one Acc a thread, not four
+    const int k = warp % 4, share = (warp / 4) * 32 + lane;
+    Acc a;
+    a.n = a.mean = a.m2 = a.sum = a.sq = a.ab = a.mn = a.mx = 0.0;
+    a.imn = a.imx = a.inan = -1;
+    a.nnan = a.ninf = 0;
+    a.pad = 0;
+    for (u64 i = share; i < P.seg_len[0]; i += PER_STREAM * 32) acc_merge(a, parts[i].s[k]);
     double dot = 0.0;
     u64 fails = 0;
     for (u64 i = threadIdx.x; i < P.seg_len[0]; i += blockDim.x) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) acc_merge(a[k], parts[i].s[k]);
         dot += parts[i].dot;
         fails += parts[i].fails;
     }
     for (int delta = 16; delta > 0; delta >>= 1) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) acc_merge(a[k], acc_shfl(a[k], delta));
+        acc_merge(a, acc_shfl(a, delta));
         dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
         fails += __shfl_down_sync(0xFFFFFFFFu, fails, delta);
     }
-    const int warp = threadIdx.x / 32;
-    if ((threadIdx.x & 31) == 0) {
-        for (int k = 0; k < 4; ++k) warp_acc[warp][k] = a[k];
+    if (lane == 0) {
         warp_dot[warp] = dot;
         warp_fails[warp] = fails;
     }
+    if (lane == 0) warp_acc[warp / 4][k] = a;  // stream k's shares: rows 0 .. PER_STREAM - 1
     __syncthreads();
-    if (threadIdx.x == 0) warps_to_part((Part*)P.seg[0], warp_acc, warp_dot, warp_fails);
+    warps_to_part((Part*)P.seg[0], warp_acc, PER_STREAM, warp_dot, warp_fails);
 }
 
 // -- order statistics: radix passes -------------------------------------------------------------------
@@ -1235,15 +1237,36 @@ struct SelState {
 
 // Warp-wide (the whole warp calls it): descends target `t` by histogram `h` of its next `dbits`
 // key bits: the digit whose running count passes its rank joins its prefix. `h` is read from L2
-// (other blocks' atomics wrote it).
-__device__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
+// (other blocks' atomics wrote it). Each lane owns a run of bins and loads POLY_DESCEND_LOADS of
+// them at once, two bins a load where aligned: one round trip to L2 per batch, not per bin (a
+// 4096-bin descend took ~30 us), and half the requests (the lanes' runs share no cache line).
+#define POLY_DESCEND_LOADS 16
+__device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const u64* h, int from, int end) {
+    if (from + POLY_DESCEND_LOADS <= end && ((size_t)(h + from) & 15) == 0) {
+        const ulonglong2* v = (const ulonglong2*)(h + from);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS / 2; ++j) {
+            const ulonglong2 x = __ldcg(v + j);
+            c[2 * j] = x.x;
+            c[2 * j + 1] = x.y;
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < POLY_DESCEND_LOADS; ++j) c[j] = from + j < end ? __ldcg(h + from + j) : 0;
+}
+
+__device__ __noinline__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
     const int lane = threadIdx.x & 31;
     const int bins = 1 << dbits;
     const int per = (bins + 31) / 32;  // bins a lane scans
+    const int first = lane * per, end = min(first + per, bins);
+    u64 c[POLY_DESCEND_LOADS];
     u64 sum = 0;
-    for (int k = 0; k < per; ++k) {
-        const int b = lane * per + k;
-        if (b < bins) sum += __ldcg(h + b);
+    for (int k = first; k < end; k += POLY_DESCEND_LOADS) {
+        descend_load(c, h, k, end);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS; ++j) sum += c[j];
     }
     u64 incl = sum;
     for (int d = 1; d < 32; d <<= 1) {
@@ -1257,25 +1280,29 @@ __device__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
     const unsigned owner = __ballot_sync(0xFFFFFFFFu, incl - sum <= r && r < incl);
     if (lane != __ffs(owner) - 1) return;
     u64 below = incl - sum;
-    for (int k = 0; k < per; ++k) {
-        const int b = lane * per + k;
-        const u64 c = b < bins ? __ldcg(h + b) : 0;
-        if (below + c > r) {
-            t->prefix = (t->prefix << dbits) | (u64)b;
-            t->rank = r - below;
-            t->bits += dbits;
-            return;
+    for (int k = first; k < end; k += POLY_DESCEND_LOADS) {
+        descend_load(c, h, k, end);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS; ++j) {
+            if (below + c[j] > r) {  // (bins past the end load 0: never taken)
+                t->prefix = (t->prefix << dbits) | (u64)(k + j);
+                t->rank = r - below;
+                t->bits += dbits;
+                return;
+            }
+            below += c[j];
         }
-        below += c;
     }
 }
 
 // The first descend, right behind the statistics pass: every target (its prefix empty) by the
-// pass's first-digit histogram of its stream (at Params.hist: absdiff's, then reldiff's). One block.
+// pass's first-digit histogram of its stream (at Params.hist: absdiff's, then reldiff's). Launched
+// with a block per target, of which one warp works: a descend's loads are bound by its SM's
+// requests to L2, so the targets are spread over as many SMs.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(const Params P) {
     SelState* S = (SelState*)P.sel;
-    const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (int t = warp; t < S->ntargets; t += warps)
+    const int t = blockIdx.x;
+    if (threadIdx.x < 32 && t < S->ntargets)
         if (S->t[t].stream >= 2 && S->t[t].stream <= 3 && S->t[t].bits == 0)
             warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
 }

@@ -510,7 +510,7 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     p = run.params()
     p.sel, p.hist = run.alloc(SELECT_STATE.itemsize), hist
     run.write(p.sel, _select_state(wanted))
-    run.launch("poly_select_first", p, 1)
+    run.launch("poly_select_first", p, len(wanted))  # a block a target
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
     shared = RING_BYTES + (len(wanted) << SELECT_BITS) * 4
     grid = run.grid("poly_select_input", shared)
