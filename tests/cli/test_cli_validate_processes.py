@@ -122,3 +122,14 @@ def test_processes_interrupted_return_what_was_merged(models, data):
     assert outcome.interrupted and not outcome.passed
     assert 4 <= outcome.accumulator.samples < N
     assert multiprocessing.active_children() == []
+
+
+def test_batches_are_a_fraction_of_a_workers_share_within_bounds():
+    """Both engines (processes, Ray) size their batches with one rule: about 1/k of a worker's share,
+    at least the configured size, at most 16 times it."""
+    from poly.cli.validate_ray.work_items import items_per_batch
+
+    assert items_per_batch(16_000, 8, 16, 8) == 125  # 1,000 a worker, an eighth of it
+    assert items_per_batch(16_000, 8, 16, 4) == 128  # a quarter is 250: capped at 16 x 8
+    assert items_per_batch(100, 8, 16, 8) == 8  # a small dataset: the configured size
+    assert items_per_batch(0, 3, 4, 8) == 3

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from poly.cli.validate_ray.work_items import WorkItem
+from poly.cli.validate_ray.work_items import WorkItem, items_per_batch
 from poly.cli.validate_ray.worker import ValidationWorker
 from poly.compare.dataset import Accumulator, DirectoryDataset, ValidationOutcome
 
@@ -98,9 +98,9 @@ class ProcessValidation:
         items = local_work_items(self.dataset)
         if not items:
             raise ValueError(f"--dataset '{self.dataset}' holds no sample files (.npz, .json)")
-        # Batches of about an eighth of a worker's share: few enough that the per-batch cost
-        # (pickling an accumulator) stays small, small enough that the workers finish together.
-        per_task = max(self.items_per_task, min(16 * self.items_per_task, len(items) // (8 * self.processes)))
+        # Batches of about an eighth of a worker's share: the per-batch cost (pickling an
+        # accumulator) stays small, and the workers finish together.
+        per_task = items_per_batch(len(items), self.items_per_task, self.processes, 8)
         batches = iter([items[i:i + per_task] for i in range(0, len(items), per_task)])
         acc = Accumulator(worst_k=self.worst_k)
         interrupted = stopped_early = False

@@ -14,7 +14,7 @@ import time
 
 from poly.cli.validate_ray.actor_pool import ActorPool
 from poly.cli.validate_ray.cluster import ray
-from poly.cli.validate_ray.work_items import list_work_items
+from poly.cli.validate_ray.work_items import items_per_batch, list_work_items
 from poly.cli.validate_ray.worker import ValidationWorker
 from poly.compare.dataset import Accumulator, ValidationOutcome
 
@@ -84,13 +84,11 @@ class RayValidation:
         """Runs to the end of the dataset, ``max_failures`` or a KeyboardInterrupt, and returns
         the merged outcome (never raises KeyboardInterrupt)."""
         items = list_work_items(self.dataset)
-        # Batches of ~1/4 of an actor's share (at least items_per_task, at most 16x it): per-call
-        # overhead is paid fewer times on a large dataset; retries and progress stay fine-grained.
-        per_task = max(self.items_per_task, min(16 * self.items_per_task, len(items) // (4 * self.workers)))
+        # Batches of ~1/4 of an actor's share: a batch is also the unit Ray retries
+        per_task = items_per_batch(len(items), self.items_per_task, self.workers, 4)
         blocks = -(-len(items) // per_task)
         acc = Accumulator(worst_k=self.worst_k)
         self.steady = None  # (seconds, samples) from the first merged batch to the end
-        seen = set()  # the first sample index of each merged batch
         interrupted = stopped_early = False
         start = time.perf_counter()
         first_merge = None
@@ -101,10 +99,7 @@ class RayValidation:
                              {"runner": self.runner, "checker": self.checker, "golden": self.golden,
                               "reference_runner": self.reference_runner, "worst_k": self.worst_k, "batch": self.batch},
                              "validate_block", num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)
-            for first, part in pool.map_unordered(self._blocks(items, blocks)):
-                if first in seen:
-                    continue
-                seen.add(first)
+            for _first, part in pool.map_unordered(self._blocks(items, blocks)):  # each block once (ActorPool)
                 acc.merge(part)
                 if first_merge is None:
                     first_merge = (time.perf_counter(), acc.samples)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 
 from poly.core.optional_import import lazy_import
 
-__all__ = ["WorkItem", "SAMPLE_SUFFIXES", "is_uri", "open_filesystem", "list_work_items", "check_uri_directory"]
+__all__ = ["items_per_batch", "WorkItem", "SAMPLE_SUFFIXES", "is_uri", "open_filesystem", "list_work_items", "check_uri_directory"]
 
 pafs = lazy_import("pyarrow.fs", install="poly-cli[ray]")
 pq = lazy_import("pyarrow.parquet", install="poly-cli[ray]")
@@ -64,6 +64,16 @@ def check_uri_directory(flag: str, uri: str) -> None:
 
 def _suffix(path) -> str:
     return posixpath.splitext(path)[1].lower()
+
+
+def items_per_batch(total: int, at_least: int, workers: int, batches_per_worker: int) -> int:
+    """
+    Work items handed to a worker at once: about 1/``batches_per_worker`` of a worker's share of
+    the ``total``, at least ``at_least`` and at most 16 times it. Large batches pay the per-batch
+    cost (a call, a pickled accumulator) fewer times on a large dataset; small ones keep retries,
+    progress and the workers' finish fine-grained.
+    """
+    return max(at_least, min(16 * at_least, total // (batches_per_worker * max(1, workers))))
 
 
 def list_work_items(dataset) -> list[WorkItem]:
