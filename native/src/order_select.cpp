@@ -13,8 +13,8 @@ namespace {
 
 constexpr int kDigitBits = 16;
 constexpr std::size_t kBins = std::size_t{1} << kDigitBits;
-// A candidate set this small is gathered and finished with nth_element in one pass instead
-// of refining 16 bits at a time.
+// A candidate set this small (or an input this small) is gathered and finished in memory
+// (select_ranks) in one pass instead of refining 16 bits at a time over the inputs.
 constexpr std::uint64_t kGatherCap = std::uint64_t{1} << 18;
 
 struct Target {
@@ -95,7 +95,77 @@ void ranks_for(const OrderRequest& r, std::uint64_t n, std::uint64_t& lo, std::u
     gamma = vi < 0 ? 0.0 : vi - prev;
 }
 
+constexpr int kMemoryDigitBits = 11;  // select_ranks: 2048 counters (8 KiB) a step
+constexpr std::size_t kMemorySortMax = 64;  // a range this small is sorted instead
+
+// One step of select_ranks over keys[0, n) whose top `known` bits are equal: `want` holds
+// (rank in the range, index of the answer) pairs, ascending by rank.
+void select_step(std::uint64_t* keys, std::size_t n, int known,
+                 std::vector<std::pair<std::uint64_t, std::size_t>>& want, std::vector<std::uint64_t>& out,
+                 std::vector<std::uint64_t>& spare) {
+    if (n <= kMemorySortMax || known >= 64) {
+        std::sort(keys, keys + n);  // (known >= 64: all equal)
+        for (const auto& [rank, at] : want) out[at] = keys[rank];
+        return;
+    }
+    const int bits = std::min(kMemoryDigitBits, 64 - known);
+    const int shift = 64 - known - bits;
+    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    std::vector<std::size_t> count(std::size_t{1} << bits, 0);
+    for (std::size_t i = 0; i < n; ++i) ++count[(keys[i] >> shift) & mask];
+    // The bins holding a rank, each with its ranks (made relative to the bin).
+    struct Bin {
+        std::size_t digit, begin, size;
+        std::vector<std::pair<std::uint64_t, std::size_t>> want;
+    };
+    std::vector<Bin> bins;
+    std::size_t below = 0, digit = 0;
+    for (const auto& [rank, at] : want) {
+        while (below + count[digit] <= rank) below += count[digit++];
+        if (bins.empty() || bins.back().digit != digit) bins.push_back({digit, below, count[digit], {}});
+        bins.back().want.push_back({rank - below, at});
+    }
+    if (bins.size() == 1 && bins[0].size == n) {  // one digit for all: nothing to move
+        select_step(keys, n, known + bits, bins[0].want, out, spare);
+        return;
+    }
+    // The keys of the wanted bins, packed one bin after the other at the front of `spare`.
+    std::vector<std::int32_t> slot(std::size_t{1} << bits, -1);
+    std::vector<std::size_t> fill(bins.size());
+    std::size_t total = 0;
+    for (std::size_t j = 0; j < bins.size(); ++j) {
+        slot[bins[j].digit] = static_cast<std::int32_t>(j);
+        fill[j] = total;
+        total += bins[j].size;
+    }
+    spare.resize(std::max(spare.size(), total));
+    std::uint64_t* packed = spare.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int32_t j = slot[(keys[i] >> shift) & mask];
+        if (j >= 0) packed[fill[static_cast<std::size_t>(j)]++] = keys[i];
+    }
+    // The packed keys go back over the front of `keys` (no longer needed), so that `spare` is
+    // free for the next step.
+    std::copy(packed, packed + total, keys);
+    std::size_t offset = 0;
+    for (auto& bin : bins) {
+        select_step(keys + offset, bin.size, known + bits, bin.want, out, spare);
+        offset += bin.size;
+    }
+}
+
 }  // namespace
+
+std::vector<std::uint64_t> select_ranks(std::vector<std::uint64_t>& keys, const std::vector<std::uint64_t>& ranks) {
+    std::vector<std::uint64_t> out(ranks.size(), 0);
+    if (ranks.empty() || keys.empty()) return out;
+    std::vector<std::pair<std::uint64_t, std::size_t>> want;
+    for (std::size_t i = 0; i < ranks.size(); ++i) want.push_back({std::min<std::uint64_t>(ranks[i], keys.size() - 1), i});
+    std::sort(want.begin(), want.end());
+    std::vector<std::uint64_t> spare;
+    select_step(keys.data(), keys.size(), 0, want, out, spare);
+    return out;
+}
 
 std::array<std::uint64_t, 4> count_nans(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
                                         int threads) {
@@ -186,8 +256,8 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
                 if (groups[j].stream == t.stream && groups[j].prefix == t.prefix && groups[j].bits == t.bits)
                     g = static_cast<int>(j);
             if (g < 0) {
-                // Gathering the whole input is allowed only when it is no larger than a histogram.
-                const bool gather = t.bits > 0 ? t.count <= kGatherCap : n <= kBins;
+                // A small enough input is gathered whole (select_ranks finishes it in memory).
+                const bool gather = t.bits > 0 ? t.count <= kGatherCap : n <= kGatherCap;
                 groups.push_back({t.stream, t.prefix, t.bits, gather});
                 g = static_cast<int>(groups.size()) - 1;
             }
@@ -217,8 +287,10 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
                                                 [&](PassState& st, std::size_t begin, std::size_t end) {
             st.hist.resize(ng);
             st.keys.resize(ng);
-            for (std::size_t g = 0; g < ng; ++g)
+            for (std::size_t g = 0; g < ng; ++g) {
                 if (!groups[g].gather) st.hist[g].assign(kBins, 0);
+                else if (groups[g].bits == 0) st.keys[g].reserve(end - begin);  // every key of the partition
+            }
             auto blk = new_block();
             std::vector<std::uint64_t> keys(kBlock);
             auto take = [&](std::size_t g, std::uint64_t key) {
@@ -251,18 +323,22 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
         for (std::size_t g = 0; g < ng; ++g) {
             if (groups[g].gather) {
                 std::vector<std::uint64_t> keys;
-                for (auto& st : states) keys.insert(keys.end(), st.keys[g].begin(), st.keys[g].end());
-                for (std::size_t i = 0; i < targets.size(); ++i) {
-                    if (group_of[i] != static_cast<int>(g)) continue;
-                    Target& t = targets[i];
-                    t.done = true;
-                    if (keys.empty()) {  // the inputs changed since the rank's prefix was found
-                        t.key = prefix_key(t);
-                        continue;
+                if (states.size() == 1) keys = std::move(states[0].keys[g]);
+                else
+                    for (auto& st : states) keys.insert(keys.end(), st.keys[g].begin(), st.keys[g].end());
+                std::vector<std::size_t> members;
+                std::vector<std::uint64_t> ranks;
+                for (std::size_t i = 0; i < targets.size(); ++i)
+                    if (group_of[i] == static_cast<int>(g)) {
+                        members.push_back(i);
+                        ranks.push_back(targets[i].rank_in);  // (clamped to the keys gathered)
                     }
-                    const std::size_t r = std::min<std::uint64_t>(t.rank_in, keys.size() - 1);
-                    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(r), keys.end());
-                    t.key = keys[r];
+                const std::vector<std::uint64_t> found = select_ranks(keys, ranks);
+                for (std::size_t j = 0; j < members.size(); ++j) {
+                    Target& t = targets[members[j]];
+                    t.done = true;
+                    // no keys: the inputs changed since the rank's prefix was found
+                    t.key = keys.empty() ? prefix_key(t) : found[j];
                 }
             } else {
                 std::vector<std::uint64_t> hist(kBins, 0);

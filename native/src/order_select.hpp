@@ -39,6 +39,12 @@ RankPlan plan_ranks(const std::vector<OrderRequest>& requests, std::uint64_t n,
 // Request values from the targets' keys (order_key encoding), with NumPy's arithmetic.
 std::vector<double> combine_ranks(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32);
 
+// The keys at ranks `ranks` (0-based, any order, each < keys.size()) of `keys`, which it
+// reorders: a radix select in memory, 11 key bits a step, each step counting the keys of the
+// ranges that hold a rank and moving on with those of the bins holding one (so a set of ranks
+// costs a few passes over fewer and fewer keys, not a selection over all of them per rank).
+std::vector<std::uint64_t> select_ranks(std::vector<std::uint64_t>& keys, const std::vector<std::uint64_t>& ranks);
+
 // Keys of the targets by radix select: 16 bits per pass over the inputs, finishing with
 // nth_element once a candidate set is small. Exact whatever the distribution.
 std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,

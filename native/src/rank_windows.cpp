@@ -14,7 +14,7 @@
 namespace poly {
 namespace {
 
-constexpr std::uint64_t kMinElements = std::uint64_t{1} << 18;
+constexpr std::uint64_t kMinElements = std::uint64_t{1} << 15;
 constexpr std::size_t kChunks = 512;   // the sample is spread over this many places...
 constexpr std::size_t kChunkLen = 32;  // ...of this many consecutive elements
 // Inputs of at least this many elements take a sample four times as large (more chunks):

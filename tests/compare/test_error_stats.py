@@ -181,6 +181,28 @@ def test_large_inputs_threads_and_radix_refinement(dtype):
     assert (s1.absdiff.argmax, s1.mismatches) == (s2.absdiff.argmax, s2.mismatches)
 
 
+@pytest.mark.parametrize("n", [70, 4_099, 65_537, 150_001, 1 << 18])
+@pytest.mark.parametrize("kind", ["noise", "ties", "equal", "wide"])
+def test_inputs_gathered_whole_give_numpys_quantiles(n, kind):
+    """Inputs of up to 2^18 elements have their keys gathered in one pass and their ranks selected
+    in memory, several at once; every quantile equals NumPy's, whatever the ties, with one thread
+    or two."""
+    rng = np.random.default_rng(n + len(kind))
+    a = rng.standard_normal(n).astype(np.float32)
+    if kind == "noise":
+        b = a + (1e-3 * rng.standard_normal(n)).astype(np.float32)
+    elif kind == "ties":  # a few distinct differences, each shared by many elements
+        b = a + (rng.integers(-3, 4, n) * 0.25).astype(np.float32)
+    elif kind == "equal":
+        b = a.copy()
+    else:  # differences over many octaves, both signs of b
+        b = (a * np.exp2(rng.integers(-40, 40, n))).astype(np.float32)
+    qs = (0.0, 0.1, 0.5, 0.9, 0.95, 0.99, 1.0)
+    s1 = check_all(a, b, qs=qs, threads=1)
+    s2 = check_all(a, b, qs=qs, threads=2)
+    assert s1.absdiff.median == s2.absdiff.median and s1.reldiff.quantiles == s2.reldiff.quantiles
+
+
 def test_value_medians_are_exact_and_lazy():
     rng = np.random.default_rng(3)
     a = rng.standard_normal(200_000)

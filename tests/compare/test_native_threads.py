@@ -251,10 +251,13 @@ def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     assert int(out.stdout.split()[-1]) > 0
 
 
-def test_inputs_rewritten_during_radix_select_passes():
-    """Smaller inputs take radix select (several passes) for every median; 2^16 + 1 elements is
-    the smallest size that also runs on worker threads."""
-    script = _MUTATION_SCRIPT.format(n=(1 << 16) + 1, dtype="float32", seconds=6)
+@pytest.mark.parametrize("n", [(1 << 14) + 1, (1 << 16) + 1])
+def test_inputs_rewritten_during_radix_select_passes(n):
+    """Inputs rewritten while their order statistics are selected: 2^14 + 1 elements take radix
+    select (keys gathered whole, then selected in memory); 2^16 + 1 (the smallest size that also
+    runs on worker threads) the one-pass windows, and radix select wherever the rewritten data
+    makes them miss."""
+    script = _MUTATION_SCRIPT.format(n=n, dtype="float32", seconds=6)
     out = _run_python(script, timeout=240)
     assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
     assert int(out.stdout.split()[-1]) > 0
