@@ -115,14 +115,14 @@ void select_step(std::uint64_t* keys, std::size_t n, int known,
     for (std::size_t i = 0; i < n; ++i) ++count[(keys[i] >> shift) & mask];
     // The bins holding a rank, each with its ranks (made relative to the bin).
     struct Bin {
-        std::size_t digit, begin, size;
+        std::size_t digit, size;
         std::vector<std::pair<std::uint64_t, std::size_t>> want;
     };
     std::vector<Bin> bins;
     std::size_t below = 0, digit = 0;
     for (const auto& [rank, at] : want) {
         while (below + count[digit] <= rank) below += count[digit++];
-        if (bins.empty() || bins.back().digit != digit) bins.push_back({digit, below, count[digit], {}});
+        if (bins.empty() || bins.back().digit != digit) bins.push_back({digit, count[digit], {}});
         bins.back().want.push_back({rank - below, at});
     }
     if (bins.size() == 1 && bins[0].size == n) {  // one digit for all: nothing to move

@@ -99,7 +99,7 @@ class RayValidation:
                              {"runner": self.runner, "checker": self.checker, "golden": self.golden,
                               "reference_runner": self.reference_runner, "worst_k": self.worst_k, "batch": self.batch},
                              "validate_block", num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker)
-            for _first, part in pool.map_unordered(self._blocks(items, blocks)):  # each block once (ActorPool)
+            for part in pool.map_unordered(self._blocks(items, blocks)):  # each block once (ActorPool)
                 acc.merge(part)
                 if first_merge is None:
                     first_merge = (time.perf_counter(), acc.samples)

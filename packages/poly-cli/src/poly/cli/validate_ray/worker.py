@@ -2,8 +2,8 @@
 The Ray actor of a validation: one per worker, holding the runner under test (and the reference
 runner, or the golden directory) loaded once for the whole run. Each call validates a block of
 work items (a Ray Data block: an Arrow table with ``index``, ``path`` and ``row_group`` columns)
-with the local pipeline and returns its accumulator with the block's first sample index (so that
-the driver can tell a retried block from a new one). It imports neither Ray Data nor pandas: an
+with the local pipeline and returns its accumulator (a retried call returns once, as any Ray
+call: the driver merges each block once). It imports neither Ray Data nor pandas: an
 actor's process starts with Ray's core and what the runner needs.
 """
 
@@ -57,11 +57,10 @@ class ValidationWorker:
             raise KeyboardInterrupt
         return outcome.accumulator
 
-    def validate_block(self, block) -> tuple[int, Accumulator]:
-        """``(first sample index, accumulator)`` of a Ray Data block of work items (an Arrow
-        table, or a dict of columns)."""
-        items = block.to_pydict() if hasattr(block, "to_pydict") else block
-        return int(items["index"][0]), self.validate(items)
+    def validate_block(self, block) -> Accumulator:
+        """The accumulator of a Ray Data block of work items (an Arrow table, or a dict of
+        columns)."""
+        return self.validate(block.to_pydict() if hasattr(block, "to_pydict") else block)
 
     def __del__(self):
         # Also called on the class's Ray stand-in (``ray.remote`` derives from this class), which

@@ -662,7 +662,7 @@ __device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, 
     a.ab = ab ? r.ab : a.sum;
     a.mn = (double)r.mn; a.mx = (double)r.mx;
     a.imn = global_index(P, r.imn); a.imx = global_index(P, r.imx);
-    a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added by its first thread
+    a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added after the merge (warps_to_part's threads)
 }
 
 __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
@@ -931,10 +931,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(cons
         fails += __shfl_down_sync(0xFFFFFFFFu, fails, delta);
     }
     if (lane == 0) {
+        warp_acc[warp / 4][k] = a;  // stream k's shares: rows 0 .. PER_STREAM - 1
         warp_dot[warp] = dot;
         warp_fails[warp] = fails;
     }
-    if (lane == 0) warp_acc[warp / 4][k] = a;  // stream k's shares: rows 0 .. PER_STREAM - 1
     __syncthreads();
     warps_to_part((Part*)P.seg[0], warp_acc, PER_STREAM, warp_dot, warp_fails);
 }
