@@ -9,7 +9,9 @@ The shape of the code base, checked by reading every module's source of the six 
 - optional third-party modules through ``poly.core.optional_import.lazy_import`` (no
   ``try: import ... except ImportError``); loaders resolved with ``invoke_if_callable``;
 - ``__init__.py`` files only re-export; Polygraphy's import paths build ``__all__`` from their
-  sources' ``__all__``, never from copied names.
+  sources' ``__all__``, never from copied names;
+- folders by concept: no folder of product code holds more than 15 modules, no product file is
+  over 800 lines.
 """
 
 from __future__ import annotations
@@ -346,3 +348,64 @@ def test_polygraphy_paths_reexport_their_sources_all(name):
         if isinstance(node, ast.Assign) and node.value not in assigned:
             assert isinstance(node.value, ast.Name), f"{name}: only aliases may be defined here"
 
+
+
+# -- size of folders and files -------------------------------------------------------------------
+
+MAX_MODULES_PER_FOLDER = 15
+MAX_LINES_PER_FILE = 800
+
+
+def _product_folders():
+    """{folder: [module file names]}: every directory under packages/*/src holding .py files,
+    counting the modules it holds itself (``__init__.py`` excluded, subfolders not)."""
+    folders = {}
+    for _, path, _ in MODULES.values():
+        folders.setdefault(path.parent, [])
+        if path.name != "__init__.py":
+            folders[path.parent].append(path.name)
+    return folders
+
+
+def _oversized_folders(folders, limit=MAX_MODULES_PER_FOLDER):
+    return sorted(f"{folder.relative_to(ROOT)}: {len(names)} modules" for folder, names in folders.items()
+                  if len(names) > limit)
+
+
+def _long_files(paths, limit=MAX_LINES_PER_FILE):
+    problems = []
+    for path in sorted(paths):
+        lines = len(path.read_text().splitlines())
+        if lines > limit:
+            problems.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    return problems
+
+
+def test_the_size_checks_find_a_crowded_folder_and_a_long_file():
+    names = [f"m{i}.py" for i in range(MAX_MODULES_PER_FOLDER + 1)]
+    crowded_in_repo = ROOT / "packages" / "crowded"  # only its name is used
+    assert _oversized_folders({crowded_in_repo: names}) == [f"packages/crowded: {len(names)} modules"]
+    assert _oversized_folders({crowded_in_repo: names[:-1]}) == []
+    long_file = ROOT / "tests" / "test_architecture.py"
+    total = len(long_file.read_text().splitlines())
+    assert _long_files([long_file], limit=total) == []
+    assert _long_files([long_file], limit=total - 1) == [f"tests/test_architecture.py: {total} lines"]
+
+
+def test_the_folder_walk_counts_modules_not_inits_or_subfolders():
+    folders = _product_folders()
+    core = PACKAGES / "poly-core" / "src" / "poly" / "core"
+    assert "__init__.py" not in folders[core]
+    assert "optional_import.py" in folders[core]
+    assert all(core / sub in folders for sub in ("logging", "arrays", "files"))
+    assert not any("/" in name for names in folders.values() for name in names)
+
+
+def test_no_product_folder_holds_more_than_15_modules():
+    problems = _oversized_folders(_product_folders())
+    assert not problems, "folders over the limit (group their modules by concept):\n" + "\n".join(problems)
+
+
+def test_no_product_file_is_over_800_lines():
+    problems = _long_files(path for _, path, _ in MODULES.values())
+    assert not problems, "files over the limit (split them by concept):\n" + "\n".join(problems)

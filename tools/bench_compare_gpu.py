@@ -135,7 +135,7 @@ def main() -> int:
     m = min(n, args.pg_size)
     a_m, b_m = a[:m].clone(), b[:m].clone()
     pairs = (IterationResult({"x": a_m}, runner_name="r0"), IterationResult({"x": b_m}, runner_name="r1"))
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     G_LOGGER.module_severity = G_LOGGER.ERROR
     t_poly_cf = _timed(lambda: CompareFunc.simple()(*pairs), sync, args.repeat)

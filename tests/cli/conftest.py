@@ -9,7 +9,7 @@ from fixtures import onnx_models
 
 @pytest.fixture(autouse=True)
 def _reset_logger():
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     yield
     G_LOGGER.module_severity = G_LOGGER.INFO

@@ -390,3 +390,15 @@ def test_tactic_replays_become_the_algorithm_selector(poly, models, tmp_path):
     both = poly("run", models["identity"], "--trt", "--save-tactics", tmp_path / "a.json", "--load-tactics",
                 tmp_path / "replay.json", "--gen", "-")
     assert both.exit_code == 2 and "--save-tactics and --load-tactics cannot be used together" in both.output
+
+
+def test_simple_comparison_flags_become_the_arguments_of_compare_func_simple(poly, models):
+    # the options object's declared order decides the arguments' order; flags not given are left out
+    result = poly("run", models["identity"], "--onnxrt", "--onnx-ref", "--error-quantile", "0.9", "--check-error-stat",
+                  "quantile", "--no-shape-check", "--atol", "1e-3", "y:0.1", "--rtol", "0.01", "--fail-fast",
+                  "--gen-script", "-")
+    assert result.exit_code == 0, result.output
+    assert ("compare_func = CompareFunc.simple(check_shapes=False, rtol=0.01, atol={'': 0.001, 'y': 0.1}, "
+            "fail_fast=True, check_error_stat='quantile', error_quantile=0.9)\n") in result.output
+    plain = poly("run", models["identity"], "--onnxrt", "--onnx-ref", "--gen-script", "-")
+    assert "compare_func = CompareFunc.simple()\n" in plain.output

@@ -89,7 +89,7 @@ def test_partitioning_writes_subgraphs_that_cover_the_model_and_a_summary(tmp_pa
 
 
 def test_the_supported_partitions_parse_in_tensorrt(tmp_path):
-    from poly.trt.onnx_capability import partition_capability, supports_model
+    from poly.trt.inspection.onnx_capability import partition_capability, supports_model
 
     path = _save(_chain(["Relu", "FakeA", "Sigmoid", "Abs"]), tmp_path / "model.onnx")
     result = partition_capability(str(path), str(tmp_path))

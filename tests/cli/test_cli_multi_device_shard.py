@@ -248,7 +248,7 @@ def test_hints_and_sharded_model_agree_with_polygraphy(attention_path, tmp_path)
 
 
 def test_cli_choices_are_the_librarys():
-    from poly.cli.args import shard_hints
+    from poly.cli.args.onnx import shard_hints
     from poly.onnx import multi_device
     from poly.onnx.multi_device import hints
 

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from poly.cli.args.comparison import ComparisonArgs
-from poly.cli.args.data_loader import DataLoaderArgs
-from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.onnxrt import OnnxrtArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.runners import RunnerArgs
-from poly.cli.args.trt_config import TrtConfigArgs
-from poly.cli.args.trt_network import TrtNetworkArgs, strongly_typed_option
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.network import TrtNetworkArgs, strongly_typed_option
 from poly.cli.multi_option import stack_options
 
 CLI_ROOT = Path(importlib.import_module("poly.cli").__file__).parent
@@ -241,8 +241,12 @@ def test_comparison_args_build_the_compare_funcs():
     comparison = parse(ComparisonArgs, "--atol", "1e-3", "y:1e-2", "--rtol", "0.5", "--check-error-stat", "max",
                        "y:mean", "--compare", "simple", "l2", "--l2-threshold", "0.25", "--no-shape-check",
                        "--fail-fast")
-    assert comparison.atol == {"": 1e-3, "y": 1e-2} and comparison.rtol == 0.5
-    assert comparison.check_error_stat == {"": "max", "y": "mean"}
+    assert comparison.simple.atol == {"": 1e-3, "y": 1e-2} and comparison.simple.rtol == 0.5
+    assert comparison.simple.check_error_stat == {"": "max", "y": "mean"}
+    # flags not given stay None (the defaults are CompareFunc.simple's); --no-shape-check and --fail-fast set theirs
+    assert comparison.simple.given() == {"check_shapes": False, "rtol": 0.5, "atol": {"": 1e-3, "y": 1e-2},
+                                         "fail_fast": True, "check_error_stat": {"": "max", "y": "mean"}}
+    assert (comparison.check_shapes, comparison.fail_fast) == (False, True)
     simple, l2 = comparison.create_compare_func()
     assert isinstance(simple, SimpleCompareFunc) and isinstance(l2, L2CompareFunc)
     assert (simple.atol, simple.rtol, simple.check_shapes, simple.fail_fast) == ({"": 1e-3, "y": 1e-2}, 0.5, False, True)
@@ -255,7 +259,38 @@ def test_comparison_args_build_the_compare_funcs():
     assert caught.value.param_hint == "'--check-error-stat'"
     # `poly validate` has only the tolerances; the other flags keep their defaults.
     tolerances = parse(ComparisonArgs, "--atol", "2", options=ComparisonArgs.tolerance_options())
-    assert tolerances.atol == 2 and tolerances.compare_funcs == () and tolerances.load_outputs == ()
+    assert tolerances.simple.atol == 2 and tolerances.compare_funcs == () and tolerances.load_outputs == ()
+
+
+
+def test_the_simple_comparisons_flags_are_made_from_its_declarations():
+    from poly.compare import SimpleCompareOptions
+
+    def flags(options):
+        @click.command()
+        @options
+        def command(**kwargs):
+            pass
+
+        return {param.opts[0]: param for param in command.params}
+
+    run_flags = flags(ComparisonArgs.options())
+    declared = {d.flag: d for d in SimpleCompareOptions.declarations() if d.flag is not None}
+    assert set(declared) <= set(run_flags) and len(declared) == 11
+    assert run_flags["--atol"].help == "Absolute tolerance, optionally per output: `--atol 1e-5 out0:1e-3`."
+    assert run_flags["--check-error-stat"].help == ("Error statistic to check (elemwise, max, mean, median, quantile), "
+                                                   "optionally per output: `--check-error-stat max out0:mean`.")
+    assert run_flags["--error-quantile"].help == "Error quantile to compare (0 to 1), optionally per output."
+    assert run_flags["--no-shape-check"].help == "Disable checking that output shapes match exactly."
+    assert run_flags["--show-heatmaps"].help == ("Show heatmaps of the absolute and relative error (needs matplotlib); "
+                                                "with no display, they are saved to files and the log says where.")
+    assert run_flags["--save-heatmaps"].type.file_okay is False and run_flags["--fail-fast"].is_flag
+    # `poly validate` takes exactly the flags of the options that decide a verdict
+    assert set(flags(ComparisonArgs.tolerance_options())) == {f for f, d in declared.items() if d.decides_verdict}
+    with pytest.raises(click.BadParameter, match="'y:worst': choose from elemwise, max, mean, median, quantile"):
+        parse(ComparisonArgs, "--check-error-stat", "y:worst")
+    with pytest.raises(click.BadParameter, match="not a number"):
+        parse(ComparisonArgs, "--error-quantile", "high")
 
 
 # ---- debugger and logging ---------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_parse_ranges_and_per_output():
 def test_parse_meta():
     import numpy as np
 
-    from poly.core.datatype import DataType
+    from poly.core import DataType
 
     (name, dtype, shape), (n2, d2, s2) = parse_meta("--inputs", ["x:[1,3]:float32", "y:auto:auto"])
     assert (name, shape, n2, d2, s2) == ("x", [1, 3], "y", None, None)

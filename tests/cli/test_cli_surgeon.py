@@ -386,7 +386,7 @@ def test_attrs_and_byte_counts_parse_as_polygraphy_parses_them():
 def test_shape_inference_group_defaults_and_conflicts():
     import click
 
-    from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
+    from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
 
     def parse(*args, default=True):
         @click.command()

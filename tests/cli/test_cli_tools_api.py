@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 def _parser_with(tool):

@@ -43,7 +43,7 @@ def test_convert_with_profiles_and_timing_cache(models, tmp_path):
 
 
 def test_profile_flags_group_per_occurrence():
-    from poly.cli.args.trt_config import parse_profiles
+    from poly.cli.args.trt.config import parse_profiles
     from poly.cli.multi_option import MultiOption
 
     sep = MultiOption.OCCURRENCE_SEPARATOR

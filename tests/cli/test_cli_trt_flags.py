@@ -13,9 +13,9 @@ import click
 import pytest
 from fixtures.cli_helpers import POLY, error_lines, run_cli
 
-from poly.cli.args.trt_config import TrtConfigArgs
-from poly.cli.args.trt_network import TrtNetworkArgs, strongly_typed_option
-from poly.cli.args.trt_runtime import ALLOCATION_STRATEGY_CHOICES, TrtRuntimeArgs
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.network import TrtNetworkArgs, strongly_typed_option
+from poly.cli.args.trt.runtime import ALLOCATION_STRATEGY_CHOICES, TrtRuntimeArgs
 from poly.cli.multi_option import stack_options
 
 
@@ -138,7 +138,7 @@ def test_debug_build_builds_with_the_new_flags(trt_mod, models, tmp_path):
 
 def test_network_flags_reach_the_parsed_network(trt_mod, models):
     from poly.trt import MarkDebug
-    from poly.trt.network_postprocess import all_tensors
+    from poly.trt.networks.network_postprocess import all_tensors
 
     args = network_args("--onnx-flags", "native_instancenorm", "--tensor-formats", "x:[linear,CHW4]", "sum:[hwc8]",
                         "--mark-debug", "r", "s", "--mark-unfused-tensors-as-debug-tensors", tensor_formats=True)
@@ -240,8 +240,8 @@ def test_runtime_flags_configure_the_trt_runner(tmp_path):
 
 def test_run_passes_the_runtime_flags_to_its_trt_runner(trt_mod, models):
     from poly.cli.args.model import ModelArgs
-    from poly.cli.args.onnx_load import OnnxLoadArgs
-    from poly.cli.args.onnxrt import OnnxrtArgs
+    from poly.cli.args.onnx.load import OnnxLoadArgs
+    from poly.cli.args.onnx.onnxrt import OnnxrtArgs
     from poly.cli.args.runners import RunnerArgs
 
     runner_args = parse(RunnerArgs, "--trt", options=RunnerArgs.trt_options())

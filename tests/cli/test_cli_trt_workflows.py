@@ -52,7 +52,7 @@ def test_input_shapes_are_the_profile_without_trt_shapes(models, tmp_path, comma
 
 
 def test_input_shapes_fill_inputs_the_trt_shapes_leave_out():
-    from poly.cli.args.trt_config import TrtConfigArgs
+    from poly.cli.args.trt.config import TrtConfigArgs
     from poly.cli.commands.convert import convert
 
     kwargs = _parsed(convert, ["m.onnx", "-o", "m.engine", "--input-shapes", "a:[1,batch,3]", "b:[2,2]",
@@ -63,7 +63,7 @@ def test_input_shapes_fill_inputs_the_trt_shapes_leave_out():
 
 
 def test_input_shapes_profile_is_built_into_the_config(models):
-    from poly.cli.args.trt_config import TrtConfigArgs
+    from poly.cli.args.trt.config import TrtConfigArgs
     from poly.cli.commands.convert import convert
     from poly.trt import NetworkFromOnnxPath
 
@@ -127,8 +127,8 @@ def test_bad_data_loader_flags_name_the_flag(models, tmp_path, args, flag):
 def test_the_calibrator_gets_the_data_loader_scripts_batches(tmp_path, tensorrt_double, command_name):  # noqa: F811
     # Device addresses in the feed dicts go to TensorRT as they are: the batches TensorRT is handed
     # are exactly the script's data, in the order TensorRT names the inputs.
-    from poly.cli.args.data_loader import DataLoaderArgs
-    from poly.cli.args.trt_config import TrtConfigArgs
+    from poly.cli.args.data.data_loader import DataLoaderArgs
+    from poly.cli.args.trt.config import TrtConfigArgs
     from poly.cli.commands.convert import convert
     from poly.cli.commands.debug.build import build
     from poly.cli.commands.debug.precision import precision

@@ -161,7 +161,7 @@ def dataset(models, tmp_path):
 
 
 def test_validate_progress_shows_percent_and_time_left(dataset, models):
-    from poly.cli.commands.validate import Progress
+    from poly.cli.validate import Progress
     from poly.compare.dataset import Accumulator
 
     acc = Accumulator()

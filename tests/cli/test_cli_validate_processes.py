@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from poly.cli.validate_processes import processes_supported
+from poly.cli.validate import processes_supported
 
 pytestmark = pytest.mark.skipif(not processes_supported(), reason="--processes starts workers by fork")
 
@@ -103,22 +103,44 @@ def test_processes_flags_it_cannot_take(poly, models, data, tmp_path, flags, mes
     assert message in result.output
 
 
+def test_processes_read_npy_samples_as_threads_do(poly, models, data, tmp_path):
+    """--processes reads every sample format the threads engine reads (one reader for both):
+    a directory of .npy arrays gives the report of the same samples as .npz files."""
+    npy = tmp_path / "npy"
+    npy.mkdir()
+    for path in sorted(data["ds"].iterdir()):
+        with np.load(path) as archive:
+            np.save(npy / (path.stem + ".npy"), archive["x"])
+    reports = {}
+    for engine in ([], ["--processes", "2"]):
+        rj = tmp_path / f"r{len(engine)}.json"
+        result = poly("validate", models["mlp"], "--onnxrt", "--dataset", npy, "--golden", data["golden"], *TOL,
+                      *engine, "--report-json", rj)
+        assert result.exit_code == 1, result.output
+        reports[len(engine)] = _report(rj)
+    threads, processes = reports[0], reports[2]
+    assert processes["samples"] == threads["samples"] == N and processes["errors"] == 0
+    assert [s["file"] for s in processes["failed_samples"]] == [f"img_{i:03d}.npy" for i in sorted(BAD)]
+    assert processes["failed_samples"] == sorted(threads["failed_samples"], key=lambda s: s["index"])
+    assert processes["config"]["processes"] == 2
+
+
 def test_processes_interrupted_return_what_was_merged(models, data):
     # Ctrl-C in the parent (here raised from the progress callback after the first merged batch):
     # the run returns the merged part marked interrupted, and no worker process is left behind
     import multiprocessing
 
-    from poly.cli.validate_processes import ProcessValidation
-    from poly.compare.dataset import SampleChecker
+    from poly.cli.validate import ProcessEngine, ValidationJob
+    from poly.compare.dataset import ListedDataset, SampleChecker, open_reference
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
     def interrupt(acc, elapsed):
         raise KeyboardInterrupt
 
-    validation = ProcessValidation(OnnxrtRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
-                                   SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), processes=2,
-                                   items_per_task=4, progress=interrupt)
-    outcome = validation.run()
+    job = ValidationJob(OnnxrtRunner(SessionFromOnnx(models["mlp"])), ListedDataset.from_path(data["ds"]),
+                        open_reference(str(data["golden"])), SampleChecker(atol=1e-4, rtol=1e-4), progress=interrupt)
+    with ProcessEngine(processes=2, items_per_task=4) as engine:
+        outcome = engine.run(job)
     assert outcome.interrupted and not outcome.passed
     assert 4 <= outcome.accumulator.samples < N
     assert multiprocessing.active_children() == []
@@ -127,7 +149,7 @@ def test_processes_interrupted_return_what_was_merged(models, data):
 def test_batches_are_a_fraction_of_a_workers_share_within_bounds():
     """Both engines (processes, Ray) size their batches with one rule: about 1/k of a worker's share,
     at least the configured size, at most 16 times it."""
-    from poly.cli.validate_ray.work_items import items_per_batch
+    from poly.compare.dataset import items_per_batch
 
     assert items_per_batch(16_000, 8, 16, 8) == 125  # 1,000 a worker, an eighth of it
     assert items_per_batch(16_000, 8, 16, 4) == 128  # a quarter is 250: capped at 16 x 8

@@ -76,6 +76,20 @@ def _report(path):
     return json.loads(path.read_text())
 
 
+def _run_on_ray(runner, data, workers, items_per_task=4, **job):
+    """The outcome of the Ray engine over the .npz dataset against the golden directory, on the
+    tests' Ray (driven as the command drives any engine)."""
+    from poly.cli.args.ray_cluster import RayArgs
+    from poly.cli.validate import ValidationJob
+    from poly.cli.validate.ray import RayEngine
+    from poly.compare.dataset import ListedDataset, SampleChecker, open_reference
+
+    job = ValidationJob(runner, ListedDataset.from_path(data["ds"]), open_reference(str(data["golden"])),
+                        SampleChecker(atol=1e-4, rtol=1e-4), **job)
+    with RayEngine(RayArgs(address="", workers=workers), items_per_task=items_per_task) as engine:
+        return engine.run(job)
+
+
 def test_ray_report_matches_local_run(poly, models, data, ray_cluster, tmp_path):
     local, remote = tmp_path / "local.json", tmp_path / "ray.json"
     base = ["validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", data["golden"], *TOL]
@@ -155,9 +169,9 @@ def test_ray_golden_uri_missing_sample_and_bad_directory(poly, models, data, ray
 def test_actor_session_threads_follow_the_cpus_it_reserves(models, ray_cluster, cpus, threads):
     """Each actor's ONNX-Runtime pool is as wide as its CPU reservation, not as the machine (two
     actors with machine-wide pools on two cores ran a third as fast as one)."""
-    from poly.cli.args.onnxrt import OnnxrtArgs
+    from poly.cli.args.onnx.onnxrt import OnnxrtArgs
     from poly.cli.args.ray_cluster import RayArgs
-    from poly.cli.validate_ray.cli_entry import actor_session_options
+    from poly.cli.validate.ray import actor_session_options
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
     options = actor_session_options(RayArgs(address="", cpus_per_worker=cpus), OnnxrtArgs())
@@ -176,8 +190,6 @@ def test_actor_session_threads_follow_the_cpus_it_reserves(models, ray_cluster, 
 
 @pytest.mark.slow
 def test_killed_worker_is_retried_and_samples_counted_once(models, data, ray_cluster, tmp_path):
-    from poly.cli.validate_ray import RayValidation
-    from poly.compare.dataset import SampleChecker
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
     marker = str(tmp_path / "killed")
@@ -194,9 +206,7 @@ def test_killed_worker_is_retried_and_samples_counted_once(models, data, ray_clu
                 os._exit(1)
             return super().infer(feed_dict, *args, **kwargs)
 
-    outcome = RayValidation(DyingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
-                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
-                            items_per_task=4).run()
+    outcome = _run_on_ray(DyingRunner(SessionFromOnnx(models["mlp"])), data, workers=2)
     assert os.path.exists(marker)  # a worker did die
     acc = outcome.accumulator
     assert not outcome.interrupted
@@ -220,8 +230,6 @@ def test_actors_start_once_hold_the_runner_and_end_with_the_run(models, data, ra
     """Two actors validate all six blocks (one runner load each, in two processes), their
     processes never import Ray Data or pandas (a Ray Data actor pool's workers import both at
     start), and their CPUs are free again once the run returns."""
-    from poly.cli.validate_ray import RayValidation
-    from poly.compare.dataset import SampleChecker
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
     record = tmp_path / "record"
@@ -240,9 +248,8 @@ def test_actors_start_once_hold_the_runner_and_end_with_the_run(models, data, ra
             return super().infer(feed_dict, *args, **kwargs)
 
     merged = []
-    outcome = RayValidation(RecordingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
-                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
-                            items_per_task=4, progress=lambda acc, elapsed: merged.append(acc.samples)).run()
+    outcome = _run_on_ray(RecordingRunner(SessionFromOnnx(models["mlp"])), data, workers=2,
+                          progress=lambda acc, elapsed: merged.append(acc.samples))
     assert outcome.accumulator.samples == N and outcome.accumulator.passed == N - len(BAD)
     assert len(merged) == N // 4  # six blocks, each merged once
     activations = sorted(p.name.split("_")[1] for p in record.glob("activate_*"))
@@ -257,8 +264,7 @@ def test_actors_start_once_hold_the_runner_and_end_with_the_run(models, data, ra
 def test_worker_dying_on_every_try_ends_the_run_after_bounded_restarts(models, data, ray_cluster, tmp_path):
     """An actor whose process dies on every try of a block is restarted MAX_WORKER_RESTARTS
     times, then the run fails with Ray's error instead of retrying without end."""
-    from poly.cli.validate_ray import MAX_WORKER_RESTARTS, RayValidation
-    from poly.compare.dataset import SampleChecker
+    from poly.cli.validate.ray import MAX_WORKER_RESTARTS
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
     deaths = tmp_path / "deaths"
@@ -276,11 +282,8 @@ def test_worker_dying_on_every_try_ends_the_run_after_bounded_restarts(models, d
                 os._exit(1)
             return super().infer(feed_dict, *args, **kwargs)
 
-    validation = RayValidation(AlwaysDyingRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
-                               SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=1,
-                               items_per_task=4)
     with pytest.raises(ray.exceptions.RayActorError):
-        validation.run()
+        _run_on_ray(AlwaysDyingRunner(SessionFromOnnx(models["mlp"])), data, workers=1)
     assert len(list(deaths.iterdir())) == MAX_WORKER_RESTARTS + 1
     assert _wait_for_free_cpus(), ray.available_resources()
 
@@ -288,13 +291,9 @@ def test_worker_dying_on_every_try_ends_the_run_after_bounded_restarts(models, d
 def test_max_failures_stops_the_actors(models, data, ray_cluster):
     """--max-failures stops after the block that reaches it, with blocks still queued on the
     actors: those are dropped and the actors end."""
-    from poly.cli.validate_ray import RayValidation
-    from poly.compare.dataset import SampleChecker
     from poly.onnx import OnnxrtRunner, SessionFromOnnx
 
-    outcome = RayValidation(OnnxrtRunner(SessionFromOnnx(models["mlp"])), str(data["ds"]),
-                            SampleChecker(atol=1e-4, rtol=1e-4), golden=str(data["golden"]), workers=2,
-                            items_per_task=4, max_failures=1).run()
+    outcome = _run_on_ray(OnnxrtRunner(SessionFromOnnx(models["mlp"])), data, workers=2, max_failures=1)
     assert outcome.stopped_early and not outcome.interrupted
     assert 1 <= outcome.accumulator.failed and outcome.accumulator.samples < N
     assert _wait_for_free_cpus(), ray.available_resources()

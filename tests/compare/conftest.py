@@ -11,9 +11,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from poly.core.logger import G_LOGGER
-from poly.core.metadata import TensorMetadata
-from poly.core.runner import BaseRunner
+from poly.core import G_LOGGER, BaseRunner, TensorMetadata
 
 
 @pytest.fixture

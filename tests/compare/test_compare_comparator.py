@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import poly.compare as pc
-from poly.core.exception import PolyException
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, PolyException
 
 X_META = {"x": (np.float32, (2, 3))}
 
@@ -60,7 +59,7 @@ def test_save_inputs_path_formats(h, tmp_path, dest):
     pc.Comparator.run([runner], data_loader=loader, save_inputs_path=str(tmp_path / dest),
                       save_outputs_path=str(tmp_path / ("out_" + dest)))
     saved = pc.load_inputs(str(tmp_path / dest))
-    from poly.core.metadata import TensorMetadata
+    from poly.core import TensorMetadata
 
     loader.input_metadata = TensorMetadata().add("x", np.float32, (2, 3))
     assert len(saved) == 3 and all(np.array_equal(saved[i]["x"], loader[i]["x"]) for i in range(3))
@@ -242,19 +241,19 @@ def test_run_and_compare_logs_match_polygraphy(pg, h, capsys):
 
 
 HAVE_ONNX_RUNNERS = importlib.util.find_spec("poly.onnx") is not None and all(
-    importlib.util.find_spec(m) is not None for m in ("poly.onnx.onnxrt_runner", "poly.onnx.ref_runner", "onnxruntime")
+    importlib.util.find_spec(m) is not None for m in ("poly.onnx.runners.onnxrt_runner", "poly.onnx.runners.ref_runner", "onnxruntime")
 )
 
 
 def _onnx_runners(model, names=("onnxrt", "onnx-ref")):
-    from poly.onnx.onnxrt_runner import OnnxrtRunner
-    from poly.onnx.ref_runner import OnnxRefRunner
-    from poly.onnx.session import SessionFromOnnx
+    from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+    from poly.onnx.runners.ref_runner import OnnxRefRunner
+    from poly.onnx.runners.session import SessionFromOnnx
 
     return [OnnxrtRunner(SessionFromOnnx(model.SerializeToString()), name=names[0]), OnnxRefRunner(model, name=names[1])]
 
 
-@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.onnxrt_runner / poly.onnx.ref_runner not available")
+@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.runners.onnxrt_runner / poly.onnx.runners.ref_runner not available")
 @pytest.mark.parametrize("builder", ["identity", "multi_output", "branches", "mlp"])
 def test_onnx_runners_agree_on_fixture_models(builder, tmp_path):
     from fixtures import onnx_models
@@ -268,11 +267,11 @@ def test_onnx_runners_agree_on_fixture_models(builder, tmp_path):
     assert pc.Comparator.validate(results, check_inf=True)
 
 
-@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.onnxrt_runner / poly.onnx.ref_runner not available")
+@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.runners.onnxrt_runner / poly.onnx.runners.ref_runner not available")
 def test_onnx_dynamic_shapes_and_saved_results(tmp_path):
     from fixtures import onnx_models
 
-    from poly.core.metadata import TensorMetadata
+    from poly.core import TensorMetadata
 
     model = onnx_models.dynamic_identity()
     loader = pc.DataLoader(input_metadata=TensorMetadata().add("X", None, (2, 1, 3, 5)))

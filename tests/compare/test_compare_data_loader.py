@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import poly.compare as pc
-from poly.core.datatype import DataType
-from poly.core.exception import PolyException
-from poly.core.metadata import TensorMetadata
+from poly.core import DataType, PolyException, TensorMetadata
 
 
 def _meta(module_meta, entries):

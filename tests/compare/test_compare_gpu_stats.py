@@ -21,7 +21,7 @@ import poly.compare as pc
 from poly.compare import CompareFunc, error_stats
 from poly.compare.results import IterationResult
 from poly.compare.stats import gpu
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 
 GPU_REASON = "needs an NVIDIA GPU and cuda-python's NVRTC"
 
@@ -474,7 +474,7 @@ def test_no_host_copy_of_the_arrays(framework, monkeypatch):
     import poly.compare.funcs.metrics as metrics
     import poly.compare.stats.gpu.device_output as device_output
     import poly.compare.stats.native as native
-    import poly.compare.stats.polygraphy_quirks as quirks
+    import poly.compare.stats.polygraphy_precision as precision
 
     rng = np.random.default_rng(2)
     # larger than the biggest histogram read back (16 groups x 2048 bins x 8 bytes)
@@ -486,7 +486,7 @@ def test_no_host_copy_of_the_arrays(framework, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a CUDA array was copied to the host")
 
-    for module in (base, metrics, native, quirks, device_output):
+    for module in (base, metrics, native, precision, device_output):
         monkeypatch.setattr(module, "host_array", refuse)
     monkeypatch.setattr(device_output.DeviceOutput, "host", refuse)
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import poly.compare as pc
-from poly.core.exception import PolyException
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, PolyException
 
 
 def _close(x, y, rel=1e-5):

@@ -10,7 +10,7 @@ import pytest
 
 import poly.compare as pc
 from poly.compare.stats import plots
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from poly.compare import CompareFunc as PolyCompareFunc
 from poly.compare.results import IterationResult as PolyIterationResult
 from poly.compare.stats.polygraphy_precision import float32_tolerance_at_most, near_bound
-from poly.core.logger import G_LOGGER as POLY_LOGGER
+from poly.core import G_LOGGER as POLY_LOGGER
 
 polygraphy_comparator = pytest.importorskip("polygraphy.comparator", reason="Polygraphy is not installed")
 from polygraphy.comparator.struct import IterationResult as PgIterationResult  # noqa: E402

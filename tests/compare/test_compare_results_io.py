@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import poly.compare as pc
-from poly.core.exception import DataFormatError, PolyException
+from poly.core import DataFormatError, PolyException
 
 
 def _outputs(seed=0):

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import poly.compare as pc
-from poly.core.exception import PolyException
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, PolyException
 
 STAT_FIELDS = [
     "max_absdiff", "max_reldiff", "mean_absdiff", "mean_reldiff",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from poly.core.logger import G_LOGGER, Logger
+from poly.core import G_LOGGER, Logger
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ def test_tensorrt_types_by_duck_typing():
 def fresh_lazy_modules():
     """The conversions' lazy modules choose their module anew inside the test (after it has put a
     substitute in sys.modules) and again after it (when sys.modules is restored)."""
-    from poly.core import datatype
+    from poly.core.arrays import datatype
 
     lazy = (datatype.tensorrt, datatype.torch, datatype.ml_dtypes)
     for module in lazy:

@@ -4,7 +4,7 @@ import stat
 
 import pytest
 
-from poly.core.fileio import atomic_write, atomic_write_bytes, atomic_write_text, load_file, save_file
+from poly.core import atomic_write, atomic_write_bytes, atomic_write_text, load_file, save_file
 
 
 def test_atomic_write_replaces_file(tmp_path):

@@ -1,5 +1,5 @@
 """
-``poly.core.host_arrays.host_array`` and what is built on it: torch tensors, CuPy arrays,
+``poly.core.arrays.host.host_array`` and what is built on it: torch tensors, CuPy arrays,
 ``__cuda_array_interface__`` and ``__dlpack__`` objects are accepted wherever NumPy arrays go
 (error statistics, every CompareFunc, top-k postprocessing, JSON). Stand-ins implementing the
 interfaces run here; the real-PyTorch/CuPy tests skip unless those are installed (the GPU machine
@@ -17,8 +17,8 @@ import pytest
 import poly.compare as pc
 from poly.compare import CompareFunc, PostprocessFunc, error_stats
 from poly.compare.results import IterationResult
-from poly.core.exception import PolyException
-from poly.core.host_arrays import host_array, is_cupy, is_device_array
+from poly.core import PolyException
+from poly.core.arrays.host import host_array, is_cupy, is_device_array
 
 
 class _Device:
@@ -133,7 +133,7 @@ def test_cuda_array_interface_needs_cuda_here():
 
 
 def test_device_view_needs_cuda_here():
-    from poly.core.cuda_arrays import DeviceView
+    from poly.core.cuda.device_arrays import DeviceView
 
     view = DeviceView(0x1000, (2,), np.float32)
     assert is_device_array(view)

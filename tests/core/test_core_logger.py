@@ -7,7 +7,7 @@ import pytest
 
 from poly.core import G_LOGGER, Logger, LogMode, PolyException
 from poly.core.constants import TAB as TAB
-from poly.core.logger import SeverityTrie
+from poly.core.logging.logger import SeverityTrie
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -189,9 +189,9 @@ def test_per_path_relative_to_poly_package(g_logger, capsys):
 
     runner = BaseRunner(name="r")
     g_logger.module_severity = {"": Logger.ERROR}
-    runner.deactivate()  # warns from poly/core/runner.py
+    runner.deactivate()  # warns from poly/core/backend/runner.py
     assert capsys.readouterr().out == ""
-    g_logger.module_severity = {"": Logger.ERROR, "core/runner.py": Logger.WARNING}
+    g_logger.module_severity = {"": Logger.ERROR, "core/backend/runner.py": Logger.WARNING}
     runner.deactivate()
     assert "Not active" in capsys.readouterr().out
     g_logger.module_severity = {"": Logger.ERROR, "core": Logger.WARNING}
@@ -200,9 +200,9 @@ def test_per_path_relative_to_poly_package(g_logger, capsys):
 
 
 def test_module_path():
-    import poly.core.runner as runner_mod
+    import poly.core.backend.runner as runner_mod
 
-    assert Logger.module_path(runner_mod.__file__) == os.path.join("core", "runner.py")
+    assert Logger.module_path(runner_mod.__file__) == os.path.join("core", "backend", "runner.py")
     assert Logger.module_path("/some/where/else.py") == "/some/where/else.py"
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from poly.core import BoundedShape, DataType, MetadataTuple, TensorMetadata
-from poly.core.shape import (
+from poly.core.tensors.shape import (
     is_dimension_dynamic,
     is_shape_dynamic,
     is_valid_shape_override,

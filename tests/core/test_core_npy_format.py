@@ -1,4 +1,4 @@
-"""poly.core.npy_format: .npy bytes read like np.load reads them, except that a header is never
+"""poly.core.files.npy_format: .npy bytes read like np.load reads them, except that a header is never
 trusted: whatever the damage, the result is the array NumPy wrote or a one-line ValueError, and
 nothing bigger than the bytes present is allocated."""
 
@@ -16,7 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from poly.core.npy_format import array_from_npy, array_from_zip_member, parse_npy_header, read_npy_header
+from poly.core.files.npy_format import (
+    array_from_npy,
+    array_from_zip_member,
+    parse_npy_header,
+    read_npy_header,
+)
 
 DTYPES = st.sampled_from(["<f4", ">f8", "<i2", "|u1", "|b1", "<c8", "<U3", "|S2", "<m8[s]", "<M8[D]"])
 arrays = DTYPES.flatmap(lambda dt: hnp.arrays(np.dtype(dt), hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import poly.core.config as core_config
-from poly.core.exception import PolyException, PolyInternalException
+from poly.core.logging.exception import PolyException, PolyInternalException
 
 polygraphy = pytest.importorskip("polygraphy", reason="the dev group installs Polygraphy to compare with")
 

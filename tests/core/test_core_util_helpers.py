@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import poly.util as util
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 pg_util = pytest.importorskip("polygraphy.util", reason="the dev group installs Polygraphy to compare with")
 

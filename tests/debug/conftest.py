@@ -14,7 +14,7 @@ def _workdir(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _reset_logger():
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     yield
     G_LOGGER.module_severity = G_LOGGER.INFO

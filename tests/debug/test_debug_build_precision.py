@@ -16,7 +16,7 @@ import sys
 import pytest
 from fixtures.cli_helpers import POLY, run_cli
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,7 @@ def test_debug_build_builds_each_iteration_and_sorts(tmp_path, models_dir):
 
 
 def test_debug_precision_needs_layer_precisions(tmp_path, models_dir):
-    from poly.trt.layer_precisions import supports_layer_precisions
+    from poly.trt.networks.layer_precisions import supports_layer_precisions
 
     trt_mod = _needs_tensorrt()
     from poly.trt import NetworkFromOnnxPath

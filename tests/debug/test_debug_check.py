@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.debug import CheckCommand, InteractiveCheck, split_check_command
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.debug import (
     ArtifactSorter,
     CheckCommand,

@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 from fixtures import debug_models
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.debug import CheckCommand, CheckResult, IterativeDebugger, Reduce
 
 ARTIFACT = "polygraphy_debug.onnx"

@@ -18,7 +18,7 @@ from fixtures.cli_outcome import problem
 
 @pytest.fixture(autouse=True)
 def _reset_logger():
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     yield
     G_LOGGER.module_severity = G_LOGGER.INFO
@@ -28,7 +28,7 @@ def _reset_logger():
 
 def _invoke(args):
     from poly.cli.main import cli
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     result = CliRunner().invoke(cli, [str(a) for a in args], prog_name="poly")
     G_LOGGER.module_severity = G_LOGGER.INFO  # -v/-q of one run must not leak into the next

@@ -16,15 +16,15 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from poly.core import constants
-from poly.onnx.extract import extract_subgraph
-from poly.onnx.fp16 import (
+from poly.onnx.model.io import onnx_from_path
+from poly.onnx.surgery.extract import extract_subgraph
+from poly.onnx.surgery.fp16 import (
     DEFAULT_FP16_OP_BLOCK_LIST,
     ConvertToFp16,
     convert_to_fp16,
     onnxruntime_fp16_op_block_list,
 )
-from poly.onnx.io import onnx_from_path
-from poly.onnx.modify_outputs import modify_outputs
+from poly.onnx.surgery.modify_outputs import modify_outputs
 
 TOL = 5e-3
 

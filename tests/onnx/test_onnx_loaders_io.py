@@ -1,4 +1,4 @@
-"""poly.onnx.io: loading and saving models (external data included) and the clear errors of bad files."""
+"""poly.onnx.model.io: loading and saving models (external data included) and the clear errors of bad files."""
 
 import os
 import subprocess
@@ -12,9 +12,9 @@ from fixtures import onnx_models
 from onnx import numpy_helper
 
 from poly import func
-from poly.core.exception import PolyException
-from poly.onnx.errors import ModelLoadError
-from poly.onnx.io import (
+from poly.core import PolyException
+from poly.onnx.model.errors import ModelLoadError
+from poly.onnx.model.io import (
     BytesFromOnnx,
     OnnxFromBytes,
     OnnxFromPath,
@@ -327,7 +327,7 @@ def test_func_extend_works_on_every_loader(tmp_path):
 
 
 def test_models_over_the_protobuf_limit(tmp_path, monkeypatch, capsys):
-    from poly.onnx import io as onnx_io
+    from poly.onnx.model import io as onnx_io
 
     # Pretend the limit is tiny: saving then goes to external data by itself, with a warning.
     monkeypatch.setattr(onnx_io, "PROTOBUF_THRESHOLD", 100)

@@ -8,10 +8,10 @@ from fixtures import onnx_models
 from onnx import TensorProto, helper, numpy_helper
 
 from poly import constants
-from poly.core.exception import PolyException
-from poly.onnx.io import OnnxFromPath, onnx_from_path
-from poly.onnx.modify_outputs import ModifyOutputs, markable_tensor_names, modify_outputs
-from poly.onnx.shapes import InferShapes, infer_shapes, untyped_tensors
+from poly.core import PolyException
+from poly.onnx.model.io import OnnxFromPath, onnx_from_path
+from poly.onnx.surgery.modify_outputs import ModifyOutputs, markable_tensor_names, modify_outputs
+from poly.onnx.surgery.shapes import InferShapes, infer_shapes, untyped_tensors
 
 
 def _names(values):
@@ -259,7 +259,7 @@ def test_infer_shapes_from_path(tmp_path):
 
 
 def test_infer_shapes_error_ok(monkeypatch, capsys):
-    from poly.onnx import shapes
+    from poly.onnx.surgery import shapes
 
     def broken(*args, **kwargs):
         raise RuntimeError("inference exploded")

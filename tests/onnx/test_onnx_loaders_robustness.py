@@ -9,16 +9,16 @@ import pytest
 from fixtures import onnx_models
 from onnx import TensorProto, helper
 
-from poly.core.exception import PolyException
-from poly.onnx.errors import (
+from poly.core import PolyException
+from poly.onnx.model.errors import (
     ModelLoadError,
     UnsupportedModelError,
     check_known_ops,
     explain_onnxruntime_error,
     find_unknown_ops,
 )
-from poly.onnx.io import OnnxFromPath, save_onnx
-from poly.onnx.ir_version import (
+from poly.onnx.model.io import OnnxFromPath, save_onnx
+from poly.onnx.model.ir_version import (
     LowerIrVersion,
     lower_ir_version,
     onnxruntime_max_ir_version,

@@ -12,14 +12,12 @@ import pytest
 from fixtures import onnx_models
 from onnx import TensorProto, helper, numpy_helper
 
-from poly.core import constants
-from poly.core.exception import PolyException
-from poly.core.metadata import TensorMetadata
-from poly.onnx.extract import ExtractSubgraph, extract_subgraph
-from poly.onnx.fold import FoldConstants, count_nodes, default_fold_size_threshold, fold_constants
-from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
-from poly.onnx.io import OnnxFromPath, onnx_from_path
-from poly.onnx.modify_outputs import modify_outputs
+from poly.core import PolyException, TensorMetadata, constants
+from poly.onnx.model.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
+from poly.onnx.model.io import OnnxFromPath, onnx_from_path
+from poly.onnx.surgery.extract import ExtractSubgraph, extract_subgraph
+from poly.onnx.surgery.fold import FoldConstants, count_nodes, default_fold_size_threshold, fold_constants
+from poly.onnx.surgery.modify_outputs import modify_outputs
 
 RTOL = 1e-5
 
@@ -155,7 +153,7 @@ def test_fold_real_architectures(name, inp, mark_types, max_bytes):
 
 
 def test_fold_error_ok(monkeypatch, capsys):
-    from poly.onnx import fold
+    from poly.onnx.surgery import fold
 
     def broken(self, *args, **kwargs):
         raise RuntimeError("fold exploded")

@@ -10,7 +10,7 @@ import onnx_graphsurgeon as gs
 import pytest
 from onnx import TensorProto, helper
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 polygraphy = pytest.importorskip("polygraphy", reason="the dev group installs Polygraphy to compare with")
 

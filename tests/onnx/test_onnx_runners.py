@@ -6,12 +6,10 @@ import pytest
 from fixtures import onnx_models
 from onnx import TensorProto, helper
 
-from poly.core.datatype import DataType
-from poly.core.exception import PolyException
-from poly.core.metadata import TensorMetadata
-from poly.onnx.onnxrt_runner import OnnxrtRunner
-from poly.onnx.ref_runner import OnnxRefRunner
-from poly.onnx.session import SessionFromOnnx
+from poly.core import DataType, PolyException, TensorMetadata
+from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+from poly.onnx.runners.ref_runner import OnnxRefRunner
+from poly.onnx.runners.session import SessionFromOnnx
 
 RUNNERS = {
     "onnxrt": lambda model: OnnxrtRunner(SessionFromOnnx(model)),

@@ -22,10 +22,10 @@ import pytest
 from fixtures import onnx_models
 from onnx import numpy_helper
 
-from poly.onnx.onnxrt_runner import OnnxrtRunner
-from poly.onnx.ref_ops import corrected_ops
-from poly.onnx.ref_runner import OnnxRefRunner
-from poly.onnx.session import SessionFromOnnx
+from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+from poly.onnx.runners.ref_ops import corrected_ops
+from poly.onnx.runners.ref_runner import OnnxRefRunner
+from poly.onnx.runners.session import SessionFromOnnx
 
 REL_TOL = 1e-4
 ATOL = 1e-6
@@ -112,7 +112,7 @@ def test_ort_and_reference_agree_on_every_activation(name):
 
 
 def test_light_models_need_the_reference_corrections():
-    # Which onnx.reference defects each architecture would hit without poly.onnx.ref_ops.
+    # Which onnx.reference defects each architecture would hit without poly.onnx.runners.ref_ops.
     def corrected(name):
         return sorted(
             cls.__name__ for cls in corrected_ops(onnx.load(str(light_path(name)), load_external_data=False))

@@ -1,5 +1,5 @@
 """
-The operators OnnxRefRunner replaces in onnx.reference (poly.onnx.ref_ops): each against the
+The operators OnnxRefRunner replaces in onnx.reference (poly.onnx.runners.ref_ops): each against the
 ONNX specification written out in NumPy here, and against ONNX-Runtime.
 """
 
@@ -10,10 +10,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from poly.onnx.onnxrt_runner import OnnxrtRunner
-from poly.onnx.ref_ops import corrected_ops
-from poly.onnx.ref_runner import OnnxRefRunner
-from poly.onnx.session import SessionFromOnnx
+from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+from poly.onnx.runners.ref_ops import corrected_ops
+from poly.onnx.runners.ref_runner import OnnxRefRunner
+from poly.onnx.runners.session import SessionFromOnnx
 
 
 def single_node_model(op_type, inputs, shape, opset, initializers=(), n_outputs=1, **attrs):

@@ -12,11 +12,11 @@ import pytest
 from fixtures import onnx_models
 from onnx import TensorProto, helper
 
-from poly.core.exception import PolyException
-from poly.onnx.errors import ModelLoadError, UnsupportedModelError
-from poly.onnx.onnxrt_runner import OnnxrtRunner
-from poly.onnx.ref_runner import OnnxRefRunner
-from poly.onnx.session import SessionFromOnnx, ort_error_message, resolve_providers, session_from_onnx
+from poly.core import PolyException
+from poly.onnx.model.errors import ModelLoadError, UnsupportedModelError
+from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+from poly.onnx.runners.ref_runner import OnnxRefRunner
+from poly.onnx.runners.session import SessionFromOnnx, ort_error_message, resolve_providers, session_from_onnx
 
 X = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
 
@@ -371,7 +371,7 @@ def test_ort_error_message_is_cleaned():
 
 def test_model_too_large_to_serialize_goes_through_a_file(monkeypatch):
     # Models of 2 GiB or more cannot be serialized; lower the threshold to take that path here.
-    import poly.onnx._model_source as model_source
+    import poly.onnx.runners.model_source as model_source
 
     monkeypatch.setattr(model_source, "PROTOBUF_LIMIT", 100)
     model = onnx_models.mlp()
@@ -390,7 +390,7 @@ def test_a_session_loader_is_not_changed_by_being_called(source, tmp_path, monke
     """With the internal correctness checks on, calling the loader must leave it as it was; the
     model's name for errors travels on the session instead."""
     from poly.core import config
-    from poly.onnx.session import session_model_label
+    from poly.onnx.runners.session import session_model_label
 
     monkeypatch.setattr(config, "INTERNAL_CORRECTNESS_CHECKS", True)
     model = onnx_models.identity()

@@ -7,7 +7,7 @@ import pytest
 from fixtures import onnx_models, weight_models
 from onnx import TensorProto, helper, numpy_helper
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.onnx import (
     InsertNode,
     PruneSparsity,

@@ -39,7 +39,7 @@ def trt_models(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _quiet_logger():
-    from poly.core.logger import G_LOGGER
+    from poly.core import G_LOGGER
 
     yield
     G_LOGGER.module_severity = G_LOGGER.INFO

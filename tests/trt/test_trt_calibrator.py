@@ -11,8 +11,7 @@ import io
 import numpy as np
 import pytest
 
-from poly.core import cuda
-from poly.core.exception import PolyException
+from poly.core import PolyException, cuda
 
 
 def _calibrator(loader, cache=None):
@@ -82,7 +81,7 @@ def test_synthetic_data_loaders_learn_the_network_inputs(trt_mod, trt_models):
     what to generate: the network's inputs, dynamic dimensions from the profile's opt shapes."""
     from poly.compare import DataLoader
     from poly.trt import NetworkFromOnnxPath, Profile
-    from poly.trt.calibrator import fill_calibration_metadata
+    from poly.trt.builder.calibrator import fill_calibration_metadata
 
     _, network, _ = NetworkFromOnnxPath(trt_models["mlp"])()
     calib = _calibrator(DataLoader(iterations=2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_timing_cache_round_trip(trt_mod, trt_models, tmp_path):
     assert len(first) > 0
     builder, net, parser = NetworkFromOnnxPath(trt_models["mlp"])()
     config = CreateConfig(load_timing_cache=cache)(builder, net)
-    from poly.trt.timing_cache import quiet_timing_cache_api
+    from poly.trt.builder.timing_cache import quiet_timing_cache_api
 
     with quiet_timing_cache_api():
         loaded = bytes(config.get_timing_cache().serialize())
@@ -111,7 +111,7 @@ def test_timing_cache_round_trip(trt_mod, trt_models, tmp_path):
 
 def test_layer_precisions_on_the_installed_flavour(trt_mod, trt_models):
     from poly.trt import NetworkFromOnnxPath, SetLayerPrecisions
-    from poly.trt.layer_precisions import supports_layer_precisions
+    from poly.trt.networks.layer_precisions import supports_layer_precisions
 
     loader = NetworkFromOnnxPath(trt_models["mlp"])
     _, network, _ = loader()

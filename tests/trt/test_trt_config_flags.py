@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 def test_use_dla_makes_dla_the_default_device(tensorrt_double):

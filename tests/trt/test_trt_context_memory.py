@@ -1,4 +1,4 @@
-"""TrtRunner's allocation strategies and weight-streaming budgets (poly.trt.context_memory):
+"""TrtRunner's allocation strategies and weight-streaming budgets (poly.trt.execution.context_memory):
 the calls made to TensorRT, checked here against a recording engine/context (no GPU needed),
 and real inference with each strategy on the lent GPU machine (tools/run_device_tests.sh)."""
 
@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poly.core import cuda
-from poly.core.exception import PolyException
+from poly.core import PolyException, cuda
 
 NEEDS_GPU = pytest.mark.skipif(
     not cuda.cuda_available(),
@@ -54,7 +53,7 @@ class RecordingContext:
 
 
 def test_contexts_are_created_with_the_strategy(trt_mod):
-    from poly.trt.context_memory import create_execution_context
+    from poly.trt.execution.context_memory import create_execution_context
 
     engine = RecordingEngine()
     create_execution_context(engine)
@@ -69,7 +68,7 @@ def test_contexts_are_created_with_the_strategy(trt_mod):
 
 
 def test_context_memory_sizes_follow_the_strategy():
-    from poly.trt.context_memory import context_memory_size
+    from poly.trt.execution.context_memory import context_memory_size
 
     engine, context = RecordingEngine(), RecordingContext()
     assert context_memory_size(engine, context, None, 0) is None
@@ -83,7 +82,7 @@ def test_context_memory_sizes_follow_the_strategy():
     (None, 100, 1000), (None, 0, 0), (None, 25, 250), (300, 25, 300),
 ])
 def test_weight_streaming_budgets(budget, percent, expected):
-    from poly.trt.context_memory import apply_weight_streaming
+    from poly.trt.execution.context_memory import apply_weight_streaming
 
     engine = RecordingEngine()
     assert apply_weight_streaming(engine, budget, percent) == expected
@@ -91,7 +90,7 @@ def test_weight_streaming_budgets(budget, percent, expected):
 
 
 def test_invalid_or_refused_budgets_are_errors():
-    from poly.trt.context_memory import apply_weight_streaming
+    from poly.trt.execution.context_memory import apply_weight_streaming
 
     with pytest.raises(PolyException, match="Invalid weight streaming budget -3"):
         apply_weight_streaming(RecordingEngine(), -3)

@@ -35,7 +35,7 @@ def test_bytes_from_missing_path(tmp_path):
 
 @pytest.mark.skipif(cuda.cuda_available(), reason="a CUDA driver is present: the no-GPU path cannot be shown")
 def test_without_a_gpu_engines_do_not_load_and_the_runner_says_why(trt_mod, trt_models, tmp_path):
-    from poly.core.exception import PolyException
+    from poly.core import PolyException
     from poly.trt import (
         EngineBytesFromNetwork,
         EngineFromBytes,

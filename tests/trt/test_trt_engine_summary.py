@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fixtures.trt_double import FakeEngine, ShapeTensorEngine
 
-from poly.trt.engine_summary import describe_engine, engine_layers
+from poly.trt.inspection.engine_summary import describe_engine, engine_layers
 
 
 def test_engine_description(tensorrt_double):

@@ -7,7 +7,7 @@ import pytest
 from fixtures import onnx_models
 from onnx import TensorProto, helper
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.core.func import extend
 
 

@@ -1,4 +1,4 @@
-"""poly.trt.onnx_capability against the TensorRT double: the parser's older ``supports_model``
+"""poly.trt.inspection.onnx_capability against the TensorRT double: the parser's older ``supports_model``
 (TensorRT before 10; TensorRT-RTX has only ``supports_model_v2``), and which of the two is used.
 
 TensorRT API (Python, TensorRT 10), docs.nvidia.com/deeplearning/tensorrt/latest/_static/python-api/
@@ -73,7 +73,8 @@ class _NewParser(_OldParser):
 
 @pytest.fixture
 def parser_double(tensorrt_double, monkeypatch):
-    from poly.trt import network, onnx_capability
+    from poly.trt.inspection import onnx_capability
+    from poly.trt.networks import creation as network
 
     # a logger of the double's own, never the process-wide one that the real TensorRT gets
     for module in (network, onnx_capability):
@@ -85,7 +86,7 @@ def parser_double(tensorrt_double, monkeypatch):
 
 
 def test_older_tensorrt_uses_supports_model(parser_double, monkeypatch, tmp_path):
-    from poly.trt import onnx_capability
+    from poly.trt.inspection import onnx_capability
 
     monkeypatch.setattr(parser_double, "OnnxParser", _OldParser, raising=False)
     model = tmp_path / "m.onnx"
@@ -96,7 +97,7 @@ def test_older_tensorrt_uses_supports_model(parser_double, monkeypatch, tmp_path
 
 
 def test_supports_model_v2_is_preferred(parser_double, monkeypatch, tmp_path):
-    from poly.trt import onnx_capability
+    from poly.trt.inspection import onnx_capability
 
     monkeypatch.setattr(parser_double, "OnnxParser", _NewParser, raising=False)
     model = tmp_path / "m.onnx"
@@ -108,7 +109,7 @@ def test_supports_model_v2_is_preferred(parser_double, monkeypatch, tmp_path):
 
 def test_a_parser_without_either_is_one_error(parser_double, monkeypatch, tmp_path):
     from poly.core import PolyException
-    from poly.trt import onnx_capability
+    from poly.trt.inspection import onnx_capability
 
     monkeypatch.setattr(parser_double, "OnnxParser", lambda network, logger: types.SimpleNamespace(), raising=False)
     model = tmp_path / "m.onnx"

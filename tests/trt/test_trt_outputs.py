@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from poly.core import PolyException
 from poly.core.constants import MARK_ALL
-from poly.core.exception import PolyException
 
 
 def _outputs(network):
@@ -14,7 +14,7 @@ def _outputs(network):
 
 def test_mark_all_marks_every_layer_output(trt_mod, trt_models):
     from poly.trt import ModifyNetworkOutputs, NetworkFromOnnxPath
-    from poly.trt.modify_network import markable_tensors
+    from poly.trt.networks.modify_network import markable_tensors
 
     builder, network, parser = ModifyNetworkOutputs(NetworkFromOnnxPath(trt_models["multi_output"]), MARK_ALL)()
     marked = _outputs(network)

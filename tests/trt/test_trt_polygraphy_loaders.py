@@ -9,7 +9,7 @@ import ctypes.util
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 def test_postprocess_network_passes_the_network_by_keyword(trt_mod, trt_models):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 
 
 def test_add_validates_min_opt_max():

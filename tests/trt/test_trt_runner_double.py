@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poly.core import cuda
-from poly.core.exception import PolyException
+from poly.core import PolyException, cuda
 
 pytestmark = pytest.mark.skipif(
     not cuda.cuda_available(),

@@ -19,7 +19,7 @@ def replays(tmp_path_factory, trt_mod):
 
 
 def test_reads_polygraphy_replays(replays):
-    from poly.trt.tactics import Algorithm, load_tactic_records
+    from poly.trt.builder.tactics import Algorithm, load_tactic_records
 
     records = load_tactic_records(replays / "bad" / "b1.json")
     assert list(records) == ["conv", "relu"]
@@ -29,7 +29,7 @@ def test_reads_polygraphy_replays(replays):
 
 
 def test_written_replays_keep_polygraphy_format(replays, tmp_path):
-    from poly.trt.tactics import TacticReplayData, load_tactic_records
+    from poly.trt.builder.tactics import TacticReplayData, load_tactic_records
 
     original = json.loads((replays / "good" / "g1.json").read_text())
     records = load_tactic_records(replays / "good" / "g1.json")
@@ -39,7 +39,7 @@ def test_written_replays_keep_polygraphy_format(replays, tmp_path):
 
 
 def test_diff_finds_only_bad_tactics(replays):
-    from poly.trt.tactics import diff_tactics
+    from poly.trt.builder.tactics import diff_tactics
 
     suspects = diff_tactics(replays / "good", replays / "bad")
     assert {name: [a.tactic for a in algos] for name, algos in suspects.items()} == {"conv": [11], "relu": [6]}
@@ -47,7 +47,7 @@ def test_diff_finds_only_bad_tactics(replays):
 
 
 def test_not_a_tactic_file(tmp_path, trt_mod):
-    from poly.trt.tactics import TacticFileError, load_tactic_records
+    from poly.trt.builder.tactics import TacticFileError, load_tactic_records
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"something": 1}')

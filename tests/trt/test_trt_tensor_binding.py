@@ -1,8 +1,8 @@
 """Binding tensors to an execution context, without a GPU: TensorRT's False answers to
 ``set_input_shape`` / ``set_tensor_address`` become one error naming the tensor
-(poly.trt.tensor_binding, used by TrtRunner), on the execution-context double
+(poly.trt.execution.tensor_binding, used by TrtRunner), on the execution-context double
 (tests/fixtures/trt_double.py), whose answers follow TensorRT's documentation; and the
-``stream`` key of device inputs' ``__cuda_array_interface__`` (poly.trt.device_arrays)."""
+``stream`` key of device inputs' ``__cuda_array_interface__`` (poly.trt.execution.device_arrays)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from fixtures.trt_double import FakeEngine, ShapeTensorEngine
 
-from poly.core.exception import PolyException
-from poly.trt.device_arrays import device_view
-from poly.trt.tensor_binding import set_input_shape, set_tensor_address
+from poly.core import PolyException
+from poly.trt.execution.device_arrays import device_view
+from poly.trt.execution.tensor_binding import set_input_shape, set_tensor_address
 
 
 def test_the_double_answers_set_input_shape_as_tensorrt_does(tensorrt_double):

@@ -13,7 +13,7 @@ import importlib
 
 import click
 
-from poly.cli.args.debugger import CHECK_FLAGS, set_check_command
+from poly.cli.args.debug.debugger import CHECK_FLAGS, set_check_command
 from poly.cli.errors import EXIT_USAGE, error_line
 from poly.cli.multi_option import MultiOption
 

@@ -28,7 +28,7 @@ def _red(text: str, stream) -> str:
 
 def error_line(message: str) -> None:
     """Prints one red `[!]` line on stderr (characters UTF-8 cannot encode escaped)."""
-    from poly.core.logger import printable
+    from poly.core.logging.logger import printable
 
     print(_red(f"[!] {printable(message)}", sys.stderr), file=sys.stderr, flush=True)
 

@@ -4,11 +4,12 @@ comparator), with every statistic computed by the native engine ``poly._native``
 
 Where things live: ``comparator`` (``Comparator``), ``results`` (``RunResults``,
 ``IterationResult``), ``funcs/`` (the comparison functions), ``verdicts/`` (thresholds, per-output
-and accuracy results, the simple comparison's verdict), ``stats/`` (native statistics, report
-lines, plots, the NaN/Inf check), ``io/`` (data loaders, saved inputs, ``.npz``), ``dataset/``
+and accuracy results, the simple comparison's options and verdict), ``stats/`` (native
+statistics, Polygraphy's figures and tolerances at its precision, report lines, plots, the NaN/Inf
+check), ``io/`` (data loaders, saved inputs, ``.npz``), ``dataset/``
 (streaming validation of a dataset, ``poly validate``) and ``postprocess`` (``PostprocessFunc``).
 Options given per output name and ``try_match_shape`` come from poly-core
-(``poly.core.per_output``, ``poly.core.fit_shape``).
+(``poly.core.tensors.per_output``, ``poly.core.tensors.fit_shape``).
 """
 
 from poly.compare.combined_data import concat_data, merge_inputs
@@ -42,7 +43,7 @@ from poly.compare.io import (
 )
 from poly.compare.postprocess import BasePostprocessFunc, PostprocessFunc, TopKPostprocessFunc
 from poly.compare.results import IterationResult, LazyArray, RunResults
-from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats
+from poly.compare.stats import DiffStats, ErrorStats, ValueSummary, error_stats, has_display, resolve_display
 from poly.compare.verdicts import (
     AccuracyResult,
     AccuracyResults,
@@ -60,6 +61,7 @@ from poly.compare.verdicts import (
     PsnrThreshold,
     QualityMetricsResult,
     QualityMetricsThreshold,
+    SimpleCompareOptions,
     SimpleThreshold,
     SnrResult,
     SnrThreshold,
@@ -77,6 +79,7 @@ __all__ = [
     "CompareFunc",
     "BaseCompareFunc",
     "SimpleCompareFunc",
+    "SimpleCompareOptions",
     "IndicesCompareFunc",
     "L2CompareFunc",
     "CosineSimilarityCompareFunc",
@@ -125,6 +128,9 @@ __all__ = [
     "save_inputs",
     "merge_inputs",
     "concat_data",
+    # showing plots, or saving them where nothing can be shown
+    "has_display",
+    "resolve_display",
     # post-processing
     "PostprocessFunc",
     "BasePostprocessFunc",

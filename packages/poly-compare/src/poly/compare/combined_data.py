@@ -21,9 +21,8 @@ import numpy as np
 from poly.compare.io.npz_codec import is_npz_file, load_feed_dicts_npz, load_npz
 from poly.compare.io.saved_inputs import iterate_input_file
 from poly.compare.results import RunResults
-from poly.core.exception import DataFormatError
+from poly.core import G_LOGGER, DataFormatError
 from poly.core.json import load_json
-from poly.core.logger import G_LOGGER
 
 __all__ = ["merge_inputs", "concat_data", "iterations_of_file", "load_data_file"]
 

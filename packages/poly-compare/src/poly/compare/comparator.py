@@ -24,8 +24,7 @@ from poly.compare.stats.nan_inf_check import validate_run_results, validate_stre
 from poly.compare.stats.report_lines import log_compared_output_stats
 from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
 from poly.compare.verdicts.thresholds import SimpleThreshold
-from poly.core.logger import G_LOGGER, LogMode
-from poly.core.metadata import TensorMetadata
+from poly.core import G_LOGGER, LogMode, TensorMetadata
 
 __all__ = ["Comparator"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from poly.core.host_arrays import host_array
-from poly.core.per_output import value_or_from_dict
-from poly.core.sequences import default
+from poly.core.arrays.host import host_array
+from poly.core.tensors.per_output import value_or_from_dict
+from poly.core.util.sequences import default
 
 __all__ = ["BasePostprocessFunc", "TopKPostprocessFunc", "PostprocessFunc", "topk"]
 

@@ -16,11 +16,9 @@ import numpy as np
 
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import decode_run_results, is_npz_file, load_npz, run_results_to_npz
-from poly.core import config
-from poly.core.array_ops import is_torch
-from poly.core.exception import DataFormatError
+from poly.core import G_LOGGER, DataFormatError, config
+from poly.core.arrays.ops import is_torch
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
 
 torch = lazy_import("torch", purpose="Swapping PyTorch tensors to disk")

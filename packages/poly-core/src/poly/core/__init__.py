@@ -1,19 +1,25 @@
 """poly.core: the logger, JSON, constants, data types, metadata and base classes shared by poly."""
 
 from poly.core import constants
-from poly.core.array import array_dtype, array_shape
+from poly.core.arrays.datatype import DataType, DataTypeEntry
+from poly.core.arrays.introspect import array_dtype, array_shape
+from poly.core.backend.loader import BaseLoader
+from poly.core.backend.runner import BaseRunner
 from poly.core.constants import MARK_ALL
-from poly.core.datatype import DataType, DataTypeEntry
-from poly.core.exception import DataFormatError, DataTypeConversionException, PolyException
-from poly.core.fileio import atomic_write, atomic_write_bytes, atomic_write_text, load_file, save_file
+from poly.core.files.read_write import (
+    atomic_write,
+    atomic_write_bytes,
+    atomic_write_text,
+    load_file,
+    save_file,
+)
 from poly.core.func import extend, funcify, invoke_if_callable
 from poly.core.json import Decoder, Encoder, add_json_methods, from_json, load_json, save_json, to_json
-from poly.core.loader import BaseLoader
-from poly.core.logger import G_LOGGER, Logger, LogMode
-from poly.core.metadata import MetadataTuple, TensorMetadata
+from poly.core.logging.exception import DataFormatError, DataTypeConversionException, PolyException
+from poly.core.logging.logger import G_LOGGER, Logger, LogMode
 from poly.core.optional_import import LazyModule, MissingModuleError, has_module, lazy_import
-from poly.core.runner import BaseRunner
-from poly.core.shape import BoundedShape
+from poly.core.tensors.metadata import MetadataTuple, TensorMetadata
+from poly.core.tensors.shape import BoundedShape
 
 __all__ = [
     "constants",

@@ -10,7 +10,7 @@ import re
 import sys
 
 from poly.core import config
-from poly.core.logger import G_LOGGER
+from poly.core.logging.logger import G_LOGGER
 
 __all__ = ["extend", "funcify", "pascal_to_snake", "invoke_if_callable", "constantmethod", "check_called_by",
            "call_if_callable"]

@@ -6,7 +6,7 @@ NumPy arrays as ``{"array": "<base64 of the .npy bytes>", "polygraphy_class": "n
 Files written here load in Polygraphy and vice versa.
 
 Reading never unpickles and never trusts a payload's header: arrays are read by
-``poly.core.npy_format`` (as with ``allow_pickle=False``, the claimed size checked against the
+``poly.core.files.npy_format`` (as with ``allow_pickle=False``, the claimed size checked against the
 bytes present before anything is allocated), and a payload that is not ``.npy``/``.npz`` data,
 holds an object array, or claims more data than it holds is refused with a ``DataFormatError``.
 """
@@ -27,10 +27,10 @@ from collections import OrderedDict
 import numpy as np
 
 import poly.core.constants as constants
-from poly.core.exception import DataFormatError, PolyException
-from poly.core.fileio import load_file, save_file
-from poly.core.logger import G_LOGGER, LogMode
-from poly.core.npy_format import array_from_npy, array_from_zip_member
+from poly.core.files.npy_format import array_from_npy, array_from_zip_member
+from poly.core.files.read_write import load_file, save_file
+from poly.core.logging.exception import DataFormatError, PolyException
+from poly.core.logging.logger import G_LOGGER, LogMode
 from poly.core.optional_import import lazy_import
 
 __all__ = ["Encoder", "Decoder", "to_json", "from_json", "save_json", "load_json", "add_json_methods"]

@@ -22,8 +22,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from poly.core import config
-from poly.core.exception import PolyException
 from poly.core.func import invoke_if_callable
+from poly.core.logging.exception import PolyException
 
 __all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "has_mod", "tensorrt_candidates"]
 

@@ -1,8 +1,8 @@
 """Polygraphy-compatible import path `poly.exception.exception`. The code lives in
-`poly.core.exception`; this module re-exports it, plus Polygraphy's names of its types."""
+`poly.core.logging.exception`; this module re-exports it, plus Polygraphy's names of its types."""
 
-from poly.core import exception
-from poly.core.exception import *  # noqa: F401,F403
+from poly.core.logging import exception
+from poly.core.logging.exception import *  # noqa: F401,F403
 
 #: Polygraphy's name for the same exception, so `except PolygraphyException` keeps working.
 PolygraphyException = PolyException  # noqa: F405

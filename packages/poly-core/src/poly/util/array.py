@@ -1,5 +1,5 @@
 """Polygraphy-compatible import path `poly.util.array`: operations on NumPy arrays and PyTorch
-tensors alike. The code lives in `poly.core.array_ops`; this module only re-exports it."""
+tensors alike. The code lives in `poly.core.arrays.ops`; this module only re-exports it."""
 
-from poly.core.array_ops import *  # noqa: F401,F403
-from poly.core.array_ops import __all__  # noqa: F401
+from poly.core.arrays.ops import *  # noqa: F401,F403
+from poly.core.arrays.ops import __all__  # noqa: F401

@@ -4,26 +4,17 @@ shape inference, constant folding, subgraph extraction, float16 conversion, IR-v
 lowering) and the ONNX-Runtime and ONNX reference runners.
 """
 
-from poly.onnx.base import copy_model
-from poly.onnx.errors import (
+from poly.onnx.model.base import copy_model
+from poly.onnx.model.errors import (
     ModelLoadError,
     UnsupportedModelError,
     check_known_ops,
     explain_onnxruntime_error,
     find_unknown_ops,
 )
-from poly.onnx.extract import ExtractSubgraph, extract_subgraph
-from poly.onnx.fold import FoldConstants, default_fold_size_threshold, fold_constants
-from poly.onnx.fp16 import (
-    DEFAULT_FP16_OP_BLOCK_LIST,
-    ConvertToFp16,
-    convert_to_fp16,
-    onnxruntime_fp16_op_block_list,
-)
-from poly.onnx.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
-from poly.onnx.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
-from poly.onnx.input_shapes import override_input_shapes
-from poly.onnx.io import (
+from poly.onnx.model.from_tensorflow import OnnxFromTfGraph, onnx_from_tf_graph
+from poly.onnx.model.graph import GsFromOnnx, OnnxFromGs, gs_from_onnx, onnx_from_gs
+from poly.onnx.model.io import (
     BytesFromOnnx,
     OnnxFromBytes,
     OnnxFromPath,
@@ -33,19 +24,17 @@ from poly.onnx.io import (
     onnx_from_path,
     save_onnx,
 )
-from poly.onnx.ir_version import (
+from poly.onnx.model.ir_version import (
     LowerIrVersion,
     lower_ir_version,
     onnxruntime_max_ir_version,
     onnxruntime_max_opset,
     required_ir_version,
 )
-from poly.onnx.modify_outputs import ModifyOutputs, modify_outputs
-from poly.onnx.onnxrt_runner import OnnxrtRunner
-from poly.onnx.pluginref_runner import PluginRefRunner
-from poly.onnx.ref_runner import OnnxRefRunner
-from poly.onnx.session import SessionFromOnnx, session_from_onnx
-from poly.onnx.shapes import InferShapes, infer_shapes
+from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
+from poly.onnx.runners.pluginref_runner import PluginRefRunner
+from poly.onnx.runners.ref_runner import OnnxRefRunner
+from poly.onnx.runners.session import SessionFromOnnx, session_from_onnx
 from poly.onnx.surgery import (
     InsertNode,
     PruneSparsity,
@@ -57,7 +46,18 @@ from poly.onnx.surgery import (
     reconstruct_weights,
     strip_weights,
 )
-from poly.onnx.upper_bounds import SetUpperBound, set_upper_bound, unbounded_dds_tensors
+from poly.onnx.surgery.extract import ExtractSubgraph, extract_subgraph
+from poly.onnx.surgery.fold import FoldConstants, default_fold_size_threshold, fold_constants
+from poly.onnx.surgery.fp16 import (
+    DEFAULT_FP16_OP_BLOCK_LIST,
+    ConvertToFp16,
+    convert_to_fp16,
+    onnxruntime_fp16_op_block_list,
+)
+from poly.onnx.surgery.input_shapes import override_input_shapes
+from poly.onnx.surgery.modify_outputs import ModifyOutputs, modify_outputs
+from poly.onnx.surgery.shapes import InferShapes, infer_shapes
+from poly.onnx.surgery.upper_bounds import SetUpperBound, set_upper_bound, unbounded_dds_tensors
 
 __all__ = [
     "override_input_shapes",

@@ -5,12 +5,15 @@ full TensorRT (``tensorrt``) or TensorRT-RTX (``tensorrt_rtx`` / ``tensorrt_rtx_
 imported at first use (see ``poly.trt.tensorrt_module``).
 """
 
-from poly.trt.calibrator import CALIBRATION_ALGORITHMS, Calibrator, CalibratorCore
-from poly.trt.config import CreateConfig, create_config
-from poly.trt.config_postprocess import PostprocessConfig, postprocess_config
-from poly.trt.config_rtx import CreateConfigRTX, create_config_rtx
-from poly.trt.context_memory import ALLOCATION_STRATEGIES
-from poly.trt.engine import (
+from poly.trt.builder.calibrator import CALIBRATION_ALGORITHMS, Calibrator, CalibratorCore
+from poly.trt.builder.config import CreateConfig, create_config
+from poly.trt.builder.config_postprocess import PostprocessConfig, postprocess_config
+from poly.trt.builder.config_rtx import CreateConfigRTX, create_config_rtx
+from poly.trt.builder.profile import Profile, ShapeTuple
+from poly.trt.builder.tactic_selectors import TacticRecorder, TacticReplayer
+from poly.trt.builder.tactics import Algorithm, TacticReplayData, TensorInfo
+from poly.trt.engines.file_reader import FileReader
+from poly.trt.engines.loaders import (
     BufferFromEngine,
     BytesFromEngine,
     BytesFromPath,
@@ -33,10 +36,9 @@ from poly.trt.engine import (
     load_runtime,
     save_engine,
 )
-from poly.trt.file_reader import FileReader
-from poly.trt.layer_precisions import SetLayerPrecisions, set_layer_precisions
-from poly.trt.modify_network import ModifyNetworkOutputs, modify_network_outputs
-from poly.trt.network import (
+from poly.trt.execution.context_memory import ALLOCATION_STRATEGIES
+from poly.trt.execution.runner import TrtRunner
+from poly.trt.networks.creation import (
     CreateNetwork,
     NetworkFromOnnxBytes,
     NetworkFromOnnxPath,
@@ -45,7 +47,9 @@ from poly.trt.network import (
     network_from_onnx_bytes,
     network_from_onnx_path,
 )
-from poly.trt.network_postprocess import (
+from poly.trt.networks.layer_precisions import SetLayerPrecisions, set_layer_precisions
+from poly.trt.networks.modify_network import ModifyNetworkOutputs, modify_network_outputs
+from poly.trt.networks.network_postprocess import (
     MarkDebug,
     PostprocessNetwork,
     SetTensorDatatypes,
@@ -55,13 +59,9 @@ from poly.trt.network_postprocess import (
     set_tensor_datatypes,
     set_tensor_formats,
 )
-from poly.trt.onnx_like import OnnxLikeFromNetwork, onnx_like_from_network
-from poly.trt.plugins import LoadPlugins, load_plugins
-from poly.trt.profile import Profile, ShapeTuple
-from poly.trt.runner import TrtRunner
-from poly.trt.tactic_selectors import TacticRecorder, TacticReplayer
-from poly.trt.tactics import Algorithm, TacticReplayData, TensorInfo
-from poly.trt.tensorrt_module import TensorRTMissingError, flavour, is_rtx
+from poly.trt.networks.onnx_like import OnnxLikeFromNetwork, onnx_like_from_network
+from poly.trt.networks.plugins import LoadPlugins, load_plugins
+from poly.trt.tensorrt_module import TensorRTMissingError, flavour, is_rtx, trt
 from poly.trt.trt_logger import get_trt_logger
 
 __all__ = [
@@ -90,6 +90,7 @@ __all__ = [
     "TensorRTMissingError",
     "flavour",
     "is_rtx",
+    "trt",
     "Calibrator",
     "CalibratorCore",
     "CALIBRATION_ALGORITHMS",

@@ -2,7 +2,7 @@
 
 import contextlib
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.trt.tensorrt_module import trt
 
 __all__ = ["get_trt_logger", "errors_as_verbose"]

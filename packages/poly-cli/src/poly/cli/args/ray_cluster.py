@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import click
 
 from poly.cli.multi_option import stack_options
-from poly.cli.validate_ray.cluster import LOCAL as LOCAL_RAY
+from poly.cli.validate.ray.cluster import LOCAL as LOCAL_RAY
 
 
 class PathOrUri(click.Path):

@@ -3,24 +3,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
 
+from poly.cli.args.onnx.save import OnnxSaveArgs
+from poly.cli.args.trt.runtime import TrtRuntimeArgs
+from poly.cli.gen_script.call_tree import Assign, ListOf, Ref, Var, run_statements
 from poly.cli.multi_option import stack_options
 
 if TYPE_CHECKING:
-    from poly.cli.args.data_loader import DataLoaderArgs
+    from poly.cli.args.data.data_loader import DataLoaderArgs
     from poly.cli.args.model import ModelArgs
-    from poly.cli.args.onnx_load import OnnxLoadArgs
-    from poly.cli.args.onnx_save import OnnxSaveArgs
-    from poly.cli.args.onnxrt import OnnxrtArgs
-    from poly.cli.args.trt_config import TrtConfigArgs
-    from poly.cli.args.trt_network import TrtNetworkArgs
-    from poly.cli.args.trt_runtime import TrtRuntimeArgs
+    from poly.cli.args.onnx.load import OnnxLoadArgs
+    from poly.cli.args.onnx.onnxrt import OnnxrtArgs
+    from poly.cli.args.trt.config import TrtConfigArgs
+    from poly.cli.args.trt.network import TrtNetworkArgs
 
 _META_KEY = "poly.runners"
 ONNXRT_HELP = "Run inference using ONNX-Runtime."
@@ -78,38 +78,54 @@ class RunnerArgs:
             what = "a TensorRT engine" if model.is_engine else "a TensorRT network script"
             raise click.UsageError(f"MODEL {model.path!r} is {what}; only --trt can run it{detail}")
 
+    def runner_statements(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs,
+                          trt_network: TrtNetworkArgs, trt_config: TrtConfigArgs | None,
+                          trt_runtime: TrtRuntimeArgs | None = None, onnx_save: OnnxSaveArgs | None = None,
+                          session_options=None) -> list:
+        """
+        The statements that set ``runners``, in command-line order: OnnxrtRunner and OnnxRefRunner
+        sharing one ONNX loader ``onnx_model`` (saved first with --save-onnx), and the TrtRunner of
+        ``engine_bytes`` (``TrtConfigArgs.engine_statements``; with --int8 its calibrator reads the
+        variable ``data_loader``). ``trt_config`` may be None when --trt is not chosen;
+        ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
+        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine.
+        """
+        if model.path is None:
+            return [Assign("runners", ListOf([]))]
+        self.check_engine_model(model)
+        statements, runners = [], []
+        onnx_save = onnx_save or OnnxSaveArgs()
+        if model.is_onnx and (any(name != "trt" for name in self.names) or onnx_save.path):
+            loader = onnx.loader_expr(model.path)
+            statements.append(Assign("onnx_model", loader))
+            statements += onnx_save.save_if_asked_statements(model.path, loader)
+        for name in self.names:
+            if name == "onnxrt":
+                statements.append(Assign("session", onnxrt.session_expr(Var("onnx_model"), session_options)))
+                runners.append(Ref("poly.onnx", "OnnxrtRunner")(Var("session")))
+            elif name == "onnx_ref":
+                runners.append(Ref("poly.onnx", "OnnxRefRunner")(Var("onnx_model")))
+            elif name == "trt":
+                parser_path = None
+                if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too
+                    parser, parser_path = onnx.parser_model_statements(model.path)
+                    statements += parser
+                statements += trt_config.engine_statements(model, trt_network, parser_path)
+                runners.append((trt_runtime or TrtRuntimeArgs()).runner_expr(Var("engine_bytes")))
+        return [*statements, Assign("runners", ListOf(runners))]
+
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
                        session_options=None, trt_runtime: TrtRuntimeArgs | None = None,
                        onnx_save: OnnxSaveArgs | None = None) -> list:
         """
-        The runners, in command-line order: OnnxrtRunner, OnnxRefRunner (sharing one ONNX
-        loader) and TrtRunner. With --int8, the TensorRT calibrator is fed by ``data``'s data
-        loader (nothing when None). ``trt_config`` may be None when --trt is not chosen;
-        ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
-        --optimization-profile... flags) says how the TrtRunner deserializes and runs the engine;
-        ``onnx_save`` saves the ONNX model (--save-onnx) before it is run.
+        The runners of ``runner_statements``, evaluated. With --int8, the TensorRT calibrator is
+        fed by ``data``'s data loader (nothing when None).
         """
-        onnx_model = onnx.load_onnx(model.path) if model.is_onnx else None
-        if onnx_save is not None and onnx_model is not None:
-            onnx_model = onnx_save.save_if_asked(onnx_model)
-        runners = []
-        for name in self.names:
-            if name == "trt":
-                from poly.cli.args.trt_runtime import TrtRuntimeArgs
-
-                calibration_data = data.calibration_data(trt_config.int8) if data is not None else None
-                trt_model = model
-                if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too
-                    trt_model = dataclasses.replace(model, path=onnx.parser_model_path(model.path))
-                engine = trt_config.load_engine_bytes(trt_model, trt_network, data_loader=calibration_data)
-                runners.append((trt_runtime or TrtRuntimeArgs()).create_runner(engine))
-            elif name == "onnxrt":
-                from poly.onnx import OnnxrtRunner
-
-                runners.append(OnnxrtRunner(onnxrt.create_session(onnx_model, session_options=session_options)))
-            elif name == "onnx_ref":
-                from poly.onnx import OnnxRefRunner
-
-                runners.append(OnnxRefRunner(onnx_model))
-        return runners
+        calibration = None
+        if data is not None and trt_config is not None and "trt" in self.names:
+            calibration = data.calibration_data(trt_config.int8)
+        env = {"data_loader": calibration if calibration is not None else []}
+        statements = self.runner_statements(model, onnx, onnxrt, trt_network, trt_config, trt_runtime=trt_runtime,
+                                            onnx_save=onnx_save, session_options=session_options)
+        return run_statements(statements, env)["runners"]

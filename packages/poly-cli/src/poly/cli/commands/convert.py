@@ -7,13 +7,13 @@ import dataclasses
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.trt_config import TrtConfigArgs
-from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 

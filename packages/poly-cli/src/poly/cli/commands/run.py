@@ -9,21 +9,21 @@ import time
 import click
 
 from poly.cli.args.comparison import ComparisonArgs
-from poly.cli.args.data_loader import DataLoaderArgs
-from poly.cli.args.inference_runs import InferenceRunArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.data.inference_runs import InferenceRunArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
-from poly.cli.args.onnxrt import OnnxrtArgs
-from poly.cli.args.postprocess import PostprocessArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.onnxrt import OnnxrtArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
+from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
+from poly.cli.args.output.postprocess import PostprocessArgs
 from poly.cli.args.runners import RunnerArgs
-from poly.cli.args.trt_config import TrtConfigArgs
-from poly.cli.args.trt_network import TrtNetworkArgs
-from poly.cli.args.trt_runtime import TrtRuntimeArgs
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.network import TrtNetworkArgs
+from poly.cli.args.trt.runtime import TrtRuntimeArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
-from poly.cli.gen_script.run_script import gen_script_option, write_run_script
+from poly.cli.gen_script.run_script import RunScript, gen_script_option, write_run_script
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,36 +72,17 @@ def run(**kwargs):
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
     onnx_save = OnnxSaveArgs.from_kwargs(kwargs)
+    program = RunScript(command, model=model, runners=runners, onnx=onnx, onnxrt=onnxrt, trt_network=trt_network,
+                        trt_config=trt_config, trt_runtime=trt_runtime, onnx_save=onnx_save, data=data,
+                        inference=inference, postprocess=postprocess, comparison=comparison)
     if kwargs["gen_script"]:
-        return write_run_script(kwargs["gen_script"], command, model=model, runners=runners, onnx=onnx,
-                                onnxrt=onnxrt, trt_network=trt_network, trt_config=trt_config, trt_runtime=trt_runtime,
-                                onnx_save=onnx_save, data=data, inference=inference, postprocess=postprocess,
-                                comparison=comparison)
+        return write_run_script(kwargs["gen_script"], program)
     G_LOGGER.start(f"RUNNING | Command: {command}")
 
-    built = []
-    if model.path is not None:
-        runners.check_engine_model(model)
-        built = runners.create_runners(model, onnx, onnxrt, trt_network, trt_config, data=data,
-                                       trt_runtime=trt_runtime, onnx_save=onnx_save)
-    passed = _run(built, data, inference, postprocess, comparison)
+    # The same statements the script holds, evaluated: loaders, runners, Comparator.run, then the
+    # --load-outputs extend, the post-processing, --validate and the comparison, which set `success`.
+    passed = program.check(program.run())
     status = "PASSED" if passed else "FAILED"
     message = f"{status} | Runtime: {time.time() - start:.3f}s | Command: {command}"
     (G_LOGGER.finish if passed else G_LOGGER.error)(message)
     return EXIT_PASS if passed else EXIT_FAIL
-
-
-def _run(runners, data: DataLoaderArgs, inference: InferenceRunArgs, postprocess: PostprocessArgs,
-         comparison: ComparisonArgs) -> bool:
-    """Runs ``runners`` on the data loader's inputs, adds the --load-outputs results, post-processes
-    them and checks and compares them all."""
-    from poly.compare import Comparator, RunResults
-
-    if runners or not comparison.load_outputs:
-        run_results = Comparator.run(runners, data_loader=data.create_data_loader(), save_inputs_path=data.save_inputs,
-                                     save_outputs_path=comparison.save_outputs, **inference.run_kwargs())
-    else:  # only saved results to compare: no inference
-        run_results = RunResults()
-    comparison.add_loaded_outputs(run_results)
-    postprocess.apply(run_results)
-    return comparison.check_results(run_results)

@@ -1,2 +1,3 @@
-"""`--gen-script`: Python scripts, written with poly's public API, that do what a command does
-(``run_script`` for `poly run`; ``script_source`` is the text builder they share)."""
+"""`--gen-script`: the call trees option groups build (``call_tree``), evaluated by `poly run` and
+printed as Python scripts of poly's public API (``run_script``; ``script_source`` is the text
+builder)."""

@@ -1,6 +1,6 @@
 """The debug argument groups under `poly.tools.args` (Polygraphy keeps them in
 `polygraphy.tools.debug.subtool.iterative_debug_args`, also provided). The code lives in
-`poly.cli.debug_arg_groups`; this module only re-exports it."""
+`poly.cli.args.debug.argparse_groups`; this module only re-exports it."""
 
-from poly.cli.debug_arg_groups import *  # noqa: F401,F403
-from poly.cli.debug_arg_groups import __all__  # noqa: F401
+from poly.cli.args.debug.argparse_groups import *  # noqa: F401,F403
+from poly.cli.args.debug.argparse_groups import __all__  # noqa: F401

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from poly.compare.dataset.accumulator import Accumulator, SampleResult
-from poly.compare.dataset.sources import Sample, SampleError
+from poly.compare.dataset.sample_reader import Sample, SampleError
 
 __all__ = ["ValidationPipeline", "ValidationOutcome"]
 

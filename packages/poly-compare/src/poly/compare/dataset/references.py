@@ -1,17 +1,27 @@
 """
 References (golden outputs) for validation: a directory of per-sample files matched by file
-name, saved ``RunResults`` read one iteration at a time, or a second runner run alongside.
+name (a local path, or a URI that pyarrow's file systems open), saved ``RunResults`` read one
+iteration at a time, or a second runner run alongside. ``open_reference`` picks one, for every
+engine.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import shutil
+import tempfile
 from collections import OrderedDict
 
+from poly.compare.dataset.work_items import is_uri, open_filesystem
 from poly.compare.io.npz_codec import is_npz_file, load_npz
 from poly.compare.results import RunResults
+from poly.core.optional_import import lazy_import
 
-__all__ = ["Reference", "DirectoryReference", "StreamReference", "RunnerReference", "open_reference"]
+__all__ = ["Reference", "DirectoryReference", "UriGoldenReference", "StreamReference", "RunnerReference",
+           "open_reference"]
+
+pafs = lazy_import("pyarrow.fs", install="pyarrow (pip install poly-cli[ray])")
 
 
 def _first_iteration(results: RunResults, k: int = 0) -> OrderedDict:
@@ -74,6 +84,51 @@ class DirectoryReference(Reference):
         return _first_iteration(RunResults.load(path), k)
 
 
+class UriGoldenReference(Reference):
+    """
+    Golden outputs in a directory given as a URI (``file://``, ``s3://``, ``gs://``, ``hdfs://``:
+    whatever pyarrow's file systems open), one file per sample named as the sample (or its stem
+    with ``.npz``/``.json``), as a local golden directory is. A sample's golden file is copied to a
+    temporary directory and read there exactly as a ``DirectoryReference`` reads it; loading never
+    runs code.
+
+    Args:
+        uri (str): The directory of golden outputs, as a URI.
+    """
+
+    def __init__(self, uri: str):
+        self.given = uri
+        self.uri = uri.rstrip("/")
+        self._fs = None
+
+    def describe(self) -> str:
+        return self.given
+
+    def _filesystem(self):
+        if self._fs is None:
+            self._fs = open_filesystem(self.uri)
+        return self._fs
+
+    def outputs_for(self, sample):
+        if sample.name is None:
+            raise ValueError("samples without a file name cannot be matched to a golden directory")
+        name = sample.name.partition("#")[0]
+        fs, root = self._filesystem()
+        stem = posixpath.splitext(name)[0]
+        for candidate in dict.fromkeys((name, stem + ".npz", stem + ".json")):
+            path = posixpath.join(root, candidate)
+            if fs.get_file_info(path).type != pafs.FileType.File:
+                continue
+            with tempfile.TemporaryDirectory(prefix="poly_golden_") as tmp:
+                with fs.open_input_stream(path) as src, open(os.path.join(tmp, candidate), "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+                return DirectoryReference(tmp).outputs_for(sample)
+        raise FileNotFoundError(f"no golden file for sample '{name}' in '{self.uri}'")
+
+    def __getstate__(self):  # the filesystem handle is opened again where the reference lands
+        return {**self.__dict__, "_fs": None}
+
+
 class StreamReference(Reference):
     """Saved ``RunResults`` (files or per-iteration directories), iteration i for sample i, read
     lazily (a per-iteration directory is never held in memory as a whole)."""
@@ -118,14 +173,20 @@ class RunnerReference(Reference):
         return OrderedDict(self.runner.infer(sample.feed_dict).items())
 
 
-def open_reference(paths, by_name=True) -> Reference:
+def open_reference(paths=None, by_name=True, runner=None) -> Reference:
     """
-    A golden directory matched by file name (one directory and ``by_name``, i.e. the dataset is a
-    directory too), else saved ``RunResults`` (files or per-iteration directories) in order.
+    The reference of a validation: a second ``runner`` run on each sample; else a golden
+    directory matched by file name (one directory or URI and ``by_name``, i.e. the dataset's
+    samples have file names), else saved ``RunResults`` (files or per-iteration directories) in
+    order.
     """
+    if runner is not None:
+        return RunnerReference(runner)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
+    if by_name and len(paths) == 1 and is_uri(paths[0]):
+        return UriGoldenReference(paths[0])
     if by_name and len(paths) == 1 and os.path.isdir(paths[0]):
         return DirectoryReference(paths[0])
     return StreamReference(paths)

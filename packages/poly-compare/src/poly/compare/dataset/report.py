@@ -11,7 +11,7 @@ import json
 import math
 
 from poly.compare.dataset.accumulator import HISTOGRAM_EDGES
-from poly.core.fileio import atomic_write_text
+from poly.core import atomic_write_text
 
 __all__ = ["build_report", "write_json_report", "render_html", "write_html_report"]
 

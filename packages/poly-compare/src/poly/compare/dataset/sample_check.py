@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
-from poly.compare.stats.polygraphy_quirks import simple_error_stats
-from poly.compare.verdicts.simple_comparison import SimpleOptions, simple_verdict
+from poly.compare.stats.polygraphy_precision import polygraphy_error_stats
+from poly.compare.verdicts.simple_comparison import SimpleCompareOptions, simple_verdict
 from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
-from poly.core.fit_shape import try_match_shape
+from poly.core.tensors.fit_shape import try_match_shape
 
 __all__ = ["OutputCheck", "SampleChecker"]
 
@@ -55,22 +54,21 @@ class OutputCheck:
 
 class SampleChecker:
     """
-    Compares the outputs of one sample with their reference. The options (numbers, or dicts per
-    output name with ``""`` as the default) mean what they mean for ``CompareFunc.simple``, and
-    the verdict is the one it gives for the same pair, output by output.
+    Compares the outputs of one sample with their reference. The options are the simple
+    comparison's (``SimpleCompareOptions``, or its options as keyword arguments: ``atol``,
+    ``rtol``, ``check_error_stat``, ``error_quantile``, ``infinities_compare_equal``,
+    ``check_shapes``), and the verdict is the one ``CompareFunc.simple`` gives for the same pair,
+    output by output.
     """
 
-    def __init__(self, atol=None, rtol=None, check_error_stat=None, error_quantile=None,
-                 infinities_compare_equal=False, check_shapes=True, threads=1):
-        self.atol, self.rtol = atol, rtol
-        self.check_error_stat, self.error_quantile = check_error_stat, error_quantile
-        self.infinities_compare_equal = infinities_compare_equal
-        self.check_shapes = check_shapes
+    def __init__(self, options: SimpleCompareOptions | None = None, threads=1, **option_values):
+        self.options = (options or SimpleCompareOptions(**option_values)).with_defaults()
+        """The ``SimpleCompareOptions`` checked with, the defaults filled in."""
         self.threads = threads
 
-    def options_for(self, name) -> SimpleOptions:
+    def options_for(self, name) -> SimpleCompareOptions:
         """The options output ``name`` is checked with (per-output dicts resolved)."""
-        return SimpleOptions.for_output(name, self.atol, self.rtol, self.check_error_stat, self.error_quantile)
+        return self.options.for_output(name)
 
     def check_output(self, name, output, reference) -> OutputCheck:
         """Compares one output with its reference."""
@@ -86,7 +84,7 @@ class SampleChecker:
         out0, out1 = np.asarray(output), np.asarray(reference)
         if out0.shape != out1.shape:
             aligned = None
-            if not self.check_shapes:
+            if not self.options.check_shapes:
                 out1 = try_match_shape(out1, out0.shape)
                 try:
                     aligned = (out0.reshape(out1.shape), out1)
@@ -98,12 +96,10 @@ class SampleChecker:
                                    **base)
             out0, out1 = aligned
         try:
-            stats, absd, rel = simple_error_stats(out0, out1, options.atol, options.rtol, options.needed_quantiles(),
-                                                  self.infinities_compare_equal, threads=self.threads,
-                                                  median=options.needs_median())
+            stats, absd, rel = polygraphy_error_stats(out0, out1, options, options.infinities_compare_equal,
+                                                      threads=self.threads)
         except Exception as err:  # noqa: BLE001 - a bad pair fails this sample, not the run
             return OutputCheck(passed=False, size=int(out0.size), error=str(err).splitlines()[0], **base)
-        absd, rel = decide_at_polygraphy_precision(out0, out1, absd, rel, options, self.infinities_compare_equal)
         result = simple_verdict(stats, absd, rel, options)
         stat_abs, stat_rel = result.checked_values()
         return OutputCheck(passed=bool(result), max_absdiff=float(absd.max), max_reldiff=float(rel.max),

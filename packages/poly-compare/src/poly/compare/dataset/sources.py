@@ -1,38 +1,26 @@
 """
-Datasets for validation: samples (index, file name, feed dict) read one at a time from a
-directory of ``.npz`` feed dicts, input files (Polygraphy's inputs JSON, poly's ``.npz``) or a
-data-loader script. A sample that cannot be read is yielded as a ``SampleError``, not raised.
+Datasets for validation: the samples an engine iterates, in order, all read by
+``sample_reader``. A listed dataset (a directory, a Parquet file or a URI: see ``work_items``),
+input files given as such (Polygraphy's inputs JSON, poly's ``.npz``) or a data-loader script.
+A sample that cannot be read is yielded as a ``SampleError``, not raised.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
-from poly.compare.io.npz_codec import load_feed_dicts_npz
-from poly.compare.io.saved_inputs import iterate_input_file
+from poly.compare.dataset.sample_reader import (
+    Sample,
+    SampleError,
+    read_data_loader,
+    read_input_files,
+    read_samples,
+)
+from poly.compare.dataset.work_items import PARQUET_SUFFIXES, WorkItem, count_samples, is_uri, list_work_items
+from poly.core import invoke_if_callable
 
-__all__ = ["Sample", "SampleError", "Dataset", "DirectoryDataset", "FileDataset", "IterableDataset",
-           "open_dataset"]
-
-
-@dataclass
-class Sample:
-    """One sample of a dataset: its position, the file it came from (if any) and its feed dict."""
-
-    index: int
-    name: str | None
-    feed_dict: dict = field(repr=False)
-
-
-@dataclass
-class SampleError:
-    """A sample that could not be read (or compared): reported and skipped."""
-
-    index: int
-    name: str | None
-    message: str
+__all__ = ["Dataset", "ListedDataset", "FileDataset", "IterableDataset", "open_dataset"]
 
 
 class Dataset:
@@ -41,37 +29,51 @@ class Dataset:
     def __iter__(self) -> Iterator[Sample | SampleError]:
         raise NotImplementedError()
 
+    def size(self) -> int | None:
+        """The number of samples, where it is known without reading them; else None."""
+        return None
 
-def _message(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else type(err).__name__
 
+class ListedDataset(Dataset):
+    """
+    The work items of a dataset listed by ``list_work_items``, read one at a time. Iterated in
+    one process, the samples are numbered in order (a file holding several feed dicts, named
+    ``FILE#k``, shifts the numbers of the files after it).
 
-class DirectoryDataset(Dataset):
-    """Every ``.npz`` (and ``.json``) feed-dict file of a directory, sorted by name, one sample each
-    (a file holding several feed dicts gives several samples, named ``file#k``)."""
+    Args:
+        items (list[WorkItem]): The items, in order.
+        source (str): The dataset as given (a path or a URI).
+        inputs (Mapping | Callable[[], Mapping]): The model's input metadata, or a function
+                returning it (see ``read_samples``). Defaults to None: ``.npy`` and Parquet
+                samples cannot be read.
+    """
 
-    def __init__(self, path):
-        self.path = os.fspath(path)
+    def __init__(self, items: list[WorkItem], source=None, inputs=None):
+        self.items = list(items)
+        self.source = source
+        self.inputs = inputs
 
-    def files(self) -> list[str]:
-        return sorted(f for f in os.listdir(self.path)
-                      if f.lower().endswith((".npz", ".json")) and os.path.isfile(os.path.join(self.path, f)))
+    @classmethod
+    def from_path(cls, path, inputs=None) -> ListedDataset:
+        """The dataset at ``path`` (ValueError when it does not exist or holds no samples)."""
+        return cls(list_work_items(path), source=os.fspath(path), inputs=inputs)
+
+    def size(self):
+        return count_samples(self.items)
 
     def __iter__(self):
+        resolved = []
+
+        def inputs():  # asked for once, and only when a sample needs it
+            if not resolved:
+                resolved.append(invoke_if_callable(self.inputs))
+            return resolved[0]
+
         index = 0
-        for fname in self.files():
-            try:
-                path = os.path.join(self.path, fname)
-                # .npz read directly: no log line per sample, and a clear error for a corrupt archive
-                feeds = load_feed_dicts_npz(path) if fname.lower().endswith(".npz") else list(iterate_input_file(path))
-            except Exception as err:  # noqa: BLE001 - a corrupt sample is skipped, not fatal
-                yield SampleError(index, fname, _message(err))
-                index += 1
-                continue
-            for k, feed in enumerate(feeds):
-                yield Sample(index, fname if len(feeds) == 1 else f"{fname}#{k}", feed)
-                index += 1
+        for item in self.items:
+            for sample in read_samples(item, inputs, first_index=index):
+                yield sample
+                index = sample.index + 1
 
 
 class FileDataset(Dataset):
@@ -81,16 +83,7 @@ class FileDataset(Dataset):
         self.paths = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
 
     def __iter__(self):
-        index = 0
-        for path in self.paths:
-            base = os.path.basename(path)
-            try:
-                for feed in iterate_input_file(path):
-                    yield Sample(index, f"{base}#{index}", feed)
-                    index += 1
-            except Exception as err:  # noqa: BLE001
-                yield SampleError(index, base, _message(err))
-                index += 1
+        return read_input_files(self.paths)
 
 
 class IterableDataset(Dataset):
@@ -102,26 +95,26 @@ class IterableDataset(Dataset):
         self.name = name
 
     def __iter__(self):
-        index = 0
-        try:
-            for feed in self.iterable:
-                yield Sample(index, None, feed)
-                index += 1
-        except Exception as err:  # noqa: BLE001 - a generator cannot resume after raising
-            yield SampleError(index, self.name, f"{_message(err)} (the data loader stopped here)")
+        return read_data_loader(self.iterable, self.name)
 
 
-def open_dataset(paths=None, data_loader_script=None) -> Dataset:
-    """A dataset from paths (one directory, or input files) or a data-loader script ``FILE[:FUNC]``."""
+def open_dataset(paths=None, data_loader_script=None, inputs=None, listed=False) -> Dataset:
+    """
+    A dataset from paths or a data-loader script ``FILE[:FUNC]``. One directory, one URI or one
+    Parquet file (with ``listed``, any one path) is listed as work items (a ``ListedDataset``
+    reading ``inputs``, see there); other paths are input files. Raises ValueError for a listed
+    dataset that holds no samples, or a directory among several paths.
+    """
     if data_loader_script:
         from poly.compare.io.data_loader_script import DataLoaderFromScript
 
         return IterableDataset(DataLoaderFromScript(data_loader_script), name=data_loader_script)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    paths = list(paths or [])
-    if len(paths) == 1 and os.path.isdir(paths[0]):
-        return DirectoryDataset(paths[0])
+    paths = [os.fspath(p) for p in paths or []]
+    if len(paths) == 1 and (listed or is_uri(paths[0]) or os.path.isdir(paths[0])
+                            or os.path.splitext(paths[0])[1].lower() in PARQUET_SUFFIXES):
+        return ListedDataset.from_path(paths[0], inputs=inputs)
     for path in paths:
         if os.path.isdir(path):
             raise ValueError(f"'{path}' is a directory: give one dataset directory, or input files")

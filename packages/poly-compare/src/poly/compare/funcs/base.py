@@ -11,12 +11,11 @@ from collections import OrderedDict
 import numpy as np
 
 from poly.compare.stats.gpu.device_output import DeviceOutput, device_outputs
-from poly.core.datatype import DataType
-from poly.core.fit_shape import try_match_shape
-from poly.core.host_arrays import host_array, is_device_array
-from poly.core.logger import G_LOGGER, LogMode
-from poly.core.per_output import warn_unknown_keys
-from poly.core.sequences import default, find_str_in_iterable
+from poly.core import G_LOGGER, DataType, LogMode
+from poly.core.arrays.host import host_array, is_device_array
+from poly.core.tensors.fit_shape import try_match_shape
+from poly.core.tensors.per_output import warn_unknown_keys
+from poly.core.util.sequences import default, find_str_in_iterable
 
 __all__ = [
     "BaseCompareFunc", "default_find_output_func", "run_comparison", "metric_fields_for_func", "describe_array",

@@ -13,8 +13,15 @@ from poly.compare.funcs.metrics import (
 )
 from poly.compare.funcs.perceptual import PerceptualMetricsCompareFunc
 from poly.compare.funcs.simple import SimpleCompareFunc
+from poly.compare.verdicts.simple_comparison import SimpleCompareOptions
 
 __all__ = ["CompareFunc"]
+
+
+def _with_polygraphy_signature(func):
+    # the arguments are declared once, in SimpleCompareOptions; help() and IDEs read this signature
+    func.__signature__ = SimpleCompareOptions.signature().replace(return_annotation="SimpleCompareFunc")
+    return func
 
 
 class CompareFunc:
@@ -26,35 +33,11 @@ class CompareFunc:
     """
 
     @staticmethod
-    def simple(
-        check_shapes=None,
-        rtol=None,
-        atol=None,
-        fail_fast=None,
-        find_output_func=None,
-        check_error_stat=None,
-        infinities_compare_equal=None,
-        save_heatmaps=None,
-        show_heatmaps=None,
-        save_error_metrics_plot=None,
-        show_error_metrics_plot=None,
-        error_quantile=None,
-    ) -> SimpleCompareFunc:
-        """Tolerances on an error statistic; see ``SimpleCompareFunc`` for the arguments."""
-        return SimpleCompareFunc(
-            check_shapes=check_shapes,
-            rtol=rtol,
-            atol=atol,
-            fail_fast=fail_fast,
-            find_output_func=find_output_func,
-            check_error_stat=check_error_stat,
-            infinities_compare_equal=infinities_compare_equal,
-            save_heatmaps=save_heatmaps,
-            show_heatmaps=show_heatmaps,
-            save_error_metrics_plot=save_error_metrics_plot,
-            show_error_metrics_plot=show_error_metrics_plot,
-            error_quantile=error_quantile,
-        )
+    @_with_polygraphy_signature
+    def simple(*args, **kwargs) -> SimpleCompareFunc:
+        """Tolerances on an error statistic: Polygraphy's arguments, the options declared in
+        ``SimpleCompareOptions``; see ``SimpleCompareFunc``."""
+        return SimpleCompareFunc(*args, **kwargs)
 
     @staticmethod
     def indices(index_tolerance=None, fail_fast=None) -> IndicesCompareFunc:

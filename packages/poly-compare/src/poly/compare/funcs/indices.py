@@ -7,10 +7,10 @@ import functools
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, default_find_output_func, run_comparison
-from poly.core.host_arrays import host_array
-from poly.core.logger import G_LOGGER
-from poly.core.per_output import value_or_from_dict
-from poly.core.sequences import default
+from poly.core import G_LOGGER
+from poly.core.arrays.host import host_array
+from poly.core.tensors.per_output import value_or_from_dict
+from poly.core.util.sequences import default
 
 __all__ = ["IndicesCompareFunc"]
 

@@ -7,7 +7,7 @@ import numpy as np
 from poly.compare.funcs.metrics import SingleMetricCompareFunc
 from poly.compare.verdicts.output_results import PerceptualMetricsResult
 from poly.compare.verdicts.thresholds import LpipsThreshold
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.core.optional_import import has_module, lazy_import
 
 __all__ = ["PerceptualMetricsCompareFunc", "require_lpips"]

@@ -5,13 +5,14 @@ median or a quantile), computed by the native engine in one call per output pair
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
 from poly.compare.stats import plots
 from poly.compare.stats.gpu.device_output import has_zero
-from poly.compare.stats.polygraphy_precision import decide_at_polygraphy_precision
-from poly.compare.stats.polygraphy_quirks import is_floating, may_hold_zero, simple_error_stats
+from poly.compare.stats.polygraphy_precision import is_floating, may_hold_zero, polygraphy_error_stats
 from poly.compare.stats.report_lines import (
     LOGGED_QUANTILES,
     diff_stats_view,
@@ -20,94 +21,60 @@ from poly.compare.stats.report_lines import (
     str_diff_histogram,
 )
 from poly.compare.verdicts.output_results import OutputCompareResult
-from poly.compare.verdicts.simple_comparison import (
-    DEFAULT_ATOL,
-    DEFAULT_CHECK_ERROR_STAT,
-    DEFAULT_ERROR_QUANTILE,
-    DEFAULT_RTOL,
-    SimpleOptions,
-    simple_verdict,
-)
+from poly.compare.verdicts.simple_comparison import SimpleCompareOptions, simple_verdict
 from poly.compare.verdicts.thresholds import VALID_CHECK_ERROR_STATS
-from poly.core.logger import G_LOGGER, LogMode
-from poly.core.sequences import default
-from poly.core.text import indent_block
+from poly.core import G_LOGGER, LogMode
+from poly.core.util.text import indent_block
 
 __all__ = ["SimpleCompareFunc"]
 
 
+def _option_attribute(name: str) -> property:
+    # func.atol reads (and sets) the option: the function keeps no second copy of it
+    def get(func):
+        return getattr(func.options, name)
+
+    def set_(func, value):
+        func.options = dataclasses.replace(func.options, **{name: value}).with_defaults()
+
+    return property(get, set_, doc=SimpleCompareOptions.declaration(name).help + ".")
+
+
+def _with_options(cls):
+    """Gives ``cls`` an attribute per option and Polygraphy's signature for ``__init__``."""
+    for declared in SimpleCompareOptions.declarations():
+        setattr(cls, declared.name, _option_attribute(declared.name))
+    cls.__init__.__signature__ = SimpleCompareOptions.signature(first=("self",))
+    return cls
+
+
+@_with_options
 class SimpleCompareFunc(BaseCompareFunc):
     """
     Compares two ``IterationResult`` s with absolute and relative tolerances on an error statistic.
     Instances are the ``compare_func`` of ``Comparator.compare_accuracy``.
+
+    Its arguments (Polygraphy's ``CompareFunc.simple`` signature) are the options declared in
+    ``SimpleCompareOptions``, each None for its default; ``options`` holds them with the defaults
+    filled in, and each one reads as an attribute of the function (``func.atol``).
     """
 
     _SUMMARY_LABEL = "simple"
     _RESULT_CLASS = OutputCompareResult
 
-    def __init__(
-        self,
-        check_shapes=None,
-        rtol=None,
-        atol=None,
-        fail_fast=None,
-        find_output_func=None,
-        check_error_stat=None,
-        infinities_compare_equal=None,
-        save_heatmaps=None,
-        show_heatmaps=None,
-        save_error_metrics_plot=None,
-        show_error_metrics_plot=None,
-        error_quantile=None,
-    ):
+    def __init__(self, *args, **kwargs):
         """
         Args:
-            check_shapes (bool):
-                    Require identical shapes. When False, the second output is transposed or
-                    reshaped to the first one's shape where possible. Defaults to True.
-            rtol (Union[float, Dict[str, float]]):
-                    Relative tolerance, as a fraction of the second output's values; a dict gives
-                    it per output name, with ``""`` as the default for names not listed.
-                    Defaults to 1e-5.
-            atol (Union[float, Dict[str, float]]):
-                    Absolute tolerance, a number or a dict as for ``rtol``. Defaults to 1e-5.
-            fail_fast (bool): Stop at the first output that fails. Defaults to False.
-            find_output_func (Callable(str, int, IterationResult) -> List[str]):
-                    Given an output name and index of the first result and the second result,
-                    the names of the second result's outputs to compare with; ``[]`` or None
-                    skips the output. Defaults to name matching with a fallback to position.
-            check_error_stat (Union[str, Dict[str, str]]):
-                    ``"elemwise"`` (every element must be within atol or rtol), ``"max"``,
-                    ``"mean"``, ``"median"`` or ``"quantile"`` (that statistic of the absolute
-                    or relative difference must be within its tolerance); per output as a dict.
-                    Defaults to ``"elemwise"``.
-            infinities_compare_equal (bool):
-                    Equal infinities have absolute difference 0 instead of NaN. Defaults to False.
-            save_heatmaps (str): Directory to save heatmaps of the differences to (matplotlib).
-            show_heatmaps (bool): Show heatmaps of the differences (matplotlib). Defaults to False.
-            save_error_metrics_plot (str): Directory to save plots of the error against the
-                    reference magnitude to (matplotlib).
-            show_error_metrics_plot (bool): Show those plots (matplotlib). Defaults to False.
-            error_quantile (Union[float, Dict[str, float]]):
-                    The quantile in [0, 1] checked by ``"quantile"``; per output as a dict.
-                    Defaults to 0.99.
+            The options of ``SimpleCompareOptions`` (``check_shapes``, ``rtol``, ``atol``,
+            ``fail_fast``, ``find_output_func``, ``check_error_stat``...), by position in
+            Polygraphy's order or by keyword; None or absent: the option's default.
         """
-        self.check_shapes = default(check_shapes, True)
-        self.rtol = default(rtol, DEFAULT_RTOL)
-        self.atol = default(atol, DEFAULT_ATOL)
-        self.error_quantile = default(error_quantile, DEFAULT_ERROR_QUANTILE)
-        self.fail_fast = default(fail_fast, False)
-        self.find_output_func = find_output_func
-        self.check_error_stat = default(check_error_stat, DEFAULT_CHECK_ERROR_STAT)
-        self.infinities_compare_equal = default(infinities_compare_equal, False)
-        self.save_heatmaps = save_heatmaps
-        self.show_heatmaps = default(show_heatmaps, False)
-        self.save_error_metrics_plot = save_error_metrics_plot
-        self.show_error_metrics_plot = default(show_error_metrics_plot, False)
+        self.options = SimpleCompareOptions.from_arguments(*args, **kwargs).with_defaults()
+        """The ``SimpleCompareOptions`` compared with, the defaults filled in."""
 
-    def options_for(self, output_name) -> SimpleOptions:
+    def options_for(self, output_name) -> SimpleCompareOptions:
         """The options output ``output_name`` is checked with (per-output dicts resolved)."""
-        return SimpleOptions.for_output(output_name, self.atol, self.rtol, self.check_error_stat, self.error_quantile)
+        return self.options.for_output(output_name)
 
     def thresholds_for(self, output_name):
         return self.options_for(output_name).threshold
@@ -131,8 +98,8 @@ class SimpleCompareFunc(BaseCompareFunc):
         quantiles = list(LOGGED_QUANTILES)
         if err_stat == "quantile" and quantile not in quantiles:
             quantiles.append(quantile)
-        stats, absd, rel = simple_error_stats(out0, out1, options.atol, options.rtol, quantiles,
-                                              self.infinities_compare_equal)
+        stats, absd, rel = polygraphy_error_stats(out0, out1, options, self.infinities_compare_equal, quantiles,
+                                                  median=True)
 
         if is_floating(out1) and may_hold_zero(stats) and G_LOGGER.is_enabled(G_LOGGER.WARNING):
             if has_zero(out1):
@@ -143,7 +110,6 @@ class SimpleCompareFunc(BaseCompareFunc):
                     mode=LogMode.ONCE,
                 )
 
-        absd, rel = decide_at_polygraphy_precision(out0, out1, absd, rel, options, self.infinities_compare_equal)
         result = simple_verdict(stats, absd, rel, options)
         if err_stat == "elemwise":
             G_LOGGER.super_verbose(lambda: f"Number of mismatched elements: {stats.mismatches}")
@@ -223,10 +189,10 @@ class SimpleCompareFunc(BaseCompareFunc):
             mismatch gives ``False``.
         """
         valid_keys = set(iter_result0.keys()) | set(iter_result1.keys()) | {""}
-        self._warn_on_unknown_keys(self.rtol, "the rtol dictionary", valid_keys)
-        self._warn_on_unknown_keys(self.atol, "the atol dictionary", valid_keys)
-        self._warn_on_unknown_keys(self.check_error_stat, "the check_error_stat dictionary", valid_keys)
-        self._warn_on_unknown_keys(self.error_quantile, "the quantile dictionary", valid_keys)
+        for declared in SimpleCompareOptions.declarations():
+            if declared.dict_label is not None:
+                self._warn_on_unknown_keys(getattr(self.options, declared.name),
+                                           f"the {declared.dict_label} dictionary", valid_keys)
 
         def match(out0_name, output0, out1_name, output1):
             options = self.options_for(out0_name)
@@ -252,3 +218,4 @@ class SimpleCompareFunc(BaseCompareFunc):
             return result
 
         return self._run_comparison(iter_result0, iter_result1, match)
+

@@ -14,17 +14,22 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from poly.core import constants
-from poly.core.array import array_dtype, array_shape
-from poly.core.datatype import DataType
-from poly.core.exception import DataTypeConversionException, PolyException
-from poly.core.fit_shape import try_match_shape
-from poly.core.logger import G_LOGGER, LogMode
-from poly.core.metadata import TensorMetadata
+from poly.core import (
+    G_LOGGER,
+    DataType,
+    DataTypeConversionException,
+    LogMode,
+    PolyException,
+    TensorMetadata,
+    array_dtype,
+    array_shape,
+    constants,
+)
 from poly.core.optional_import import lazy_import
-from poly.core.per_output import contains_wildcard, match_keys, value_or_from_dict, warn_unknown_keys
-from poly.core.sequences import default, find_str_in_iterable
-from poly.core.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
+from poly.core.tensors.fit_shape import try_match_shape
+from poly.core.tensors.per_output import contains_wildcard, match_keys, value_or_from_dict, warn_unknown_keys
+from poly.core.tensors.shape import is_shape_dynamic, is_valid_shape_override, override_dynamic_shape
+from poly.core.util.sequences import default, find_str_in_iterable
 
 __all__ = ["DataLoader", "ArraySampler", "DataLoaderCache", "coerce_feed_dict", "coerce_buffer", "check_feed_dict"]
 

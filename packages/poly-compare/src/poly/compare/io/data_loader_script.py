@@ -6,9 +6,9 @@ for input data, and only when the user names the script explicitly.
 
 from __future__ import annotations
 
+from poly.core import G_LOGGER
+from poly.core.backend.scripts import import_from_script
 from poly.core.func import invoke_if_callable
-from poly.core.logger import G_LOGGER
-from poly.core.scripts import import_from_script
 
 __all__ = ["DEFAULT_DATA_LOADER_FUNC", "parse_script_and_func_name", "import_from_script", "DataLoaderFromScript"]
 

@@ -11,8 +11,8 @@ import glob
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from poly.core import G_LOGGER
 from poly.core.json import save_json
-from poly.core.logger import G_LOGGER
 
 __all__ = [
     "ITERATION_FILE_INDEX_WIDTH",

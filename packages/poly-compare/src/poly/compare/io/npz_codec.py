@@ -22,10 +22,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from poly.core.exception import DataFormatError
-from poly.core.fileio import atomic_write
-from poly.core.host_arrays import host_array
-from poly.core.npy_format import NpyHeader, array_from_data, array_from_zip_member, parse_npy_header
+from poly.core import DataFormatError, atomic_write
+from poly.core.arrays.host import host_array
+from poly.core.files.npy_format import NpyHeader, array_from_data, array_from_zip_member, parse_npy_header
 from poly.core.optional_import import lazy_import
 
 __all__ = [
@@ -117,7 +116,7 @@ _HEADER_CACHE: dict[bytes, NpyHeader] = {}
 _HEADER_CACHE_LIMIT = 256
 _READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error, zlib.error, NotImplementedError,
                 RuntimeError)
-"""What a damaged archive raises while it is read: zipfile's, zlib's and poly.core.npy_format's errors,
+"""What a damaged archive raises while it is read: zipfile's, zlib's and poly.core.files.npy_format's errors,
 NotImplementedError for an unknown compression, RuntimeError for an encrypted member."""
 
 

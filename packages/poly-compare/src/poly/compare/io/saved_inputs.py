@@ -14,9 +14,8 @@ import numpy as np
 
 from poly.compare.io.iteration_files import iterate_from_files
 from poly.compare.io.npz_codec import is_npz_file, load_feed_dicts_npz, save_feed_dicts_npz
-from poly.core.exception import DataFormatError
+from poly.core import G_LOGGER, DataFormatError
 from poly.core.json import load_json, save_json
-from poly.core.logger import G_LOGGER
 
 __all__ = ["StreamingDataLoader", "load_inputs", "save_inputs", "iterate_input_file"]
 

@@ -7,8 +7,8 @@ import contextlib
 import numpy as np
 
 from poly.compare.stats.report_lines import array_stats, log_output_stats
-from poly.core.host_arrays import host_array
-from poly.core.logger import G_LOGGER, LogMode
+from poly.core import G_LOGGER, LogMode
+from poly.core.arrays.host import host_array
 
 __all__ = ["validate_run_results", "validate_stream"]
 

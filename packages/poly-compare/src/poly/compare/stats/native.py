@@ -16,7 +16,7 @@ import numpy as np
 
 from poly import _native
 from poly.compare.stats.gpu.dispatch import device_error_stats
-from poly.core.host_arrays import host_array
+from poly.core.arrays.host import host_array
 
 __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code"]
 

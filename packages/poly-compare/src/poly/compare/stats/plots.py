@@ -1,27 +1,61 @@
 """
 Plots of comparison errors with matplotlib (an optional dependency, imported only here and only
 when a plot is asked for): heatmaps of the absolute/relative differences, and the error against
-the reference output's magnitude.
+the reference output's magnitude; and where there is no display to show them on, what showing
+them becomes (``resolve_display``: they are saved to files and the log says where).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
+from poly.core.files.paths import sanitize_filename
 from poly.core.optional_import import lazy_import
-from poly.core.paths import sanitize_filename
 
-__all__ = ["require_matplotlib", "build_heatmaps", "scatter_plot_error_magnitude"]
+__all__ = ["require_matplotlib", "build_heatmaps", "scatter_plot_error_magnitude", "has_display", "resolve_display"]
 
 _PURPOSE = "Plotting comparison errors (heatmaps, error plots)"
 matplotlib = lazy_import("matplotlib", purpose=_PURPOSE)
 colors = lazy_import("matplotlib.colors", install="matplotlib", purpose=_PURPOSE)
 figure = lazy_import("matplotlib.figure", install="matplotlib", purpose=_PURPOSE)
 pyplot = lazy_import("matplotlib.pyplot", install="matplotlib", purpose=_PURPOSE)
+
+
+_NON_INTERACTIVE_BACKENDS = ("agg", "pdf", "ps", "svg", "cairo", "template", "module://matplotlib_inline")
+
+
+def has_display() -> bool:
+    """Whether matplotlib can open a window here: not with a non-interactive MPLBACKEND, and on
+    Linux and other X11/Wayland systems only with DISPLAY or WAYLAND_DISPLAY set."""
+    backend = os.environ.get("MPLBACKEND", "").lower()
+    if backend and backend.startswith(_NON_INTERACTIVE_BACKENDS):
+        return False
+    if sys.platform in ("darwin", "win32", "cygwin"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def resolve_display(flag: str, show: bool, save_dir: str | None) -> tuple[bool, str | None]:
+    """
+    What showing plots (``show``, asked for by the option or flag ``flag``, e.g.
+    ``"--show-heatmaps"``) does here, as ``(show, save_dir)``: unchanged with a display; without
+    one, nothing is shown and the plots go to ``save_dir`` (a new temporary directory when none was
+    given), with a warning naming the directory.
+    """
+    if not show or has_display():
+        return show, save_dir
+    if save_dir is None:
+        import tempfile
+
+        save_dir = tempfile.mkdtemp(prefix=f"poly{flag.removeprefix('--show')}-")
+    G_LOGGER.warning(f"{flag}: there is no display to show the plots on (DISPLAY is not set); "
+                     f"saving them to: {save_dir}")
+    return False, save_dir
 
 
 def require_matplotlib():

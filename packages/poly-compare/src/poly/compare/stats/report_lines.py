@@ -20,10 +20,10 @@ import numpy as np
 from poly import _native
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.compare.stats.polygraphy_precision import polygraphy_diffs
+from poly.core import G_LOGGER
+from poly.core.arrays.host import host_array
 from poly.core.func import invoke_if_callable
-from poly.core.host_arrays import host_array
-from poly.core.logger import G_LOGGER
-from poly.core.text import indent_block
+from poly.core.util.text import indent_block
 
 __all__ = [
     "ArrayStats",

@@ -1,5 +1,5 @@
 """Verdicts: thresholds (``thresholds``), per-output results (``output_results``), the simple
-comparison's verdict function (``simple_comparison``) and accuracy results over iterations and
+comparison's options and verdict function (``simple_comparison``) and accuracy results over iterations and
 runner pairs (``accuracy``)."""
 
 from poly.compare.verdicts import accuracy, output_results, simple_comparison, thresholds

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
+from poly.core import G_LOGGER
 from poly.core.json import Decoder, Encoder, from_json, load_json, save_json, to_json
-from poly.core.logger import G_LOGGER
-from poly.core.per_output import value_or_from_dict
-from poly.core.sequences import unique_list
+from poly.core.tensors.per_output import value_or_from_dict
+from poly.core.util.sequences import unique_list
 
 __all__ = ["AccuracyResult", "AccuracyResults"]
 

@@ -8,11 +8,11 @@ accuracy results saved by either tool load in the other.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
+from poly.compare.stats.polygraphy_precision import exceeds_tolerance
+from poly.core import G_LOGGER
 from poly.core.json import Decoder, Encoder
-from poly.core.logger import G_LOGGER
 
 __all__ = [
     "Threshold",
@@ -33,18 +33,6 @@ SCALAR_ERROR_STATS = ("max", "mean", "median", "quantile")
 
 VALID_CHECK_ERROR_STATS = ("max", "mean", "median", "elemwise", "quantile")
 """Every value ``check_error_stat`` accepts."""
-
-
-def _isnan(value) -> bool:
-    try:
-        return math.isnan(value)
-    except TypeError:
-        return False
-
-
-def stat_failed(diff, tol) -> bool:
-    """Whether one statistic fails its tolerance; NaN always fails."""
-    return _isnan(diff) or diff > tol
 
 
 class Threshold:
@@ -135,7 +123,7 @@ class SimpleThreshold(Threshold):
                 f"original comparison used --check-error-stat quantile. Choose max, mean, or median "
                 f"instead, or re-run the comparison from saved raw outputs."
             )
-        return not (stat_failed(abs_val, self.atol) and stat_failed(rel_val, self.rtol))
+        return not (exceeds_tolerance(abs_val, self.atol) and exceeds_tolerance(rel_val, self.rtol))
 
 
 def format_pair(value: float, threshold: float) -> tuple[str, str]:

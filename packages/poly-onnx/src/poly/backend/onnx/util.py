@@ -1,9 +1,9 @@
 """Polygraphy-compatible import path `poly.backend.onnx.util`: model helpers of `poly.onnx`
 under Polygraphy's names."""
 
-from poly.onnx.fold import count_nodes
-from poly.onnx.modify_outputs import markable_tensor_names
-from poly.onnx.upper_bounds import unbounded_dds_tensors
+from poly.onnx.surgery.fold import count_nodes
+from poly.onnx.surgery.modify_outputs import markable_tensor_names
+from poly.onnx.surgery.upper_bounds import unbounded_dds_tensors
 
 #: The number of nodes of a model, subgraphs included.
 get_num_nodes = count_nodes

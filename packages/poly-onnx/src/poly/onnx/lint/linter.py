@@ -21,12 +21,11 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
-from poly.core.exception import PolyException
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER, PolyException
 from poly.core.optional_import import lazy_import
-from poly.onnx.input_shapes import override_input_shapes
 from poly.onnx.lint.native_stderr import capture_native_stderr
 from poly.onnx.lint.report import LintLevel, LintReport, LintSource
+from poly.onnx.surgery.input_shapes import override_input_shapes
 
 onnx = lazy_import("onnx")
 onnxrt = lazy_import("onnxruntime")
@@ -79,7 +78,7 @@ def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_dat
     checker_passed = _check_spec(model, path, report)
     G_LOGGER.verbose(f"ONNX checker passed: {checker_passed}")
 
-    from poly.onnx.session import resolve_providers
+    from poly.onnx.runners.session import resolve_providers
 
     linter = _NodeLinter(model, resolve_providers(list(providers or ["cpu"])))
     feed_dict = linter.first_feed_dict(data_loader)
@@ -106,8 +105,8 @@ def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_dat
 
 
 def _load(path, external_data_dir, report):
-    from poly.onnx.errors import ModelLoadError
-    from poly.onnx.io import OnnxFromPath
+    from poly.onnx.model.errors import ModelLoadError
+    from poly.onnx.model.io import OnnxFromPath
 
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "No such file", path)
@@ -234,7 +233,7 @@ class _NodeLinter:
     """Runs the model, or its nodes one at a time, in ONNX-Runtime."""
 
     def __init__(self, model, providers):
-        from poly.onnx.ir_version import onnxruntime_max_ir_version
+        from poly.onnx.model.ir_version import onnxruntime_max_ir_version
 
         self.model = model
         self.providers = providers

@@ -21,8 +21,8 @@ from __future__ import annotations
 import enum
 import re
 
+from poly.core import G_LOGGER
 from poly.core.json import save_json
-from poly.core.logger import G_LOGGER
 
 __all__ = ["LintLevel", "LintSource", "LintReport", "clean_onnxruntime_message"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.onnx.multi_device.hints import (
     AttentionLayerHint,
     DistCollective,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from poly.core.exception import DataFormatError
+from poly.core import DataFormatError
 from poly.core.json import Decoder, Encoder, add_json_methods
 
 __all__ = ["DistCollective", "FusedAttention", "ShardTensor", "AttentionLayerHint", "ShardHints", "REDUCE_OPS", "PARALLELISMS", "SHARDABLE_PARALLELISMS"]

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify, invoke_if_callable
-from poly.core.loader import BaseLoader
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx.base import load_model
-from poly.onnx.graph import export_graph
+from poly.onnx.model.base import load_model
+from poly.onnx.model.graph import export_graph
 from poly.onnx.multi_device.hints import ShardHints
 
 gs = lazy_import("onnx_graphsurgeon")

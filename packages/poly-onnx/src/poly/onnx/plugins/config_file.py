@@ -7,7 +7,7 @@ plugin node's attributes). It is meant to be reviewed and edited between the two
 
 from __future__ import annotations
 
-from poly.core.exception import PolyException
+from poly.core import PolyException
 from poly.core.optional_import import lazy_import
 
 yaml = lazy_import("yaml", install="pyyaml")

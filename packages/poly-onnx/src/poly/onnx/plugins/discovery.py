@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from poly.core.exception import PolyException
-from poly.core.scripts import import_from_script
+from poly.core import PolyException
+from poly.core.backend.scripts import import_from_script
 
 __all__ = ["PATTERN_FILE_NAME", "find_plugins", "PluginPattern"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from poly.core.logger import G_LOGGER
-from poly.onnx.base import load_model
-from poly.onnx.graph import gs_from_onnx
+from poly.core import G_LOGGER
+from poly.onnx.model.base import load_model
+from poly.onnx.model.graph import gs_from_onnx
 from poly.onnx.plugins.discovery import PluginPattern, find_plugins
 
 __all__ = ["match_plugins", "match_counts"]

@@ -6,10 +6,9 @@
 
 from __future__ import annotations
 
-from poly.core.exception import PolyException
-from poly.core.logger import G_LOGGER
-from poly.onnx.base import load_model
-from poly.onnx.graph import export_graph, gs_from_onnx
+from poly.core import G_LOGGER, PolyException
+from poly.onnx.model.base import load_model
+from poly.onnx.model.graph import export_graph, gs_from_onnx
 from poly.onnx.plugins.discovery import PluginPattern
 
 __all__ = ["default_replace_with_plugin", "replace_plugins"]

@@ -6,11 +6,11 @@ gets a new tensor, so the node can be placed on an edge: consumers of the old te
 graph output of that name, read the new node's result instead.
 """
 
+from poly.core import G_LOGGER
 from poly.core.func import funcify
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx.base import BaseLoadOnnxCopy
-from poly.onnx.graph import export_graph
+from poly.onnx.model.base import BaseLoadOnnxCopy
+from poly.onnx.model.graph import export_graph
 
 gs = lazy_import("onnx_graphsurgeon")
 

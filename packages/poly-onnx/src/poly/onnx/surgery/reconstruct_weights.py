@@ -7,10 +7,10 @@ caller gives (the original model's weights, for example). The weightless markers
 
 import numpy as np
 
+from poly.core import G_LOGGER
 from poly.core.func import funcify
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx.base import BaseLoadOnnxCopy
+from poly.onnx.model.base import BaseLoadOnnxCopy
 from poly.onnx.surgery.sparsity import SparsityPruner
 from poly.onnx.surgery.strip_weights import SPARSE_MARKER, WEIGHTLESS_MARKER, is_weightless
 from poly.onnx.surgery.tensor_data import copy_data, type_name, write_values

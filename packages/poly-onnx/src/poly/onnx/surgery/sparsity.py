@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poly.core import G_LOGGER
 from poly.core.func import funcify
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx.base import BaseLoadOnnxCopy
+from poly.onnx.model.base import BaseLoadOnnxCopy
 from poly.onnx.surgery.tensor_data import read_values, type_name, write_values
 
 onnx = lazy_import("onnx")

@@ -8,10 +8,10 @@ such a model as a weight-stripped engine, refittable from the original model; ``
 weight-reconstruct`` (or Polygraphy's) fills the weights back in.
 """
 
+from poly.core import G_LOGGER
 from poly.core.func import funcify
-from poly.core.logger import G_LOGGER
 from poly.core.optional_import import lazy_import
-from poly.onnx.base import BaseLoadOnnxCopy
+from poly.onnx.model.base import BaseLoadOnnxCopy
 from poly.onnx.surgery.sparsity import SparsityPruner
 from poly.onnx.surgery.tensor_data import clear_data
 

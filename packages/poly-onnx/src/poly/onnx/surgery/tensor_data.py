@@ -7,7 +7,7 @@ conversion.
 
 import numpy as np
 
-from poly.core.logger import G_LOGGER
+from poly.core import G_LOGGER
 from poly.core.optional_import import lazy_import
 
 onnx = lazy_import("onnx")

@@ -1,5 +1,5 @@
 """Polygraphy-compatible import path `poly.backend.tensorrt_rtx.config`. The code lives in
-`poly.trt.config_rtx`; this module only re-exports it."""
+`poly.trt.builder.config_rtx`; this module only re-exports it."""
 
-from poly.trt.config_rtx import *  # noqa: F401,F403
-from poly.trt.config_rtx import __all__  # noqa: F401
+from poly.trt.builder.config_rtx import *  # noqa: F401,F403
+from poly.trt.builder.config_rtx import __all__  # noqa: F401

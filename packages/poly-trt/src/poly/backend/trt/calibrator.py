@@ -1,7 +1,7 @@
 """Polygraphy-compatible import path `poly.backend.trt.calibrator`: re-exports the `poly.trt` modules that hold
 what Polygraphy keeps there (calibrator)."""
 
-from poly.trt import calibrator
-from poly.trt.calibrator import *  # noqa: F401,F403
+from poly.trt.builder import calibrator
+from poly.trt.builder.calibrator import *  # noqa: F401,F403
 
 __all__ = [*calibrator.__all__]

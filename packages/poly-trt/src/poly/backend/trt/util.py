@@ -1,7 +1,7 @@
 """Polygraphy-compatible import path `poly.backend.trt.util`: network and logger helpers of
 `poly.trt` under Polygraphy's names."""
 
-from poly.trt.network_postprocess import all_tensors, io_tensors
+from poly.trt.networks.network_postprocess import all_tensors, io_tensors
 from poly.trt.trt_logger import get_trt_logger  # noqa: F401
 
 #: Every tensor of a TensorRT network by name.

@@ -7,10 +7,10 @@ import time
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnxrt import OnnxrtArgs
+from poly.cli.args.onnx.onnxrt import OnnxrtArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
-from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.trt_config import TrtConfigArgs, reject_save_engine
-from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.args.trt.config import TrtConfigArgs, reject_save_engine
+from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 SAVE_ENGINE_REASON = "each iteration's engine is the --iter-artifact; sort it with --artifacts"

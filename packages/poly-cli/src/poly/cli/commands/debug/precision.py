@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
-from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.trt_config import TrtConfigArgs, reject_save_engine
-from poly.cli.args.trt_network import TrtNetworkArgs
+from poly.cli.args.trt.config import TrtConfigArgs, reject_save_engine
+from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.commands.debug.build import SAVE_ENGINE_REASON, engine_builder
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 
@@ -38,8 +38,8 @@ def precision(mode, direction, precision, **kwargs):
     a lower precision enabled (--fp16, --int8): per-layer precisions need full TensorRT."""
     from poly.debug import Precision
     from poly.trt import SetLayerPrecisions
-    from poly.trt.layer_precisions import precision_candidate_layers, supports_layer_precisions
-    from poly.trt.network import unpack_network
+    from poly.trt.networks.creation import unpack_network
+    from poly.trt.networks.layer_precisions import precision_candidate_layers, supports_layer_precisions
 
     model = ModelArgs.from_kwargs(kwargs)
     reject_save_engine(kwargs, SAVE_ENGINE_REASON)

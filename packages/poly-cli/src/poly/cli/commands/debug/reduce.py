@@ -7,11 +7,11 @@ import dataclasses
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
-from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_shapes

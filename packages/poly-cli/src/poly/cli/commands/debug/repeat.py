@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from poly.cli.args.debugger import DebugCommand, DebuggerArgs
+from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 

@@ -1,5 +1,5 @@
 """`poly inspect capability [--with-partitioning] MODEL [-o DIR]`: what TensorRT's ONNX parser
-supports of a model (the logic is poly.trt.onnx_capability)."""
+supports of a model (the logic is poly.trt.inspection.onnx_capability)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,9 @@ def inspect_capability(with_partitioning, output_dir, **kwargs):
     reason and the node ranges ([start, end), end exclusive). Without it, the table lists each
     parser error with its operator, node and stack of local functions.
     """
-    from poly.core import G_LOGGER
-    from poly.core.fileio import save_file
+    from poly.core import G_LOGGER, save_file
     from poly.onnx import OnnxFromPath
-    from poly.trt import onnx_capability
+    from poly.trt.inspection import onnx_capability
 
     path = ModelArgs.from_kwargs(kwargs).path
     OnnxFromPath(path, ignore_external_data=True)()  # a file that is not an ONNX model: one clear line

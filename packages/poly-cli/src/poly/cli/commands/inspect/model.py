@@ -7,7 +7,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.trt_scripts import TrtNetworkScriptArgs
+from poly.cli.args.trt.scripts import TrtNetworkScriptArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
 
@@ -99,15 +99,15 @@ def inspect_model(display_as, show, external_data_dir, show_unbounded_dds, **kwa
     path = model.path
     if model.is_engine:
         from poly.trt import EngineFromPath
-        from poly.trt.engine_summary import describe_engine
+        from poly.trt.inspection.engine_summary import describe_engine
 
         G_LOGGER.info(f"==== TensorRT Engine ====\n{describe_engine(EngineFromPath(path)(), set(show))}")
         return EXIT_PASS
     scripts = TrtNetworkScriptArgs.from_kwargs(kwargs)
     if display_as == "trt" or model.is_network_script or scripts.postprocess:
         from poly.trt import NetworkFromOnnxPath
-        from poly.trt.network import unpack_network
-        from poly.trt.network_summary import describe_network
+        from poly.trt.inspection.network_summary import describe_network
+        from poly.trt.networks.creation import unpack_network
 
         loader = scripts.load_script_network(model) if model.is_network_script else NetworkFromOnnxPath(path)
         builder, network, _parser = unpack_network(scripts.postprocess_network(loader))

@@ -18,7 +18,7 @@ from poly.cli.multi_option import multi_option
 def inspect_tactics(tactic_file):
     """Display a tactic replay file (from --save-tactics) or a timing cache in a readable form."""
     from poly.core import G_LOGGER
-    from poly.trt.tactics import load_tactic_records
+    from poly.trt.builder.tactics import load_tactic_records
 
     records = load_tactic_records(tactic_file)
     G_LOGGER.info(f"==== Tactics in {tactic_file}: {len(records)} layer(s) ====\n{records}")
@@ -36,7 +36,7 @@ def inspect_tactics(tactic_file):
 def diff_tactics(directory, good, bad):
     """Find tactics used only in bad builds: candidates for the cause of a failure."""
     from poly.core import G_LOGGER
-    from poly.trt.tactics import diff_tactics as find_suspects
+    from poly.trt.builder.tactics import diff_tactics as find_suspects
 
     good, bad = list(good), list(bad)
     if not directory and (not good or not bad):

@@ -7,8 +7,8 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.shard_hints import ShardHintArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
+from poly.cli.args.onnx.shard_hints import ShardHintArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 

@@ -10,8 +10,8 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
-from poly.cli.args.plugin import PluginArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.plugin import PluginArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 

@@ -9,9 +9,9 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.plugin import PluginArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.plugin import PluginArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 

@@ -6,11 +6,11 @@ import dataclasses
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
-from poly.cli.args.onnx_shape_inference import OnnxInferShapesArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
+from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_meta, parse_shapes

@@ -6,7 +6,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_save import OnnxSaveArgs
+from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 

@@ -9,7 +9,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.onnx_load import OnnxLoadArgs
+from poly.cli.args.onnx.load import OnnxLoadArgs
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
 

@@ -43,8 +43,7 @@ def merge_imports(imports: list[str]) -> list[str]:
 def write_script(path: str, summary: str, usage: str, imports: list[str], body: list[str]) -> None:
     """Writes the script: a docstring (``summary``, then ``usage``), ``imports`` (lines, kept
     in order without duplicates) and ``body`` (blocks separated by blank lines)."""
-    from poly.core import G_LOGGER
-    from poly.core.fileio import atomic_write_text
+    from poly.core import G_LOGGER, atomic_write_text
 
     lines = ["#!/usr/bin/env python3", f'"""\n{summary}\n\n{usage}\n"""', ""]
     lines += merge_imports(imports)

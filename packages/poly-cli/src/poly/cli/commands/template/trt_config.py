@@ -9,11 +9,11 @@ import inspect
 
 import click
 
-from poly.cli.args.data_loader import DataLoaderArgs
+from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
-from poly.cli.args.trt_config import TrtConfigArgs
-from poly.cli.args.trt_scripts import CONFIG_FUNC, TrtConfigScriptArgs
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.scripts import CONFIG_FUNC, TrtConfigScriptArgs
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
 
@@ -104,7 +104,7 @@ def trt_config(output, **kwargs):
     ModelArgs.from_kwargs(kwargs, required=False)  # a MODEL given must exist
     data = DataLoaderArgs.from_kwargs(kwargs)
     imports, source = config_source(TrtConfigArgs.from_kwargs(kwargs), data)
-    imports = ["from poly import func", "from poly.trt.tensorrt_module import trt", *imports]
+    imports = ["from poly import func", "from poly.trt import trt", *imports]
     function = f"@func.extend(create_trt_config)\ndef {CONFIG_FUNC}(builder, network, config):\n    {TODO}"
     write_script(output, "Creates a TensorRT builder configuration.", USAGE.format(path=output), imports,
                  [f"create_trt_config = {source}", function])

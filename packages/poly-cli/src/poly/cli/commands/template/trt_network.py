@@ -8,7 +8,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import DEFAULT_NETWORK_FUNC, ModelArgs
-from poly.cli.args.trt_network import TrtNetworkArgs, strongly_typed_option
+from poly.cli.args.trt.network import TrtNetworkArgs, strongly_typed_option
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
 
@@ -21,7 +21,7 @@ def network_source(model_path: str | None, network: TrtNetworkArgs) -> tuple[lis
     """(imports, loader lines, parameters of `load_network`) of the network loaders: MODEL
     parsed (with --strongly-typed, --trt-network-postprocess-script, --trt-outputs and
     --trt-exclude-outputs as given), or an empty network when there is no MODEL."""
-    imports = ["from poly import func", "from poly.trt.tensorrt_module import trt"]
+    imports = ["from poly import func", "from poly.trt import trt"]
     if model_path is None:
         imports.append("from poly.trt import CreateNetwork")
         kwargs = {"strongly_typed": "True"} if network.strongly_typed else {}
@@ -31,7 +31,7 @@ def network_source(model_path: str | None, network: TrtNetworkArgs) -> tuple[lis
     lines = [f"parse_network_from_onnx = {call('NetworkFromOnnxPath', literal(model_path), **kwargs)}"]
     name = "parse_network_from_onnx"
     for index, (path, func) in enumerate(network.scripts.postprocess):
-        imports += ["from poly.core.scripts import InvokeFromScript", "from poly.trt import PostprocessNetwork"]
+        imports += ["from poly.backend.common import InvokeFromScript", "from poly.trt import PostprocessNetwork"]
         script = call("InvokeFromScript", literal(path), name=literal(func))
         lines.append(f"postprocess_step_{index} = {call('PostprocessNetwork', name, func=script)}")
         name = f"postprocess_step_{index}"

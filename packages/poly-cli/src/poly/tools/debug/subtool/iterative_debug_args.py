@@ -1,5 +1,5 @@
 """Polygraphy-compatible import path `poly.tools.debug.subtool.iterative_debug_args`. The code
-lives in `poly.cli.debug_arg_groups`; this module only re-exports it."""
+lives in `poly.cli.args.debug.argparse_groups`; this module only re-exports it."""
 
-from poly.cli.debug_arg_groups import *  # noqa: F401,F403
-from poly.cli.debug_arg_groups import __all__  # noqa: F401
+from poly.cli.args.debug.argparse_groups import *  # noqa: F401,F403
+from poly.cli.args.debug.argparse_groups import __all__  # noqa: F401

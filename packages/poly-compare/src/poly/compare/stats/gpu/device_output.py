@@ -18,7 +18,7 @@ import numpy as np
 
 from poly.compare.stats.gpu.device_run import DeviceOperand
 from poly.compare.stats.gpu.dispatch import cuda_operand, device_count_zeros, gpu_ready
-from poly.core.host_arrays import host_array
+from poly.core.arrays.host import host_array
 from poly.core.optional_import import lazy_import
 
 __all__ = ["DeviceOutput", "device_outputs", "has_zero"]

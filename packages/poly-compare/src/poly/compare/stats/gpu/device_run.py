@@ -5,7 +5,7 @@ One comparison's work on a GPU, and the structures its kernels share with the ho
 ``DeviceRun`` runs kernels on two of them in the arrays' CUDA context, on the stream the arrays
 were produced on, with the scratch memory of the run (pooled small buffers, stream-ordered large
 ones) and the copies back to the host it needs (counted in ``transfer_counter``).
-``LaunchParams`` mirrors the kernels' ``Params`` (kernel_source), ``PART_RECORD`` the statistics
+``LaunchParams`` mirrors the kernels' ``Params`` (kernels/layouts.cuh), ``PART_RECORD`` the statistics
 pass's per-block record, ``SELECT_STATE`` the ranks of a device-side select.
 """
 
@@ -91,7 +91,7 @@ class _Group(ctypes.Structure):
 
 
 class LaunchParams(ctypes.Structure):
-    """The kernels' ``Params`` structure (kernel_source), passed by value to every launch."""
+    """The kernels' ``Params`` structure (kernels/layouts.cuh), passed by value to every launch."""
 
     _fields_ = [("a", _View), ("b", _View), ("n", ctypes.c_uint64), ("atol", ctypes.c_double),
                 ("rtol", ctypes.c_double), ("eps", ctypes.c_double), ("den_min_bits", ctypes.c_uint64),

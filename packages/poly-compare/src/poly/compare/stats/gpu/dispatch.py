@@ -33,8 +33,8 @@ from poly.compare.stats.gpu.kernel_source import (
 from poly.compare.stats.gpu.order_select import order_values, plan_ranges
 from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
 from poly.compare.stats.gpu.statistics_pass import count_zeros, run_error_stats
-from poly.core.array_ops import is_torch
-from poly.core.logger import G_LOGGER, LogMode
+from poly.core import G_LOGGER, LogMode
+from poly.core.arrays.ops import is_torch
 
 __all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup"]
 

@@ -51,7 +51,7 @@ LEARNED_MAX = 64  # (input size, ranks) pairs remembered
 LEARNED_BUDGETS: dict[tuple[int, tuple[int, ...]], int] = {}  # the keys those ranges held, where more than sized for
 _LEARNED_LOCK = threading.Lock()
 
-# The kernels' PlanAsk, PlanState (its targets are SelTargets) and RangeTable (kernel_source).
+# The kernels' PlanAsk, PlanState (its targets are SelTargets) and RangeTable (kernels/layouts.cuh).
 PLAN_ASK = np.dtype([("at_lo", "i8", (PLAN_RANKS,)), ("at_hi", "i8", (PLAN_RANKS,)), ("max_expected", "u8"),
                      ("nranks", "i4"), ("pad", "i4")], align=True)
 PLAN_STATE = np.dtype([("t", SELECT_TARGET, (2 * PLAN_RANKS,)), ("hist", "u8", (2 * PLAN_RANKS, 256)),

@@ -1,10 +1,11 @@
 """
 Compiling the on-device statistics kernels with NVRTC and loading them with the CUDA driver.
 
-A variant (``kernel_source.KernelVariant``) is compiled once per GPU architecture: its CUBIN is
-kept in memory per CUDA context and on disk under ``$POLY_CACHE_DIR`` (default
-``~/.cache/poly``), in ``gpu_kernels/``, named by the hash of the source and options, the
-architecture and the NVRTC version, so a later process loads it without compiling. No CUDA
+A variant (``kernel_source.KernelVariant``) of the CUDA files in ``kernels/`` is compiled once per
+GPU architecture: its CUBIN is kept in memory per CUDA context and on disk under
+``$POLY_CACHE_DIR`` (default ``~/.cache/poly``), in ``gpu_kernels/``, named by the hash of the
+source (headers included) and options, the architecture and the NVRTC version, so a later
+process loads it without compiling. No CUDA
 toolkit is needed beyond what cuda-python (``pip install poly-compare[gpu]``) finds: NVRTC and
 the driver.
 """
@@ -24,7 +25,6 @@ from poly.compare.stats.gpu.kernel_source import (
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
     KERNEL_NAMES,
-    KERNEL_SOURCE,
     RANGES,
     RING_BYTES,
     SELECT_BITS,
@@ -32,6 +32,7 @@ from poly.compare.stats.gpu.kernel_source import (
     STATS_HIST_BYTES,
     KernelVariant,
     kernel_options,
+    kernel_source,
 )
 from poly.core.optional_import import lazy_import
 
@@ -89,7 +90,11 @@ def _nvrtc_version() -> tuple[int, int]:
 
 def _compile(options: list[str], arch: str) -> bytes:
     nv = nvrtc_api
-    prog = check(nv.nvrtcCreateProgram(KERNEL_SOURCE.encode(), b"poly_error_stats.cu", 0, [], []),
+    source = kernel_source()
+    # the headers go in memory, by the names error_stats.cu includes them by: no include path on disk
+    names = [name.encode() for name, _ in source.headers]
+    texts = [text.encode() for _, text in source.headers]
+    prog = check(nv.nvrtcCreateProgram(source.text.encode(), source.name.encode(), len(texts), texts, names),
                  "nvrtcCreateProgram")
     try:
         opts = [o.encode() for o in options] + [f"--gpu-architecture={arch}".encode(), b"--fmad=false",
@@ -129,7 +134,7 @@ def _image_for(variant: KernelVariant, cc: tuple[int, int]) -> bytes:
     supported = _supported_archs()
     # A GPU newer than this NVRTC gets PTX of the newest architecture it knows (the driver JITs it).
     arch = f"sm_{sm}" if not supported or sm in supported else f"compute_{max(a for a in supported if a <= sm)}"
-    digest = hashlib.sha256((KERNEL_SOURCE + "\0" + " ".join(options)).encode()).hexdigest()[:32]
+    digest = hashlib.sha256((kernel_source().fingerprint() + "\0" + " ".join(options)).encode()).hexdigest()[:32]
     path = cache_dir() / f"{digest}-{arch}-nvrtc{major}.{minor}.{'cubin' if arch.startswith('sm_') else 'ptx'}"
     try:
         return path.read_bytes()

@@ -1,0 +1,1 @@
+"""The output option groups: post-processing of outputs (--postprocess)."""

@@ -1,0 +1,134 @@
+"""
+Driving a `poly validate` run through the engine interface: the usage checks every engine shares,
+the engine picked from the flags, the dataset listed and the reference opened once, the runners
+built with the engine's session options, the run, and the reports (whose config is built here
+only) and summary.
+"""
+
+from __future__ import annotations
+
+import click
+
+from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.onnxrt import OnnxrtArgs
+from poly.cli.args.trt.config import TrtConfigArgs
+from poly.cli.args.trt.network import TrtNetworkArgs
+from poly.cli.errors import EXIT_FAIL, EXIT_PASS
+from poly.cli.validate.engine import ValidationEngine, ValidationJob, ValidationSources
+from poly.cli.validate.processes import ProcessEngine
+from poly.cli.validate.progress import Progress
+from poly.cli.validate.threads import ThreadEngine
+from poly.compare.dataset import (
+    ListedDataset,
+    build_report,
+    open_dataset,
+    open_reference,
+    write_html_report,
+    write_json_report,
+)
+from poly.core import G_LOGGER
+
+__all__ = ["check_sources", "pick_engine", "run_validation", "report_config", "finish"]
+
+
+def check_sources(runners, sources: ValidationSources) -> None:
+    """The usage checks of every engine: one or two backends, a dataset, and the golden outputs
+    given either as files or as a second backend."""
+    if not runners.names:
+        raise click.UsageError("Choose a backend: --onnxrt, --onnx-ref or --trt.")
+    if len(runners.names) > 2:
+        raise click.UsageError("Give one backend to validate, and optionally a second one for the golden outputs.")
+    if not sources.dataset and not sources.data_loader_script:
+        raise click.UsageError("Missing --dataset (or --load-inputs / --data-loader-script).")
+    if sources.dataset and sources.data_loader_script:
+        raise click.UsageError("Give either --dataset or --data-loader-script, not both.")
+    if bool(sources.golden) == (len(runners.names) == 2):
+        raise click.UsageError("Give the golden outputs either as --golden files or as a second backend, "
+                               "exactly one of the two.")
+
+
+def pick_engine(ray_args, processes=None, workers=2, prefetch=8, infer_threads=None) -> ValidationEngine:
+    """The engine the flags ask for: Ray (``--ray``), worker processes (``--processes`` above 1)
+    or threads in this process."""
+    if ray_args.enabled:
+        from poly.cli.validate.ray.engine import RayEngine
+
+        return RayEngine(ray_args)
+    if processes is not None and processes > 1:
+        return ProcessEngine(processes)
+    return ThreadEngine(workers=workers, prefetch=prefetch, infer_threads=infer_threads)
+
+
+def report_config(model, runner, reference, sources: ValidationSources, comparison: dict, engine, batch) -> dict:
+    """The report's ``config``: what was validated, against what, with which tolerances
+    (``comparison``), how wide the engine ran and its own entries."""
+    return {"model": str(model.path), "runner": runner.name, "reference": reference.describe(),
+            "dataset": sources.describe(), **comparison, **engine.width(), "batch": batch, **engine.run_details()}
+
+
+def run_validation(engine: ValidationEngine, sources: ValidationSources, model, runners, kwargs, checker,
+                   comparison: dict, max_failures=None, batch=1, worst_k=10, report_json=None, report_html=None) -> int:
+    """
+    Checks ``sources`` for ``engine``, lists the dataset, builds the runners, runs the job on the
+    engine, writes the reports and returns the exit status. ``comparison`` holds the tolerances
+    the report's config shows (``checker`` applies them).
+    """
+    engine.check_usage(sources)
+    try:
+        samples = open_dataset(list(sources.dataset), sources.data_loader_script, listed=engine.listed)
+    except ValueError as err:  # a dataset that does not exist or holds no samples
+        raise click.UsageError(str(err)) from None
+    runners.check_engine_model(model, name_other=False)
+    onnxrt = OnnxrtArgs.from_kwargs(kwargs)
+    # The TensorRT flags are parsed (and a bad one reported) only when TensorRT runs.
+    trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
+    built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
+                                   trt_config, session_options=engine.session_options(runners, onnxrt))
+    reference = open_reference(list(sources.golden), by_name=isinstance(samples, ListedDataset),
+                               runner=built[1] if len(built) == 2 else None)
+    progress = Progress(total=samples.size())
+    job = ValidationJob(built[0], samples, reference, checker, max_failures=max_failures, worst_k=worst_k,
+                        batch=batch, progress=progress)
+    G_LOGGER.start(f"VALIDATING | {built[0].name} on {model.path} against {reference.describe()}{engine.describe()}")
+    with engine:
+        outcome = engine.run(job)
+    progress.finish(outcome.accumulator, outcome.elapsed)
+    config = report_config(model, built[0], reference, sources, comparison, engine, batch)
+    return finish(outcome, config, report_json, report_html)
+
+
+def finish(outcome, config, report_json=None, report_html=None) -> int:
+    """Writes the reports of ``outcome``, logs its summary, and returns the exit status."""
+    report = build_report(outcome, config)
+    if report_json:
+        write_json_report(report, report_json)
+        G_LOGGER.info(f"Wrote JSON report to {report_json}")
+    if report_html:
+        write_html_report(report, report_html)
+        G_LOGGER.info(f"Wrote HTML report to {report_html}")
+    _log_summary(outcome)
+    if outcome.interrupted:
+        G_LOGGER.error("INTERRUPTED | the report covers the samples done so far")
+        return EXIT_FAIL
+    return EXIT_PASS if outcome.passed else EXIT_FAIL
+
+
+def _log_summary(outcome):
+    acc = outcome.accumulator
+    rate = f"{100 * acc.pass_rate:.2f}%" if acc.pass_rate is not None else "-"
+    G_LOGGER.info(f"Samples: {acc.samples} | passed: {acc.passed} | failed: {acc.failed} | unreadable: {acc.errors} "
+                  f"| pass rate: {rate} | {outcome.samples_per_second:.1f} samples/s")
+    for entry in acc.error_samples[:10]:
+        G_LOGGER.warning(f"Unreadable sample {entry['index']} ({entry['file']}): {entry['error']}")
+    for sample in acc.worst()[:5]:
+        if sample["passed"]:
+            break
+        outs = ", ".join(f"{n}: max abs {r['max_absdiff']}, max rel {r['max_reldiff']}"
+                         + (f" ({r['error']})" if r.get("error") else "")
+                         for n, r in sample["outputs"].items() if not r["passed"])
+        G_LOGGER.error(f"FAILED | sample {sample['index']} ({sample['file']}) | {outs}")
+    if outcome.stopped_early:
+        G_LOGGER.warning(f"Stopped early after {acc.failed} failed samples (--max-failures {outcome.max_failures})")
+    if not outcome.interrupted:
+        (G_LOGGER.finish if outcome.passed else G_LOGGER.error)(
+            f"{'PASSED' if outcome.passed else 'FAILED'} | validate | {acc.passed}/{acc.samples} samples passed")

@@ -1,0 +1,135 @@
+"""
+`poly validate --processes N`: the validation spread over N worker processes on this machine.
+
+Threads in one process share one interpreter lock: reading the sample files, the runner's
+Python side and the accumulator hold it, and at some hundreds of samples per second per core
+that lock, not the CPUs, sets the pace. Processes do not share it. Each worker process holds
+its own loaded runner (one ONNX-Runtime session sized to its share of the CPUs) in a
+``ValidationWorker`` and validates batches of work items; ``BatchEngine`` merges their
+accumulators, so the report is the one a run in one process gives on the same data.
+
+At most two batches per worker are in flight, so memory stays bounded. Ctrl-C stops the
+workers and returns what was merged so far; ``max_failures`` stops handing out batches.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+import click
+
+from poly.cli.validate.engine import BatchEngine
+from poly.compare.dataset import ValidationWorker
+from poly.core import lazy_import
+
+__all__ = ["ProcessEngine", "processes_supported"]
+
+_worker = None  # this worker process's ValidationWorker
+
+
+def _start_worker(kwargs):
+    global _worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _worker = ValidationWorker(**kwargs)
+
+
+def _validate(rows: dict) -> bytes:
+    return pickle.dumps(_worker.validate(rows))
+
+
+def _rows(items: list) -> dict:
+    rows = [item.to_row() for item in items]
+    return {key: [row[key] for row in rows] for key in rows[0]} if rows else {}
+
+
+def processes_supported() -> bool:
+    """Worker processes start by fork (the runners are handed over as they are, not pickled)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+class ProcessEngine(BatchEngine):
+    """
+    Args:
+        processes (int): Worker processes. Defaults to 2.
+        items_per_task (int): Work items per batch at least (a large dataset gets up to 16 times
+                more, about an eighth of a worker's share). Defaults to 8.
+    """
+
+    flag = "--processes"
+    batches_per_worker = 8
+
+    def __init__(self, processes: int = 2, items_per_task: int = 8):
+        super().__init__(processes, items_per_task)
+        self._pool = None
+        self._pending = set()
+
+    def check_dataset(self, sources):
+        if not processes_supported():
+            raise click.UsageError("--processes needs worker processes started by fork (Linux, macOS); "
+                                   "use --workers and --infer-threads here.")
+        dataset = sources.dataset
+        if sources.data_loader_script or len(dataset) != 1 or not os.path.isdir(dataset[0]):
+            raise click.UsageError("With --processes, give --dataset as one local directory of sample files "
+                                   "(.npz, .json).")
+
+    def session_options(self, runners, onnxrt):
+        """One inference at a time per process, its session pool sized to the process's share of
+        the CPUs."""
+        if "onnxrt" not in runners.names:
+            return None
+        from poly.onnx.runners import usable_cpus
+
+        options = lazy_import("onnxruntime").SessionOptions()
+        options.intra_op_num_threads = max(1, usable_cpus() // self.workers)
+        options.inter_op_num_threads = 1
+        return options
+
+    def describe(self):
+        return f" | {self.workers} processes"
+
+    def width(self):
+        return {"processes": self.workers}
+
+    def start_workers(self, worker_kwargs, count):
+        self._pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
+                                         initializer=_start_worker, initargs=(worker_kwargs,))
+        self._pending = set()
+
+    def map_batches(self, batches):
+        batches = iter(batches)
+        merged = 0
+
+        def hand_out():
+            batch = next(batches, None)
+            if batch is not None:
+                self._pending.add(self._pool.submit(_validate, _rows(batch)))
+
+        for _ in range(2 * self.workers):
+            hand_out()
+        while self._pending:
+            done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                self._pending.discard(future)
+                try:
+                    part = pickle.loads(future.result())
+                except BrokenProcessPool as err:
+                    raise RuntimeError("a validation worker process died (killed, or out of memory); "
+                                       f"{merged} samples were merged before") from err
+                merged += part.samples
+                yield part
+                hand_out()
+
+    def stop_workers(self, aborted):
+        for future in self._pending:
+            future.cancel()
+        if aborted:
+            for child in multiprocessing.active_children():  # their batches are not wanted any more
+                child.terminate()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pending = set()
+        self._pool = None

@@ -1,0 +1,163 @@
+// The ranks of a mid-size input, selected on the device (poly_select_first, poly_select_input).
+#ifndef POLY_DEVICE_SELECT_CUH
+#define POLY_DEVICE_SELECT_CUH
+
+#include "layouts.cuh"
+#include "streaming.cuh"
+
+// -- the ranks of a mid-size input, selected on the device ------------------------------------------
+// The wanted ranks of absdiff and reldiff (``SelState``, at Params.sel) are narrowed with no host
+// round trip: poly_select_first descends them by the statistics pass's first digit, then each
+// poly_select_input pass counts the next ``sel_dbits`` key bits of the elements in each target's
+// group over the input, and the last of its blocks to finish descends every target by the merged
+// histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
+// them for the next pass, launched right behind it. Targets of one group (a rank and its
+// neighbour) share the first one's histogram.
+
+// Warp-wide (the whole warp calls it): descends target `t` by histogram `h` of its next `dbits`
+// key bits: the digit whose running count passes its rank joins its prefix. `h` is read from L2
+// (other blocks' atomics wrote it). Each lane owns a run of bins and loads POLY_DESCEND_LOADS of
+// them at once, two bins a load where aligned: one round trip to L2 per batch, not per bin (a
+// 4096-bin descend took ~30 us), and half the requests (the lanes' runs share no cache line).
+#define POLY_DESCEND_LOADS 16
+__device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const u64* h, int from, int end) {
+    if (from + POLY_DESCEND_LOADS <= end && ((size_t)(h + from) & 15) == 0) {
+        const ulonglong2* v = (const ulonglong2*)(h + from);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS / 2; ++j) {
+            const ulonglong2 x = __ldcg(v + j);
+            c[2 * j] = x.x;
+            c[2 * j + 1] = x.y;
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < POLY_DESCEND_LOADS; ++j) c[j] = from + j < end ? __ldcg(h + from + j) : 0;
+}
+
+__device__ __noinline__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
+    const int lane = threadIdx.x & 31;
+    const int bins = 1 << dbits;
+    const int per = (bins + 31) / 32;  // bins a lane scans
+    const int first = lane * per, end = min(first + per, bins);
+    u64 c[POLY_DESCEND_LOADS];
+    u64 sum = 0;
+    for (int k = first; k < end; k += POLY_DESCEND_LOADS) {
+        descend_load(c, h, k, end);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS; ++j) sum += c[j];
+    }
+    u64 incl = sum;
+    for (int d = 1; d < 32; d <<= 1) {
+        const u64 o = __shfl_up_sync(0xFFFFFFFFu, incl, d);
+        if (lane >= d) incl += o;
+    }
+    const u64 total = __shfl_sync(0xFFFFFFFFu, incl, 31);
+    u64 r = t->rank;
+    if (total == 0) return;  // cannot happen: the rank lies among the group's keys
+    if (r >= total) r = total - 1;
+    const unsigned owner = __ballot_sync(0xFFFFFFFFu, incl - sum <= r && r < incl);
+    if (lane != __ffs(owner) - 1) return;
+    u64 below = incl - sum;
+    for (int k = first; k < end; k += POLY_DESCEND_LOADS) {
+        descend_load(c, h, k, end);
+#pragma unroll
+        for (int j = 0; j < POLY_DESCEND_LOADS; ++j) {
+            if (below + c[j] > r) {  // (bins past the end load 0: never taken)
+                t->prefix = (t->prefix << dbits) | (u64)(k + j);
+                t->rank = r - below;
+                t->bits += dbits;
+                return;
+            }
+            below += c[j];
+        }
+    }
+}
+
+// The first descend, right behind the statistics pass: every target (its prefix empty) by the
+// pass's first-digit histogram of its stream (at Params.hist: absdiff's, then reldiff's). Launched
+// with a block per target, of which one warp works: a descend's loads are bound by its SM's
+// requests to L2, so the targets are spread over as many SMs.
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(const Params P) {
+    SelState* S = (SelState*)P.sel;
+    const int t = blockIdx.x;
+    if (threadIdx.x < 32 && t < S->ntargets)
+        if (S->t[t].stream >= 2 && S->t[t].stream <= 3 && S->t[t].bits == 0)
+            warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
+}
+
+// dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(const Params P) {
+    extern __shared__ uint4 smem[];
+    __shared__ SelTarget st[POLY_SEL_TARGETS];
+    __shared__ int owner[POLY_SEL_TARGETS];  // the first target of the same group: whose histogram counts
+    // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came
+    // from the statistics pass), the first counting target whose prefix starts so, then the next
+    __shared__ signed char head[2 << POLY_TABLE_BITS];
+    __shared__ signed char next[POLY_SEL_TARGETS];
+    __shared__ int last;
+    static_assert(POLY_FIRST_BITS >= POLY_TABLE_BITS, "the table needs the top bits of every prefix");
+    SelState* S = (SelState*)P.sel;
+    const int nt = S->ntargets, dbits = P.sel_dbits, bins = 1 << dbits;
+    uint4* ring = smem;
+    u32* shist = (u32*)(smem + POLY_RING_BYTES / sizeof(uint4));
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) shist[k] = 0;
+    for (int k = threadIdx.x; k < (2 << POLY_TABLE_BITS); k += blockDim.x) head[k] = -1;
+    if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int t = 0; t < nt; ++t) {
+            // (every target has its first digit and room for this one: the statistics pass counts
+            // every element; a target that had not is left as it is, its key reported unknown)
+            if (st[t].bits < POLY_TABLE_BITS || st[t].bits + dbits > POLY_KEY_BITS || st[t].stream < 2 || st[t].stream > 3) {
+                owner[t] = -1;
+                continue;
+            }
+            int o = t;
+            for (int u = 0; u < t && o == t; ++u)
+                if (owner[u] >= 0 && st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
+            owner[t] = o;
+            if (o == t) {
+                const int at = ((st[t].stream - 2) << POLY_TABLE_BITS) + (int)(st[t].prefix >> (st[t].bits - POLY_TABLE_BITS));
+                next[t] = head[at];
+                head[at] = (signed char)t;
+            }
+        }
+    }
+    __syncthreads();
+    auto one = [&](u64, const Vals& v, bool) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            const KT key = order_key(v.v[2 + s]);
+            // a stream's groups are disjoint: one holds the key at most
+            for (int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))]; t >= 0; t = next[t]) {
+                const int bits = st[t].bits;
+                if ((u64)(key >> (POLY_KEY_BITS - bits)) == st[t].prefix) {
+                    atomicAdd(&shist[t * bins + (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1))], 1u);
+                    break;
+                }
+            }
+        }
+    };
+    for_each_value(P, ring, one);
+    __syncthreads();
+    u64* hist = (u64*)P.hist;
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) {
+        const u32 c = shist[k];
+        if (c && owner[k / bins] == k / bins) atomicAdd(&hist[k], (u64)c);
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&S->done_blocks, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (int t = warp; t < nt; t += warps)
+        if (owner[t] >= 0) warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
+    __syncthreads();
+    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) hist[k] = 0;
+    if (threadIdx.x == 0) S->done_blocks = 0;
+}
+
+#endif  // POLY_DEVICE_SELECT_CUH

@@ -1,0 +1,431 @@
+// The statistics pass (poly_stats, poly_stats_ranges) and the merge of its per-block records
+// (poly_merge_parts).
+#ifndef POLY_STATS_PASS_CUH
+#define POLY_STATS_PASS_CUH
+
+#include "layouts.cuh"
+#include "streaming.cuh"
+
+// -- the statistics pass ----------------------------------------------------------------------------
+// Per-thread running statistics of one stream: sums shifted by the stream's first value (when
+// finite; the element count is shared by the four streams). NaN and Inf counts and the first
+// NaN's index are rare events, kept per block in shared memory (``Tallies``).
+// Few registers on purpose (spilled or recomputed values cost more than the arithmetic): the
+// extrema's positions are the thread's own element ordinals (32 bits; ``global_index`` maps
+// them back at the end) and, for float32 values, the sum of squares around zero follows from
+// those around the shift (x^2 summed = s2 + c (2 s1 + n c), as the CPU engine derives it; float32
+// values in float64 leave no cancellation beyond a few units of float64 rounding).
+#define POLY_NONE 0xFFFFFFFFu
+#if POLY_F32
+#define POLY_DIRECT_SQ 0
+#else
+#define POLY_DIRECT_SQ 1
+#endif
+struct Stream {
+    double c, s1, s2, ab;
+#if POLY_DIRECT_SQ
+    double sq;
+#endif
+    VT mn, mx;
+    u32 imn, imx;
+};
+
+struct Tallies {
+    u32 nan[4], inf[4];
+    u64 first_nan[4];
+};
+
+__device__ __forceinline__ void stream_init(Stream& r) {
+    r.c = 0; r.s1 = 0; r.s2 = 0; r.ab = 0;
+#if POLY_DIRECT_SQ
+    r.sq = 0;
+#endif
+    r.mn = POLY_INF; r.mx = -POLY_INF;
+    r.imn = POLY_NONE; r.imx = POLY_NONE;
+}
+
+// Sums of one value into a stream (SQ: a stream whose sum of squares around zero is wanted).
+template <bool SQ, bool AB>
+__device__ __forceinline__ void sum_value(Stream& r, double x) {
+    const double xs = __dsub_rn(x, r.c);
+    r.s1 = __dadd_rn(r.s1, xs);
+    r.s2 = __fma_rn(xs, xs, r.s2);
+#if POLY_DIRECT_SQ
+    if (SQ) r.sq = __fma_rn(x, x, r.sq);
+#endif
+    if (AB) r.ab = __dadd_rn(r.ab, fabs(x));
+}
+
+// One element of any value: `i` its index, `ord` its ordinal among this thread's elements.
+template <int K, bool SQ, bool AB>
+__device__ __forceinline__ void feed_one(Stream& r, VT xv, u64 i, u32 ord, Tallies& t) {
+    const double x = (double)xv;
+    if (ord == 0) r.c = isfinite(xv) ? x : 0.0;
+    sum_value<SQ, AB>(r, x);
+    if (isnan(xv)) {
+        atomicAdd(&t.nan[K], 1u);
+        atomicMin(&t.first_nan[K], i);
+    } else {
+        if (isinf(xv)) atomicAdd(&t.inf[K], 1u);
+        if (r.imn == POLY_NONE || xv < r.mn) { r.mn = xv; r.imn = ord; }
+        if (r.imx == POLY_NONE || xv > r.mx) { r.mx = xv; r.imx = ord; }
+    }
+}
+
+// Sub-chunks of at most four elements keep few values live.
+#define POLY_SUB (POLY_ELEMS < 4 ? POLY_ELEMS : 4)
+
+
+// The extrema of stream K over a sub-chunk of finite values, found as a sequential scan would
+// find them (the first of equal values wins).
+template <int K>
+__device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord0) {
+    VT cmn = v[0].v[K], cmx = v[0].v[K];
+#pragma unroll
+    for (int e = 1; e < POLY_SUB; ++e) {
+        cmn = fmin(cmn, v[e].v[K]);
+        cmx = fmax(cmx, v[e].v[K]);
+    }
+    if (cmn < r.mn) {
+#pragma unroll
+        for (int e = POLY_SUB - 1; e >= 0; --e)
+            if (v[e].v[K] == cmn) { r.mn = v[e].v[K]; r.imn = ord0 + e; }
+    }
+    if (cmx > r.mx) {
+#pragma unroll
+        for (int e = POLY_SUB - 1; e >= 0; --e)
+            if (v[e].v[K] == cmx) { r.mx = v[e].v[K]; r.imx = ord0 + e; }
+    }
+}
+
+// Whether a sub-chunk's values are all finite: |a|, |b| below infinity and absdiff + reldiff
+// finite (NaN and infinity propagate through the sum; an overflowing sum only sends the
+// sub-chunk down the element-wise path).
+__device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
+    VT m = 0, s = 0;
+#pragma unroll
+    for (int e = 0; e < POLY_SUB; ++e) {
+        m = fmax(m, fmax(fabs(v[e].v[0]), fabs(v[e].v[1])));
+        s += v[e].v[2] + v[e].v[3];
+    }
+    return m < POLY_INF && s < POLY_INF;
+}
+
+// The index of this thread's element of ordinal `ord` (for_each_pair's order: its chunks, then
+// its elements past the last whole chunk).
+__device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
+    if (ord == POLY_NONE) return -1;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 start = 0, mine = 0;  // this thread's chunks
+    if (POLY_CAN_CHUNK && P.chunked) {
+        const u64 nchunks = P.n / POLY_ELEMS;
+        start = nchunks * POLY_ELEMS;
+        mine = first < nchunks ? (nchunks - first + stride - 1) / stride : 0;
+        if ((u64)ord < mine * POLY_ELEMS)
+            return (i64)((first + (u64)(ord / POLY_ELEMS) * stride) * POLY_ELEMS + ord % POLY_ELEMS);
+    }
+    return (i64)(start + first + ((u64)ord - mine * POLY_ELEMS) * stride);
+}
+
+// `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
+// `sq`: whether the stream's sum of squares is wanted.
+__device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, double cnt, bool ab, bool sq, Acc& a) {
+    a.n = cnt;
+    if (cnt > 0) {
+        const double c = r.c;
+        a.mean = c + r.s1 / cnt;
+        const double m2 = r.s2 - r.s1 * r.s1 / cnt;
+        a.m2 = m2 > 0 ? m2 : 0.0;
+        a.sum = c * cnt + r.s1;  // used only where NaN or Inf make it NaN or +-Inf
+    } else {
+        a.mean = 0; a.m2 = 0; a.sum = 0;
+    }
+#if POLY_DIRECT_SQ
+    a.sq = r.sq;
+#else
+    // Non-finite s2 (NaN or Inf among the values) is the sum of squares' own value.
+    const double dsq = r.s2 + r.c * (2.0 * r.s1 + cnt * r.c);
+    a.sq = !sq ? 0.0 : !isfinite(r.s2) ? r.s2 : (dsq > 0 ? dsq : 0.0);
+#endif
+    a.ab = ab ? r.ab : a.sum;
+    a.mn = (double)r.mn; a.mx = (double)r.mx;
+    a.imn = global_index(P, r.imn); a.imx = global_index(P, r.imx);
+    a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added after the merge (warps_to_part's threads)
+}
+
+__device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
+    if (o.n > 0) {
+        if (r.n == 0) {
+            r.n = o.n; r.mean = o.mean; r.m2 = o.m2;
+        } else {
+            const double tot = r.n + o.n;
+            const double delta = o.mean - r.mean;
+            r.mean += delta * (o.n / tot);
+            r.m2 += o.m2 + delta * delta * (r.n * o.n / tot);
+            r.n = tot;
+        }
+    }
+    r.sum += o.sum; r.sq += o.sq; r.ab += o.ab;
+    if (o.imn >= 0 && (r.imn < 0 || o.mn < r.mn || (o.mn == r.mn && o.imn < r.imn))) { r.mn = o.mn; r.imn = o.imn; }
+    if (o.imx >= 0 && (r.imx < 0 || o.mx > r.mx || (o.mx == r.mx && o.imx < r.imx))) { r.mx = o.mx; r.imx = o.imx; }
+    if (o.inan >= 0 && (r.inan < 0 || o.inan < r.inan)) r.inan = o.inan;
+    r.nnan += o.nnan; r.ninf += o.ninf;
+}
+
+__device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
+    const unsigned m = 0xFFFFFFFFu;
+    Acc o;
+    o.n = __shfl_down_sync(m, a.n, delta); o.mean = __shfl_down_sync(m, a.mean, delta);
+    o.m2 = __shfl_down_sync(m, a.m2, delta); o.sum = __shfl_down_sync(m, a.sum, delta);
+    o.sq = __shfl_down_sync(m, a.sq, delta); o.ab = __shfl_down_sync(m, a.ab, delta);
+    o.mn = __shfl_down_sync(m, a.mn, delta); o.mx = __shfl_down_sync(m, a.mx, delta);
+    o.imn = __shfl_down_sync(m, a.imn, delta); o.imx = __shfl_down_sync(m, a.imx, delta);
+    o.inan = __shfl_down_sync(m, a.inan, delta);
+    o.nnan = __shfl_down_sync(m, a.nnan, delta); o.ninf = __shfl_down_sync(m, a.ninf, delta);
+    o.pad = 0;
+    return o;
+}
+
+// The merge of a block's warp shares (the first `rows` rows of the four streams; the dot product
+// and the mismatch count of every warp) into the Part at `out`: thread k < 4 merges stream k,
+// thread 4 the rest (called by every thread; the others return at once). Four threads, not one:
+// a block's tail is this serial chain.
+__device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4], int rows, const double* warp_dot,
+                                              const u64* warp_fails) {
+    const int k = threadIdx.x;
+    if (k < 4) {
+        Acc t = warp_acc[0][k];
+        for (int w = 1; w < rows; ++w) acc_merge(t, warp_acc[w][k]);
+        out->s[k] = t;
+    } else if (k == 4) {
+        double d = 0;
+        u64 f = 0;
+        for (int w = 0; w < POLY_THREADS / 32; ++w) { d += warp_dot[w]; f += warp_fails[w]; }
+        out->dot = d;
+        out->fails = f;
+    }
+}
+
+// dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters.
+// RANGES: the variant that gathers the predicted ranges' keys (poly_stats_ranges), compiled apart so
+// that the plain pass keeps its registers.
+template <bool RANGES>
+__device__ __forceinline__ void stats_pass(const Params& P) {
+    extern __shared__ uint4 smem[];
+    uint4* ring = smem;
+    u32* hist = (u32*)(smem + POLY_RING_BYTES / sizeof(uint4));
+    __shared__ Acc warp_acc[POLY_THREADS / 32][4];
+    __shared__ double warp_dot[POLY_THREADS / 32];
+    __shared__ u64 warp_fails[POLY_THREADS / 32];
+    __shared__ Tallies tallies;
+    __shared__ u64 range_counts[2 * POLY_RANGES + 4];  // below each range, then the largest fill and the fills' sum per stream
+    const bool with_hist = P.hist != 0;
+    const bool with_ranges = RANGES;
+    if (threadIdx.x < 2 * POLY_RANGES + 4) range_counts[threadIdx.x] = 0;
+    if (with_hist)
+        for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) hist[k] = 0;
+    if (threadIdx.x < 4) {
+        tallies.nan[threadIdx.x] = 0;
+        tallies.inf[threadIdx.x] = 0;
+        tallies.first_nan[threadIdx.x] = ~0ull;
+    }
+    __syncthreads();
+    Stream r[4];
+    for (int k = 0; k < 4; ++k) stream_init(r[k]);
+    u32 cnt = 0;  // this thread's elements so far: the next one's ordinal
+    u32 fails = 0;  // per thread: at most its share of the elements
+    double dot = 0;
+    const VT atol = (VT)P.atol, rtol = (VT)P.rtol;
+    u32 below[2 * POLY_RANGES];  // this thread's keys below each range
+    u32 rfill[2] = {0, 0};  // and within one, per stream
+#pragma unroll
+    for (int j = 0; j < 2 * POLY_RANGES; ++j) below[j] = 0;
+    const u64 region = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * P.rcap;  // this thread's, in each buffer
+    // The predicted ranges: absdiff's and reldiff's keys below each range counted, those within
+    // one written to this thread's region of the stream's buffer.
+    auto in_ranges = [&](const Vals& v) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            const KT key = order_key(v.v[2 + s]);
+            if (poly_plan.nranges[s] == 0) {  // not predicted: the first digit, for the ordinary select
+                if (with_hist) atomicAdd(&hist[s * POLY_FIRST_BINS + (int)(key >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
+                continue;
+            }
+            bool in = false;
+#pragma unroll
+            for (int j = 0; j < POLY_RANGES; ++j) {
+                const KT lo = (KT)poly_plan.lo[s * POLY_RANGES + j];
+                below[s * POLY_RANGES + j] += key < lo;
+                in |= (KT)(key - lo) <= (KT)((KT)poly_plan.hi[s * POLY_RANGES + j] - lo);
+            }
+            if (in) {
+                if (rfill[s] < P.rcap) ((KT*)P.rbuf[s])[region + rfill[s]] = key;
+                ++rfill[s];
+            }
+        }
+    };
+    auto tally = [&](const Vals& v) {
+        dot = __fma_rn((double)v.v[0], (double)v.v[1], dot);
+        fails += (!(v.v[2] <= atol)) & (!(v.v[3] <= rtol));
+        if (with_hist && !RANGES) {
+            atomicAdd(&hist[order_key(v.v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
+            atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v.v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
+        }
+        if (with_ranges) in_ranges(v);
+    };
+    auto one = [&](u64 j, const Vals& v, bool) {
+        feed_one<0, true, true>(r[0], v.v[0], j, cnt, tallies);
+        feed_one<1, true, true>(r[1], v.v[1], j, cnt, tallies);
+        feed_one<2, true, false>(r[2], v.v[2], j, cnt, tallies);
+        feed_one<3, false, false>(r[3], v.v[3], j, cnt, tallies);
+        ++cnt;
+        tally(v);
+    };
+    auto chunk = [&](u64 j0, const uint4& ra, const uint4& rb, bool) {
+#pragma unroll
+        for (int h = 0; h < POLY_ELEMS; h += POLY_SUB) {
+            Vals v[POLY_SUB];
+#pragma unroll
+            for (int e = 0; e < POLY_SUB; ++e)
+                element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e), v[e]);
+            if (sub_chunk_finite(v)) {
+                if (cnt == 0)
+                    for (int k = 0; k < 4; ++k) r[k].c = (double)v[0].v[k];
+#pragma unroll
+                for (int e = 0; e < POLY_SUB; ++e) {
+                    const double x = (double)v[e].v[0], y = (double)v[e].v[1];
+                    sum_value<true, true>(r[0], x);
+                    sum_value<true, true>(r[1], y);
+                    sum_value<true, false>(r[2], (double)v[e].v[2]);
+                    sum_value<false, false>(r[3], (double)v[e].v[3]);
+                    dot = __fma_rn(x, y, dot);
+                    fails += (v[e].v[2] > atol) & (v[e].v[3] > rtol);
+                    if (with_hist && !RANGES) {
+                        atomicAdd(&hist[order_key(v[e].v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
+                        atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
+                    }
+                    if (with_ranges) in_ranges(v[e]);
+                }
+                extrema_finite<0>(r[0], v, cnt);
+                extrema_finite<1>(r[1], v, cnt);
+                extrema_finite<2>(r[2], v, cnt);
+                extrema_finite<3>(r[3], v, cnt);
+                cnt += POLY_SUB;
+            } else {
+#pragma unroll
+                for (int e = 0; e < POLY_SUB; ++e) one(j0 + h + e, v[e], true);
+            }
+        }
+    };
+    for_each_pair<false>(P, ring, chunk, one);
+    Acc a[4];
+    const double dcnt = (double)cnt;
+    stream_finish(P, r[0], dcnt, true, true, a[0]);
+    stream_finish(P, r[1], dcnt, true, true, a[1]);
+    stream_finish(P, r[2], dcnt, false, true, a[2]);
+    stream_finish(P, r[3], dcnt, false, false, a[3]);
+    u64 f64s = fails;
+    for (int delta = 16; delta > 0; delta >>= 1) {
+        for (int k = 0; k < 4; ++k) {
+            const Acc o = acc_shfl(a[k], delta);
+            acc_merge(a[k], o);
+        }
+        dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
+        f64s += __shfl_down_sync(0xFFFFFFFFu, f64s, delta);
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (with_ranges) {
+#pragma unroll
+        for (int j = 0; j < 2 * POLY_RANGES; ++j) {
+            u64 x = below[j];
+            for (int delta = 16; delta > 0; delta >>= 1) x += __shfl_down_sync(0xFFFFFFFFu, x, delta);
+            if (lane == 0 && x) atomicAdd(&range_counts[j], x);
+        }
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            ((u32*)P.rfills)[(u64)s * gridDim.x * blockDim.x + (u64)blockIdx.x * blockDim.x + threadIdx.x] = rfill[s];
+            u32 mx = rfill[s];
+            u64 sum = rfill[s];
+            for (int delta = 16; delta > 0; delta >>= 1) {
+                mx = max(mx, __shfl_down_sync(0xFFFFFFFFu, mx, delta));
+                sum += __shfl_down_sync(0xFFFFFFFFu, sum, delta);
+            }
+            if (lane == 0) {
+                atomicMax(&range_counts[2 * POLY_RANGES + s], (u64)mx);
+                atomicAdd(&range_counts[2 * POLY_RANGES + 2 + s], sum);
+            }
+        }
+    }
+    if (lane == 0) {
+        for (int k = 0; k < 4; ++k) warp_acc[warp][k] = a[k];
+        warp_dot[warp] = dot;
+        warp_fails[warp] = f64s;
+    }
+    __syncthreads();
+    Part* out = (Part*)P.out + blockIdx.x;
+    warps_to_part(out, warp_acc, POLY_THREADS / 32, warp_dot, warp_fails);
+    if (threadIdx.x < 4) {  // the block's NaN/Inf tallies of stream k, kept apart from the warps' shares
+        const int k = threadIdx.x;
+        out->s[k].nnan = tallies.nan[k];
+        out->s[k].ninf = tallies.inf[k];
+        out->s[k].inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
+    }
+    if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
+        u64* ro = (u64*)P.rout;
+        const u64 c = range_counts[threadIdx.x];
+        if (threadIdx.x >= 2 * POLY_RANGES && threadIdx.x < 2 * POLY_RANGES + 2) atomicMax(&ro[threadIdx.x], c);
+        else if (c) atomicAdd(&ro[threadIdx.x], c);
+    }
+    if (with_hist) {
+        u64* g = (u64*)P.hist;
+        for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) {
+            const u32 c = hist[k];
+            if (c) atomicAdd(&g[k], (u64)c);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) { stats_pass<false>(P); }
+extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats_ranges(const Params P) { stats_pass<true>(P); }
+
+// The statistics pass's per-block records (P.seg_len[0] of them, at P.out) merged into one Part at
+// P.seg[0], so that one record comes back to the host: one block, whose warps each merge one
+// stream of a strided share of the records (a pair of warps a stream), then those shares.
+extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(const Params P) {
+    constexpr int PER_STREAM = POLY_THREADS / 32 / 4;  // warps merging each stream
+    static_assert(PER_STREAM >= 1, "a warp per stream at least");
+    __shared__ Acc warp_acc[POLY_THREADS / 32][4];
+    __shared__ double warp_dot[POLY_THREADS / 32];
+    __shared__ u64 warp_fails[POLY_THREADS / 32];
+    const Part* parts = (const Part*)P.out;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    // warp w merges stream w % 4 of every (PER_STREAM x 32)-th record: one Acc a thread, not four
+    const int k = warp % 4, share = (warp / 4) * 32 + lane;
+    Acc a;
+    a.n = a.mean = a.m2 = a.sum = a.sq = a.ab = a.mn = a.mx = 0.0;
+    a.imn = a.imx = a.inan = -1;
+    a.nnan = a.ninf = 0;
+    a.pad = 0;
+    for (u64 i = share; i < P.seg_len[0]; i += PER_STREAM * 32) acc_merge(a, parts[i].s[k]);
+    double dot = 0.0;
+    u64 fails = 0;
+    for (u64 i = threadIdx.x; i < P.seg_len[0]; i += blockDim.x) {
+        dot += parts[i].dot;
+        fails += parts[i].fails;
+    }
+    for (int delta = 16; delta > 0; delta >>= 1) {
+        acc_merge(a, acc_shfl(a, delta));
+        dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
+        fails += __shfl_down_sync(0xFFFFFFFFu, fails, delta);
+    }
+    if (lane == 0) {
+        warp_acc[warp / 4][k] = a;  // stream k's shares: rows 0 .. PER_STREAM - 1
+        warp_dot[warp] = dot;
+        warp_fails[warp] = fails;
+    }
+    __syncthreads();
+    warps_to_part((Part*)P.seg[0], warp_acc, PER_STREAM, warp_dot, warp_fails);
+}
+
+#endif  // POLY_STATS_PASS_CUH

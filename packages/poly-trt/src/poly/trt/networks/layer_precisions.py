@@ -1,0 +1,74 @@
+"""``SetLayerPrecisions``: set the precision of named layers (``layer.precision``) of a network,
+for ``debug precision`` and ``--layer-precisions``. Full TensorRT only: TensorRT-RTX networks are
+strongly typed and have no per-layer precision."""
+
+from poly.core import G_LOGGER, BaseLoader, DataType
+from poly.core.func import funcify, invoke_if_callable
+from poly.trt.networks.creation import unpack_network
+from poly.trt.tensorrt_module import flavour, trt
+
+__all__ = [
+    "SetLayerPrecisions",
+    "set_layer_precisions",
+    "supports_layer_precisions",
+    "precision_candidate_layers",
+]
+
+
+def supports_layer_precisions(network):
+    """Whether this flavour's layers have a settable ``precision``."""
+    return network.num_layers == 0 or hasattr(network.get_layer(0), "precision")
+
+
+_NOT_CANDIDATES = ("CONSTANT", "SHAPE", "SHUFFLE", "IDENTITY", "GATHER", "SLICE", "CONCATENATION", "CAST")
+"""Layer types that only move or reinterpret data: their precision changes nothing."""
+
+
+def precision_candidate_layers(network):
+    """Names of the layers whose precision matters: computing layers with floating-point outputs."""
+    skip = {getattr(trt.LayerType, name) for name in _NOT_CANDIDATES if hasattr(trt.LayerType, name)}
+    floating = {
+        getattr(trt.DataType, name) for name in ("FLOAT", "HALF", "BF16") if hasattr(trt.DataType, name)
+    }
+    names = []
+    for index in range(network.num_layers):
+        layer = network.get_layer(index)
+        if layer.type in skip:
+            continue
+        outputs = [layer.get_output(i) for i in range(layer.num_outputs)]
+        if outputs and all(t is not None and t.dtype in floating for t in outputs):
+            names.append(layer.name)
+    return names
+
+
+class SetLayerPrecisions(BaseLoader):
+    """Functor that sets layer precisions (layer name -> data type) on a network."""
+
+    def __init__(self, network, layer_precisions):
+        """
+        Args:
+            network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
+            layer_precisions (Dict[str, Union[DataType, numpy dtype, str, trt.DataType]]):
+                    Layer name -> precision, e.g. ``{"conv1": "float32"}``.
+        """
+        self._network = network
+        self.layer_precisions = dict(layer_precisions)
+
+    def call_impl(self):
+        value = invoke_if_callable(self._network)
+        _, network, _ = unpack_network(value)
+        if not supports_layer_precisions(network):
+            G_LOGGER.critical(
+                f"Per-layer precisions are not available in {flavour()} (TensorRT-RTX networks are strongly "
+                "typed); build with full TensorRT for this"
+            )
+        layers = {network.get_layer(i).name: network.get_layer(i) for i in range(network.num_layers)}
+        unknown = [name for name in self.layer_precisions if name not in layers]
+        if unknown:
+            G_LOGGER.critical(f"Cannot set precisions of {unknown}: no such layer(s) in the network")
+        for name, precision in self.layer_precisions.items():
+            layers[name].precision = DataType.to_dtype(DataType.from_dtype(precision), "tensorrt")
+        return value
+
+
+set_layer_precisions = funcify(SetLayerPrecisions)
