@@ -4,6 +4,7 @@ samples reported, corrupt samples skipped, early stop, reports and usage errors.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -125,9 +126,30 @@ def test_usage_errors(poly, models, data, args):
     assert "Traceback" not in result.output
 
 
+def _commands_section(help_text):
+    """The subcommands `poly --help` lists under "Commands:": name -> one-line description
+    (click wraps a long description onto indented continuation lines)."""
+    lines = help_text.splitlines()
+    start = lines.index("Commands:") + 1
+    commands, name = {}, None
+    for line in lines[start:]:
+        if not line.strip():
+            break
+        head = re.match(r"  (\S+)\s{2,}(\S.*)$", line)
+        if head:
+            name = head.group(1)
+            commands[name] = head.group(2).strip()
+        else:  # a continuation of the previous description
+            commands[name] += " " + line.strip()
+    return commands
+
+
 def test_listed_in_help(poly):
     result = poly("--help")
-    assert "validate" in result.output
+    assert result.exit_code == 0, result.output
+    commands = _commands_section(result.output)
+    assert "run" in commands  # the section was parsed at all
+    assert commands.get("validate") == "Validate a model over a whole dataset against golden outputs."
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -3,7 +3,6 @@ runners on fixture models, and against Polygraphy's logs and verdicts."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import OrderedDict
 
@@ -240,12 +239,9 @@ def test_run_and_compare_logs_match_polygraphy(pg, h, capsys):
     h.assert_logs_match(expected, actual, rel=1e-3, ignore=[r" ms"])
 
 
-HAVE_ONNX_RUNNERS = importlib.util.find_spec("poly.onnx") is not None and all(
-    importlib.util.find_spec(m) is not None for m in ("poly.onnx.runners.onnxrt_runner", "poly.onnx.runners.ref_runner", "onnxruntime")
-)
-
-
 def _onnx_runners(model, names=("onnxrt", "onnx-ref")):
+    # Imported without a skip: the dev environment always installs poly-onnx and onnxruntime,
+    # so a runner that cannot be imported is a broken install and must fail these tests.
     from poly.onnx.runners.onnxrt_runner import OnnxrtRunner
     from poly.onnx.runners.ref_runner import OnnxRefRunner
     from poly.onnx.runners.session import SessionFromOnnx
@@ -253,7 +249,6 @@ def _onnx_runners(model, names=("onnxrt", "onnx-ref")):
     return [OnnxrtRunner(SessionFromOnnx(model.SerializeToString()), name=names[0]), OnnxRefRunner(model, name=names[1])]
 
 
-@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.runners.onnxrt_runner / poly.onnx.runners.ref_runner not available")
 @pytest.mark.parametrize("builder", ["identity", "multi_output", "branches", "mlp"])
 def test_onnx_runners_agree_on_fixture_models(builder, tmp_path):
     from fixtures import onnx_models
@@ -267,7 +262,6 @@ def test_onnx_runners_agree_on_fixture_models(builder, tmp_path):
     assert pc.Comparator.validate(results, check_inf=True)
 
 
-@pytest.mark.skipif(not HAVE_ONNX_RUNNERS, reason="poly.onnx.runners.onnxrt_runner / poly.onnx.runners.ref_runner not available")
 def test_onnx_dynamic_shapes_and_saved_results(tmp_path):
     from fixtures import onnx_models
 

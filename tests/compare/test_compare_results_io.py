@@ -270,20 +270,35 @@ def test_lazy_arrays_swap_to_disk(monkeypatch):
 
 
 def test_polygraphy_class_names_load_without_importing_poly_compare(tmp_path):
-    """poly.core's JSON finds RunResults through the poly.json_types entry points."""
+    """poly.core's JSON finds RunResults through the poly.json_types entry points. The workspace
+    installs poly-compare, so a type it registers without an entry point is a packaging bug."""
     from importlib.metadata import entry_points
 
-    if not any(ep.name == "RunResults" for ep in entry_points(group="poly.json_types")):
-        pytest.skip("poly-compare's pyproject does not declare its poly.json_types entry points yet")
+    from poly.core.json import Decoder
+
+    declared = {ep.name: ep.value for ep in entry_points(group="poly.json_types")}
+    # name in files -> the module whose import registers its decoder (legacy markers are found
+    # under the plain name, so they need no entry point of their own)
+    registered = {
+        name: func.__wrapped__.__module__
+        for name, func in Decoder.polygraphy_registered.items()
+        if func.__wrapped__.__module__.startswith("poly.compare.") and not name.startswith("__polygraphy_encoded_")
+    }
+    assert {"RunResults", "IterationResult", "AccuracyResult", "AccuracyResults"} <= set(registered)
+    wrong = {name: declared.get(name) for name, module in registered.items() if declared.get(name) != module}
+    assert not wrong, f"poly-compare's poly.json_types entry points are missing or wrong: {wrong}"
+
     path = tmp_path / "outputs.json"
     _make(pc).save(str(path))
     code = (
         "import sys; from poly.core.json import load_json\n"
+        "assert not [m for m in sys.modules if m.startswith('poly.compare')], 'poly.compare already imported'\n"
         f"r = load_json({str(path)!r})\n"
         "print(type(r).__module__, type(r).__name__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["poly.compare.results", "RunResults"]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["poly.compare.results", "RunResults"]
 
 
 def test_npz_fast_reader_matches_numpy(tmp_path):

@@ -312,7 +312,22 @@ def test_duplicate_type_name_for_another_class_is_refused():
 
 
 def test_reregistering_the_same_class_replaces_the_decoder():
-    Decoder.register(Point)(_decode_point)
+    """A second registration for the same class (a reloaded module) is the decoder used from
+    then on, under the class name and the legacy marker alike."""
+    text = to_json(Point(1, 2))
+    legacy = std_json.dumps({"__polygraphy_encoded_Point": constants.LEGACY_TYPE_MARKER, "x": 1, "y": 2})
+    assert type(from_json(text)) is Point
+
+    @Decoder.register(Point)
+    def _decode_point_again(dct):
+        return ("replaced", dct["x"], dct["y"])
+
+    try:
+        assert from_json(text) == ("replaced", 1, 2)
+        assert from_json(legacy) == ("replaced", 1, 2)
+    finally:
+        Decoder.register(Point)(_decode_point)  # later tests in this process decode Points again
+    assert type(from_json(text)) is Point
 
 
 @add_json_methods("pair")

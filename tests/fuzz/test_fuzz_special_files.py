@@ -5,10 +5,15 @@ stderr line naming the path."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 from fixtures import corruption
+from fixtures.cli_outcome import error_line
 
 READERS = {
     "inputs": lambda p, s, w: ["run", s["identity.onnx"], "--onnxrt", "--load-inputs", p, "--save-outputs", f"{w}/o.json"],
@@ -79,21 +84,94 @@ def test_a_path_that_does_not_exist(seeds, damaged, reader):
     assert result.exit_code in ((0,) if reader == "timing-cache" else (1, 2))
 
 
-@pytest.mark.parametrize("reader", sorted(READERS))
-def test_a_file_that_cannot_be_read(seeds, damaged, tmp_path, reader):
-    _skip_without_trt(reader, seeds)
-    probe = tmp_path / "probe"
-    probe.write_bytes(b"x")
-    probe.chmod(0)
+DENIED = ("Permission denied", "system error number 13")
+"""How a refused read is reported: strerror(EACCES), or ONNX-Runtime's own words for errno 13."""
+
+_DAC_CAPS = (1 << 1) | (1 << 2)
+"""CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: what lets root read a file whose mode is 000."""
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _set_effective(libc, change):
+    header, data = _CapHeader(_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    before = data[0].effective
+    data[0].effective = change(before)
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    return before
+
+
+@contextlib.contextmanager
+def permission_bits_apply():
+    """
+    Within the block, this thread's file accesses obey permission bits, also as root (as CI runs).
+
+    Root reads a mode-000 file through the DAC capabilities; they leave this thread's effective
+    set and stay in its permitted set, so that they can be raised again on exit. On Linux
+    capabilities are per thread and capset(2) changes only the calling thread, so the rest of the
+    process (pytest, xdist's I/O thread) is untouched; threads the command starts inherit the
+    lowered set. The uid stays 0, so the interpreter and the sources stay readable wherever the
+    checkout lives (a setuid to `nobody` cannot read a venv under /root).
+    """
+    if os.geteuid() != 0:
+        yield
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    before = _set_effective(libc, lambda caps: caps & ~_DAC_CAPS)
     try:
-        probe.read_bytes()
-        pytest.skip("permission bits do not stop this user from reading files (running as root)")
-    except PermissionError:
-        pass
+        yield
+    finally:
+        _set_effective(libc, lambda caps: caps | (before & _DAC_CAPS))
+
+
+@pytest.fixture(scope="module")
+def unreadable_files_possible():
+    """Skips, saying why, where root cannot lower its DAC capabilities; fails where a mode-000
+    file is still readable with them lowered (the mechanism broke: the cases would prove nothing)."""
+    with tempfile.TemporaryDirectory(prefix="poly-fuzz-probe-") as work:
+        probe = Path(work) / "probe"
+        probe.write_bytes(b"x")
+        probe.chmod(0)
+        try:
+            with permission_bits_apply():
+                probe.read_bytes()
+        except PermissionError:
+            return
+        except (OSError, AttributeError) as err:  # capset refused, or a libc without capget/capset
+            pytest.skip(f"running as root, and the DAC capabilities cannot be lowered for this thread: {err}")
+        pytest.fail(f"a file of mode 000 in {work} is still readable inside permission_bits_apply()")
+
+
+@pytest.fixture
+def damaged_unprivileged(damaged, unreadable_files_possible):
+    """``damaged`` whose `poly` runs with permission bits enforced (see permission_bits_apply)."""
+
+    def invoke(args):
+        with permission_bits_apply():
+            return damaged.invoke(args)
+
+    return type(damaged)(invoke)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_file_that_cannot_be_read(seeds, damaged_unprivileged, reader):
+    _skip_without_trt(reader, seeds)
 
     def args(path, work):
         os.chmod(path, 0)
         return READERS[reader](path, seeds, work)
 
-    result = damaged(b"x", NAMES.get(reader, "file.bin"), args, outputs=OUTPUTS, allow_success=False)
+    result = damaged_unprivileged(b"x", NAMES.get(reader, "file.bin"), args, outputs=OUTPUTS, allow_success=False)
     assert result.exit_code in (1, 2)
+    # "x" is no valid file either: the line must say that the read was refused, not what was read
+    assert any(cause in error_line(result) for cause in DENIED), error_line(result)
