@@ -24,6 +24,7 @@ import numpy as np
 
 from poly.compare.stats.gpu.device_run import CompareSetup, DeviceOperand, DeviceRun
 from poly.compare.stats.gpu.kernel_source import (
+    DTYPE_NAMES,
     INT_DIFF_I32,
     INT_DIFF_I64,
     INT_DIFF_NONE,
@@ -36,10 +37,10 @@ from poly.compare.stats.gpu.statistics_pass import count_zeros, run_error_stats
 from poly.core import G_LOGGER, LogMode
 from poly.core.arrays.ops import is_torch
 
-__all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup"]
+__all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup",
+           "kernel_variant", "kernel_variants"]
 
-DTYPE_CODES = {"bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6, "uint32": 7,
-               "uint64": 8, "float16": 9, "bfloat16": 10, "float32": 11, "float64": 12}
+DTYPE_CODES = {name: code for code, name in enumerate(DTYPE_NAMES)}  # the kernels' dtype codes
 _NARROW = (9, 10, 11)
 _EPS = 2.220446049250313e-16
 _STREAMS = ("a", "b", "absdiff", "reldiff")
@@ -146,16 +147,30 @@ def _integer_difference(a: int, b: int) -> int:
     return INT_DIFF_I64 if (a in (4, 7) or b in (4, 7)) else INT_DIFF_I32
 
 
+def kernel_variant(code_a: int, code_b: int) -> KernelVariant:
+    """The compiled variant a comparison of dtype codes ``code_a`` and ``code_b`` (DTYPE_CODES)
+    runs: its arithmetic as the CPU engine's CompareConfig::make chooses it."""
+    xor_mode = code_a == 0 and code_b == 0
+    f32 = not xor_mode and (code_a in _NARROW or code_a == 0) and (code_b in _NARROW or code_b == 0)
+    return KernelVariant(code_a=code_a, code_b=code_b, f32=f32, xor_mode=xor_mode,
+                         int_diff=_integer_difference(code_a, code_b), den_wrap=code_b in (3, 4))
+
+
+def kernel_variants() -> list[KernelVariant]:
+    """Every variant a comparison can compile: one per ordered pair of supported dtypes, mixed
+    pairs included (what the kernel-compile tests build, so that their list follows this module)."""
+    codes = sorted(DTYPE_CODES.values())
+    return [kernel_variant(a, b) for a in codes for b in codes]
+
+
 def compare_setup(a: DeviceOperand, b: DeviceOperand, atol: float, rtol: float, inf_equal: bool) -> CompareSetup:
     """The comparison's arithmetic for the pair's dtypes (the CPU engine's CompareConfig::make)."""
-    xor_mode = a.code == 0 and b.code == 0
-    f32 = not xor_mode and (a.code in _NARROW or a.code == 0) and (b.code in _NARROW or b.code == 0)
+    variant = kernel_variant(a.code, b.code)
+    f32 = variant.f32
 
     def rounded(x: float) -> float:
         return float(np.float32(x)) if f32 else float(x)
 
-    variant = KernelVariant(code_a=a.code, code_b=b.code, f32=f32, xor_mode=xor_mode,
-                            int_diff=_integer_difference(a.code, b.code), den_wrap=b.code in (3, 4))
     return CompareSetup(variant=variant, inf_equal=bool(inf_equal), atol=rounded(atol), rtol=rounded(rtol), eps=rounded(_EPS),
                         den_min_bits=0xFFFFFFFF80000000 if b.code == 3 else 0x8000000000000000)
 

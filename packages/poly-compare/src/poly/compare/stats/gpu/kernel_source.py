@@ -33,7 +33,7 @@ __all__ = ["KernelSource", "kernel_source", "KernelVariant", "kernel_options", "
            "KERNEL_DIR", "MAIN_FILE", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
            "THREADS", "STAGES", "RING_BYTES", "STATS_HIST_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES",
            "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS", "SELECT_BITS", "KERNEL_NAMES",
-           "INT_DIFF_NONE", "INT_DIFF_I32", "INT_DIFF_I64", "INT_DIFF_U64"]
+           "INT_DIFF_NONE", "INT_DIFF_I32", "INT_DIFF_I64", "INT_DIFF_U64", "DTYPE_NAMES"]
 
 KERNEL_DIR = "kernels"  # the folder of the CUDA files, beside this module
 MAIN_FILE = "error_stats.cu"  # the translation unit NVRTC compiles; the folder's .cuh files are its headers
@@ -134,16 +134,32 @@ def kernel_source() -> KernelSource:
     return KernelSource(MAIN_FILE, folder.joinpath(MAIN_FILE).read_text(encoding="utf-8"), tuple(headers))
 
 
+# The dtypes the kernels load, by their code (a variant's POLY_DTA / POLY_DTB; elements.cuh's order).
+DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+               "bfloat16", "float32", "float64")
+_INT_DIFF_NAMES = {INT_DIFF_I32: "int32", INT_DIFF_I64: "int64", INT_DIFF_U64: "uint64"}
+
+
 @dataclass(frozen=True)
 class KernelVariant:
     """What one compiled variant is specialised for."""
 
-    code_a: int  # dtype codes (DTYPE_CODES order: bool, int8..int64, uint8..uint64, f16, bf16, f32, f64)
+    code_a: int  # dtype codes (DTYPE_NAMES order: bool, int8..int64, uint8..uint64, f16, bf16, f32, f64)
     code_b: int
     f32: bool
     xor_mode: bool
     int_diff: int
     den_wrap: bool
+
+    def __str__(self) -> str:
+        """The dtype pair and its arithmetic, e.g. ``int32-int64 (float64, integer difference int64)``:
+        how compile errors and the kernel-compile tests name a variant."""
+        mode = ["bool xor" if self.xor_mode else ("float32" if self.f32 else "float64")]
+        if self.int_diff in _INT_DIFF_NAMES:
+            mode.append(f"integer difference {_INT_DIFF_NAMES[self.int_diff]}")
+        if self.den_wrap:
+            mode.append("wrapped denominator")
+        return f"{DTYPE_NAMES[self.code_a]}-{DTYPE_NAMES[self.code_b]} ({', '.join(mode)})"
 
 
 def kernel_options(v: KernelVariant) -> list[str]:

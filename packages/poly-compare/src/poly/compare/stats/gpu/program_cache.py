@@ -8,6 +8,9 @@ source (headers included) and options, the architecture and the NVRTC version, s
 process loads it without compiling. No CUDA
 toolkit is needed beyond what cuda-python (``pip install poly-compare[gpu]``) finds: NVRTC and
 the driver.
+
+``compile_variant`` compiles without a GPU (NVRTC is a library): CI compiles every variant with it
+for the architectures of ``TARGET_CCS`` (tests/compare/test_gpu_kernel_compile.py).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import os
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +41,8 @@ from poly.compare.stats.gpu.kernel_source import (
 from poly.core.optional_import import lazy_import
 
 __all__ = ["GpuUnavailableError", "GpuError", "Program", "load_program", "cache_dir", "check", "driver_api",
-           "nvrtc_api", "DYNAMIC_SHARED"]
+           "nvrtc_api", "DYNAMIC_SHARED", "TARGET_CCS", "FAST_COMPILE_OPTIONS", "KernelCompileError",
+           "CompiledKernels", "compile_variant", "target_archs"]
 
 _GPU_INSTALL = "poly-compare[gpu]"
 driver_api = lazy_import("cuda.bindings.driver", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
@@ -88,7 +93,54 @@ def _nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def _compile(options: list[str], arch: str) -> bytes:
+# The GPU architectures poly compiles its kernels for, as compute capabilities: one of each family
+# from Turing to Blackwell (7.5 T4; 8.0 A100; 8.6 / 8.9 Ampere and Ada cards; 9.0 H100 / H200;
+# 10.0 B200; 12.0 Blackwell cards). 7.5, the oldest CUDA 13 compiles for, reads through plain
+# loads (streaming.cuh's cp.async needs 8.0), so both ways of reading the input are compiled. A
+# GPU of another capability compiles its own (``_image_for``); these are what CI compiles for
+# (tests/compare/test_gpu_kernel_compile.py), intersected with what the installed NVRTC supports.
+TARGET_CCS = ((7, 5), (8, 0), (8, 6), (8, 9), (9, 0), (10, 0), (12, 0))
+
+# NVRTC's quickest compilation (NVRTC 13.0 has it): the front end, NVVM and code generation, with few
+# optimisations; 25-50x quicker than a full one to PTX. For compile checks only, never for images run.
+FAST_COMPILE_OPTIONS = ("--Ofast-compile=max",)
+
+
+class KernelCompileError(GpuError):
+    """NVRTC rejected a variant of the statistics kernels (its message names the variant, the
+    architecture and NVRTC's log)."""
+
+
+@dataclass(frozen=True)
+class CompiledKernels:
+    """What NVRTC made of one variant for one architecture: the image (a CUBIN for ``sm_XY``, PTX
+    for ``compute_XY``) and NVRTC's log, empty when it had nothing to say (no warning)."""
+
+    image: bytes
+    log: str
+
+
+def target_archs() -> list[str]:
+    """The ``sm_XY`` architectures of ``TARGET_CCS`` the installed NVRTC can compile for, oldest first."""
+    supported = set(_supported_archs())
+    return [f"sm_{major}{minor}" for major, minor in TARGET_CCS if major * 10 + minor in supported]
+
+
+def _program_log(prog: object) -> str:
+    size = check(nvrtc_api.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
+    log = b" " * int(size)
+    check(nvrtc_api.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
+    return log.rstrip(b"\0").decode(errors="replace").strip()
+
+
+def compile_variant(variant: KernelVariant, arch: str, *, fast: bool = False) -> CompiledKernels:
+    """
+    Compiles ``variant`` of the kernels for ``arch`` (``sm_XY``: a CUBIN; ``compute_XY``: PTX) with
+    the options poly runs them with, and ``FAST_COMPILE_OPTIONS`` when ``fast``. Nothing is cached.
+
+    Raises:
+        KernelCompileError: when NVRTC fails, naming the variant, the architecture and NVRTC's log.
+    """
     nv = nvrtc_api
     source = kernel_source()
     # the headers go in memory, by the names error_stats.cu includes them by: no include path on disk
@@ -97,15 +149,14 @@ def _compile(options: list[str], arch: str) -> bytes:
     prog = check(nv.nvrtcCreateProgram(source.text.encode(), source.name.encode(), len(texts), texts, names),
                  "nvrtcCreateProgram")
     try:
-        opts = [o.encode() for o in options] + [f"--gpu-architecture={arch}".encode(), b"--fmad=false",
-                                                   b"-std=c++17"]
+        options = kernel_options(variant) + [f"--gpu-architecture={arch}", "--fmad=false", "-std=c++17"]
+        options += FAST_COMPILE_OPTIONS if fast else ()
+        opts = [o.encode() for o in options]
         err = nv.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        log = _program_log(prog)
         if int(err) != 0:
-            size = check(nv.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-            log = b" " * int(size)
-            nv.nvrtcGetProgramLog(prog, log)
-            raise GpuError(f"NVRTC could not compile the statistics kernels for {arch}: "
-                           f"{log.decode(errors='replace').strip()}")
+            raise KernelCompileError(f"NVRTC could not compile the statistics kernels of variant {variant} "
+                                     f"for {arch}: {getattr(err, 'name', err)}\n{log}")
         if arch.startswith("sm_"):
             size = check(nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
             image = b" " * int(size)
@@ -114,7 +165,7 @@ def _compile(options: list[str], arch: str) -> bytes:
             size = check(nv.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
             image = b" " * int(size)
             check(nv.nvrtcGetPTX(prog, image), "nvrtcGetPTX")
-        return image
+        return CompiledKernels(image, log)
     finally:
         nv.nvrtcDestroyProgram(prog)
 
@@ -140,7 +191,7 @@ def _image_for(variant: KernelVariant, cc: tuple[int, int]) -> bytes:
         return path.read_bytes()
     except OSError:
         pass
-    image = _compile(options, arch)
+    image = compile_variant(variant, arch).image
     try:  # the cache is an optimisation: a read-only home directory only costs a compilation
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as tmp:

@@ -88,7 +88,6 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(con
 
 // dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(const Params P) {
-    extern __shared__ uint4 smem[];
     __shared__ SelTarget st[POLY_SEL_TARGETS];
     __shared__ int owner[POLY_SEL_TARGETS];  // the first target of the same group: whose histogram counts
     // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came

@@ -102,7 +102,6 @@ __device__ void group_table(const Params& P, signed char* table, int* first_of) 
 // radix passes over the buffer tell the groups apart). A warp's staging counts are warp-uniform
 // and live in registers: appending a key costs a ballot, a population count and a store.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 3) poly_radix_gather(const Params P) {
-    extern __shared__ uint4 smem[];
     __shared__ signed char table[2 << POLY_TABLE_BITS];
     __shared__ int first_of[4];
     const int warp = threadIdx.x / 32;
@@ -160,7 +159,6 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS, 3) poly_radix_gather(
 // the elements with the group's prefix (an element's group found as the gather finds it).
 // dynamic shared memory: the ring, then ngroups x POLY_BINS counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const Params P) {
-    extern __shared__ uint4 smem[];
     __shared__ signed char table[2 << POLY_TABLE_BITS];
     __shared__ int first_of[4];
     __shared__ int shift[POLY_MAX_GROUPS];

@@ -212,7 +212,6 @@ __device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4
 // that the plain pass keeps its registers.
 template <bool RANGES>
 __device__ __forceinline__ void stats_pass(const Params& P) {
-    extern __shared__ uint4 smem[];
     uint4* ring = smem;
     u32* hist = (u32*)(smem + POLY_RING_BYTES / sizeof(uint4));
     __shared__ Acc warp_acc[POLY_THREADS / 32][4];

@@ -7,6 +7,11 @@
 
 #define POLY_UNROLL 8  // elements per thread per step of a strided view
 
+// The dynamic shared memory of every kernel that takes it (the ring, then its counters or staging),
+// declared once here: declared inside both a function template (stats_pass) and plain kernels, NVRTC
+// warned of a linkage conflict (#1556-D), and the kernel-compile tests fail on any warning.
+extern __shared__ uint4 smem[];
+
 // -- streaming both arrays ------------------------------------------------------------------------
 __device__ __forceinline__ void copy16_async(uint4* dst, const uint4* src) {
 #if __CUDA_ARCH__ >= 800
