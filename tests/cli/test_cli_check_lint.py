@@ -163,6 +163,7 @@ def _summary_sets(report):
     return {key: sorted(names) for key, names in report["summary"].items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lint_models.ort_rejected, lint_models.unused_parts, lint_models.bad_names])
 def test_same_report_as_polygraphy(tmp_path, make):
     path = _save(make(), tmp_path / "model.onnx")

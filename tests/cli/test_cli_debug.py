@@ -156,6 +156,7 @@ def test_usage_errors_are_one_line(tmp_path, args, needle):
     assert needle in _one_error_line(proc)
 
 
+@pytest.mark.slow  # a whole reduction, a poly process per step
 def test_reduce_finds_planted_op_with_poly_run_onnxrt(tmp_path):
     model = debug_models.plant_custom_op(debug_models.chain(24, dims=(2, 8)), "n13")
     path = _save(model, tmp_path / "planted.onnx")
@@ -186,6 +187,7 @@ def test_reduce_finds_planted_op_with_poly_run_onnxrt(tmp_path):
     assert run_cli(POLY, "run", "good.onnx", "--onnxrt", cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.slow  # a whole reduction, a poly process per step
 def test_reduce_linear_with_quoted_check_finds_the_branch(tmp_path):
     path = _save(debug_models.two_branches(3), tmp_path / "branches.onnx")
     argv = debug_models.node_check(tmp_path / "check.py", ["b0", "b1", "b2"])
@@ -207,6 +209,7 @@ def test_reduce_linear_with_quoted_check_finds_the_branch(tmp_path):
     assert sorted(n.name for n in reduced.graph.node) == ["b0", "b1", "b2"]
 
 
+@pytest.mark.slow  # a whole reduction, a poly process per step
 def test_reduce_resumes_an_interrupted_session(tmp_path):
     path = _save(debug_models.chain(40, dims=(2, 8)), tmp_path / "chain.onnx")
     counter = tmp_path / "calls.txt"

@@ -57,6 +57,7 @@ def _compare_with_run(models_or_path, flags, tmp_path, expect_rc):
     return (tmp_path / "gen.py").read_text(), script
 
 
+@pytest.mark.slow
 def test_two_backends_mark_all_and_synthetic_data(models, tmp_path):
     text, script = _compare_with_run(models, [
         models["multi"], "--onnxrt", "--onnx-ref", "--onnx-outputs", "mark", "all", "--seed", "7",
@@ -70,6 +71,7 @@ def test_two_backends_mark_all_and_synthetic_data(models, tmp_path):
     assert "PASSED | simple | All outputs matched" in script.stdout + script.stderr
 
 
+@pytest.mark.slow
 def test_failing_comparison_against_loaded_outputs_fails_the_same(models, tmp_path):
     golden = tmp_path / "golden.json"
     assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "3", "--save-outputs", golden).returncode == 0
@@ -79,6 +81,7 @@ def test_failing_comparison_against_loaded_outputs_fails_the_same(models, tmp_pa
     assert "RunResults.load(path)" in text and "CompareFunc.l2(fail_fast=True, l2_threshold=1e-09)" in text
 
 
+@pytest.mark.slow
 def test_dynamic_shapes_inputs_files_and_shape_inference(models, tmp_path):
     inputs = tmp_path / "inputs.json"
     assert run_cli(POLY, "run", models["dynamic"], "--onnxrt", "--input-shapes", "X:[2,1,3,5]",
@@ -92,6 +95,7 @@ def test_dynamic_shapes_inputs_files_and_shape_inference(models, tmp_path):
     assert RunResults.load(str(tmp_path / "script.json"))[0][1][0]["Y"].shape == (2, 1, 3, 5)
 
 
+@pytest.mark.slow
 def test_data_loader_script_and_several_compare_funcs(models, tmp_path):
     (tmp_path / "data.py").write_text(textwrap.dedent("""
         import numpy as np
@@ -135,6 +139,7 @@ def test_trt_flags_become_the_builder_config(poly, models, tmp_path):
     compile(text, str(out), "exec")
 
 
+@pytest.mark.slow
 def test_trt_script_builds_the_engine_as_run_does(models, tmp_path):
     try:
         from poly.trt.tensorrt_module import trt
@@ -332,6 +337,7 @@ def test_onnx_loading_and_saving_flags(monkeypatch, models, tmp_path):
     assert (tmp_path / "saved.onnx").is_file()
 
 
+@pytest.mark.slow
 def test_postprocess_warm_up_and_subprocess_give_the_same_results(models, tmp_path):
     text, script = _compare_with_run(models, [
         models["multi"], "--onnxrt", "--onnx-ref", "--postprocess", "sum:top-2", "top-1,axis=0", "--warm-up", "2",
@@ -342,6 +348,7 @@ def test_postprocess_warm_up_and_subprocess_give_the_same_results(models, tmp_pa
     assert RunResults.load(str(tmp_path / "script.json"))[0][1][0]["sum"].dtype == np.float32
 
 
+@pytest.mark.slow
 def test_saved_results_alone_and_a_compare_func_script(models, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "1", "--save-outputs", a).returncode == 0
@@ -363,6 +370,7 @@ def test_saved_results_alone_and_a_compare_func_script(models, tmp_path):
     assert f"compare_func = InvokeFromScript({str(tmp_path / 'cmp.py')!r}, 'equal_names')" in text
 
 
+@pytest.mark.slow
 def test_show_heatmaps_without_a_display_saves_them(models, tmp_path, monkeypatch):
     pytest.importorskip("matplotlib", reason="heatmaps need matplotlib")
     monkeypatch.delenv("DISPLAY", raising=False)

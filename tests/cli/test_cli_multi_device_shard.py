@@ -224,6 +224,7 @@ def test_one_shot_equals_template_then_shard(attention_path, tmp_path):
     assert proc.returncode == 2 and "exactly one of -s/--hint and --one-shot" in proc.stderr
 
 
+@pytest.mark.slow
 def test_hints_and_sharded_model_agree_with_polygraphy(attention_path, tmp_path):
     from fixtures.cli_helpers import POLYGRAPHY
 

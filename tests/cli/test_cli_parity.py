@@ -7,6 +7,7 @@ import pytest
 from fixtures.cli_helpers import POLY, POLYGRAPHY, run_cli
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tol, code", [("0.001", 0), ("0", 1)])
 def test_fp16_verdicts_match_polygraphy(models, tmp_path, tol, code):
     inputs, outputs, fp16 = tmp_path / "inputs.json", tmp_path / "outputs.json", tmp_path / "fp16.onnx"

@@ -152,6 +152,7 @@ def test_a_pattern_without_its_functions_is_one_line_naming_it(poly, setup):
     assert "pattern.py defines no function get_plugin_metadata()" in line
 
 
+@pytest.mark.slow
 def test_same_config_and_replaced_model_as_polygraphy(setup, tmp_path):
     pytest.importorskip("polygraphy")
     model, plugins = setup

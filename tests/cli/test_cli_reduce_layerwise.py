@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import pytest
 from fixtures import debug_models
 from fixtures.cli_helpers import POLY, run_cli
 from onnx import TensorProto, helper, numpy_helper
@@ -52,6 +53,7 @@ def _run(*args, cwd):
     return proc
 
 
+@pytest.mark.slow  # a whole reduction
 def test_layerwise_reduce_finds_the_planted_node(tmp_path):
     onnx.save(_two_input_model("Mul"), str(tmp_path / "good.onnx"))
     onnx.save(_two_input_model("Div"), str(tmp_path / "broken.onnx"))
@@ -108,6 +110,7 @@ def _reduced_input_shape(tmp_path, *data_flags):
     return [d.dim_value for d in inp.type.tensor_type.shape.dim]
 
 
+@pytest.mark.slow  # a whole reduction
 def test_reduce_fallback_shape_inference_runs_on_the_loaded_inputs(tmp_path):
     # Two nonzero values: `c` is [1, 2]. Tensors that are not model inputs (a layer-wise file)
     # are ignored by the fallback run.
@@ -116,6 +119,7 @@ def test_reduce_fallback_shape_inference_runs_on_the_loaded_inputs(tmp_path):
     assert _reduced_input_shape(tmp_path, "--load-inputs", "inputs.json") == [1, 2]
 
 
+@pytest.mark.slow  # a whole reduction
 def test_reduce_fallback_shape_inference_uses_the_data_loader_script(tmp_path):
     (tmp_path / "data.py").write_text(
         "import numpy as np\n"

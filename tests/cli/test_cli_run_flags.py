@@ -126,6 +126,7 @@ def test_use_subprocess_gives_the_same_results(models, tmp_path):
 
 # -- --show-heatmaps / --show-error-metrics-plot without a display --------------------------------
 
+@pytest.mark.slow
 def test_show_plots_without_display_writes_files(tmp_path):
     pytest.importorskip("matplotlib", reason="the plots need matplotlib, which is not installed")
     a = _results(tmp_path / "a.json", "a", y=[[[1.0, 2.0], [3.0, 4.0]]])
@@ -151,6 +152,7 @@ def test_show_plots_without_display_writes_files(tmp_path):
 
 # -- ONNX loading and saving ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_fp_to_fp16_and_save_onnx(models, tmp_path):
     saved = tmp_path / "run_fp16.onnx"
     proc = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--fp-to-fp16", "--save-onnx", saved,
@@ -177,6 +179,7 @@ def test_save_onnx_with_external_data(models, tmp_path):
     assert all(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
 
 
+@pytest.mark.slow
 def test_external_data_dir_and_ignore_external_data(tmp_path):
     model_dir, data_dir = tmp_path / "model", tmp_path / "data"
     model_dir.mkdir()
@@ -202,6 +205,7 @@ def test_external_data_dir_and_ignore_external_data(tmp_path):
     assert missing.returncode == 2 and "--external-data-dir" in missing.stderr
 
 
+@pytest.mark.slow
 def test_external_data_dir_and_fp16_reach_the_tensorrt_parser(tmp_path):
     model_dir, data_dir = tmp_path / "model", tmp_path / "data"
     model_dir.mkdir()

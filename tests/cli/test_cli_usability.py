@@ -56,6 +56,7 @@ def test_quoted_check_followed_by_options_says_how_to_order_them(tmp_path):
     assert not (tmp_path / "r.onnx").exists()
 
 
+@pytest.mark.slow
 def test_reduce_warns_when_the_check_always_fails_the_same_way(tmp_path):
     model = _save(debug_models.chain(6, dims=(2, 8)), tmp_path / "chain.onnx")
     broken = [sys.executable, "-c", "import sys; print('usage: t.py MODEL', file=sys.stderr); sys.exit(2)"]
@@ -90,6 +91,7 @@ def test_diff_tactics_without_bad_dir_counts_zero(tmp_path):
 
 # -- one exit status per kind of failure ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_tensorrt_rtx_tactic_limitation_has_one_exit_status(models, tmp_path):
     from poly.trt.tensorrt_module import trt
 

@@ -155,6 +155,7 @@ def test_listed_in_help(poly):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow  # starts a browser
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 def test_html_report_renders_in_headless_chromium(poly, models, data, tmp_path):
     """The report opens in a browser with no network and shows its tables and plots: the

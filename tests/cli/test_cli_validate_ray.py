@@ -21,6 +21,9 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install poly-cli[ray])")
 
+# a local Ray cluster takes 20 s to start (tests/conftest.py keeps these tests in one worker)
+pytestmark = pytest.mark.slow
+
 N = 24
 BAD = {2: 0.05, 9: 2e-3, 17: 0.3}
 TOL = ["--atol", "1e-4", "--rtol", "1e-4"]

@@ -165,6 +165,7 @@ def test_strided_views_of_large_arrays():
     check_all(a, b, qs=(0.9, 0.95, 0.99))
 
 
+@pytest.mark.slow  # large inputs on every thread count
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
 def test_large_inputs_threads_and_radix_refinement(dtype):
     """Over 2^18 equal differences force histogram refinement instead of gathering, and a

@@ -71,12 +71,14 @@ def pair(n: int, seed: int, dtype=np.float32):
     return a, b
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_float32_pair_matches_the_oracle(threads):
     a, b = pair(LARGE, 0)
     check_against_oracle(a, b, threads=threads)
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 def test_large_float16_pair_matches_the_oracle():
     a, b = pair(LARGE, 1, np.float16)
     check_against_oracle(a, b)
@@ -93,6 +95,7 @@ def test_nan_and_infinities_in_a_large_pair():
     assert not math.isnan(s.absdiff.median)
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 def test_a_sample_that_predicts_the_wrong_windows_still_gives_exact_ranks():
     """Every chunk the sample reads holds tiny differences, the rest large ones: the windows
     the sample predicts miss the ranks, and the exact fallback (radix select) answers."""
@@ -115,6 +118,7 @@ def order_method(a, b, qs, threads=1) -> str:
     return raw["order_method"]
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_ranks_are_found_in_their_windows_without_radix_select(dtype, threads):
@@ -129,6 +133,7 @@ SPREAD = (0.02, 0.1, 0.2, 0.35, 0.65, 0.8, 0.9)
 CLUSTERED = tuple(0.6 + i * 1e-4 for i in range(20))
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 @pytest.mark.parametrize("qs", [SPREAD, CLUSTERED], ids=["eight-windows", "many-wanted-bins"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_many_windows_and_many_wanted_bins_resolve_in_the_windows(dtype, qs):
@@ -168,6 +173,7 @@ def test_strided_and_misaligned_views_give_the_in_place_figures(dtype):
         assert got.absdiff.quantiles == want.absdiff.quantiles
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 @pytest.mark.parametrize("threads", [1, 2])
 def test_large_float64_pair_matches_the_oracle(threads):
     a, b = pair(LARGE, 5, np.float64)  # LARGE: a partial last block of 5, not whole vectors
@@ -199,6 +205,7 @@ def test_nan_and_infinities_in_a_large_float64_pair():
     assert not math.isnan(s.absdiff.median) and s.absdiff.inf_count == 1
 
 
+@pytest.mark.slow  # millions of elements against a NumPy oracle
 @pytest.mark.parametrize("other", ["float32", "float16", "int32", "uint8"])
 def test_float64_beside_another_dtype_is_loaded_into_the_one_pass_kernel(other):
     a, b = pair((1 << 19) + 17, 8, np.float64)

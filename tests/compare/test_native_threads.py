@@ -236,6 +236,7 @@ print("calls", calls)
 """
 
 
+@pytest.mark.slow  # seconds of another thread rewriting the inputs
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     """Radix select counts a stream in one pass and narrows it in the next; rewritten inputs
@@ -251,6 +252,7 @@ def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     assert int(out.stdout.split()[-1]) > 0
 
 
+@pytest.mark.slow  # seconds of another thread rewriting the inputs
 @pytest.mark.parametrize("n", [(1 << 14) + 1, (1 << 16) + 1])
 def test_inputs_rewritten_during_radix_select_passes(n):
     """Inputs rewritten while their order statistics are selected: 2^14 + 1 elements take radix

@@ -172,6 +172,7 @@ def test_replay_of_another_model_is_refused():
         reduce(debug_models.chain(40, dims=(2, 8)), ModelCheck(has_nodes("n3")), load="replay.json")
 
 
+@pytest.mark.slow  # a whole reduction of a real architecture
 def test_check_script_finds_planted_node_in_light_resnet50(tmp_path):
     model = debug_models.light_model("resnet50")
     target = [n for n in model.graph.node if n.op_type == "Conv"][30].name
@@ -182,6 +183,7 @@ def test_check_script_finds_planted_node_in_light_resnet50(tmp_path):
     assert debug_models.count_lines(counter) == result.iterations <= bisect_bound(model)
 
 
+@pytest.mark.slow  # a whole reduction of a real architecture
 def test_check_script_finds_planted_op_in_light_densenet121(tmp_path):
     # Plant a fault: one BatchNormalization becomes an op no runtime knows.
     model = debug_models.light_model("densenet121")

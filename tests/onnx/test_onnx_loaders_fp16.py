@@ -194,6 +194,7 @@ def test_shufflenet_stage_in_float16():
     _assert_close(expected, actual)
 
 
+@pytest.mark.slow  # real architectures
 @pytest.mark.parametrize(
     "name, inp, ort_block_list",
     [

@@ -131,6 +131,7 @@ def test_fold_size_cap_prevents_bloat():
     _assert_close(expected, _run(uncapped, {"x": x}))
 
 
+@pytest.mark.slow  # real architectures
 @pytest.mark.parametrize(
     "name, inp, mark_types, max_bytes",
     [

@@ -42,7 +42,7 @@ LIGHT_MODELS = {
     "vgg19": 1e-3,
     "inception_v2": 1e-3,
 }
-SLOW = {"inception_v1", "vgg19", "inception_v2"}  # 7 to 16 s each in the reference evaluator
+SLOW = {"inception_v1", "vgg19", "inception_v2", "densenet121", "zfnet512"}  # 3 to 16 s each in the reference evaluator
 
 
 def light_path(name):

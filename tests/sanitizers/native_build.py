@@ -4,7 +4,9 @@ that build.
 
 A build is reused while its inputs are unchanged: the stamp file of a build folder records a
 hash of native/src and CMakeLists.txt, and the folder is wiped when the compiler, Python or
-pybind11 changes. Otherwise CMake rebuilds incrementally, on every core.
+pybind11 changes. Otherwise CMake rebuilds incrementally, on every core. The builds live in the
+checkout, not in a test's temporary folder, so that the pytest workers of one run (and later
+runs) share them: a file lock lets one worker build while the others wait for it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +47,7 @@ class SanitizedNative:
     sanitize: str
     module: Path
     preload: tuple[str, ...]
+    built_s: float = 0.0  # seconds this process spent building it (0: an up-to-date build was reused)
 
     def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """Variables under which ``import poly._native`` loads this build (in every Python
@@ -128,6 +132,7 @@ def build(sanitize: str) -> SanitizedNative:
         modules = sorted(folder.glob("_native*.so"))
         if old == wanted and len(modules) == 1:
             return SanitizedNative(sanitize, modules[0], preload)
+        start = time.monotonic()
         folder.mkdir(parents=True, exist_ok=True)
         log = folder / "build.log"
         log.write_text("")
@@ -138,9 +143,11 @@ def build(sanitize: str) -> SanitizedNative:
             _run([cmake, "-S", str(ROOT), "-B", str(folder), *generator, f"-DPOLY_SANITIZE={sanitize}",
                   "-DCMAKE_BUILD_TYPE=Debug", f"-DCMAKE_CXX_COMPILER={cxx}", f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
                   f"-DPython_EXECUTABLE={sys.executable}"], log, env)
-        _run([cmake, "--build", str(folder), "--parallel", str(os.cpu_count() or 2)], log, env)
+        # only the extension (and the kernel objects it links), on every core
+        _run([cmake, "--build", str(folder), "--target", "_native", "--parallel", str(os.cpu_count() or 2)],
+             log, env)
         modules = sorted(folder.glob("_native*.so"))
         if len(modules) != 1:
             raise RuntimeError(f"the sanitizer build in {folder} made {len(modules)} _native modules, not 1")
         stamp.write_text(wanted)
-        return SanitizedNative(sanitize, modules[0], preload)
+        return SanitizedNative(sanitize, modules[0], preload, time.monotonic() - start)

@@ -15,10 +15,10 @@ import pytest
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "bench_reduce.py"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     importlib.util.find_spec("polygraphy") is None or importlib.util.find_spec("onnx_graphsurgeon") is None,
     reason="the benchmark runs `polygraphy debug reduce`: polygraphy or onnx-graphsurgeon is not importable",
-)
+)]
 
 
 def _load_tool():

@@ -13,10 +13,10 @@ import pytest
 
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "bench_validate.py"
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     importlib.util.find_spec("polygraphy") is None or importlib.util.find_spec("onnxruntime") is None,
     reason="the benchmark compares against Polygraphy on ONNX-Runtime: polygraphy or onnxruntime is not importable",
-)
+)]
 
 
 def test_bench_validate_tiny(tmp_path):

@@ -60,6 +60,7 @@ def test_marks_are_removed_from_fixtures_only(harness):
     assert "@pytest.mark.serial" in out
 
 
+@pytest.mark.slow  # a pytest run of its own
 def test_a_run_counts_imports_outcomes_and_causes(harness, tmp_path, capsys):
     tests = tmp_path / "tests"
     (tests / "demo").mkdir(parents=True)
@@ -92,6 +93,7 @@ def test_a_run_counts_imports_outcomes_and_causes(harness, tmp_path, capsys):
     assert "1 x assert N == N" in out and "test_fails" in out
 
 
+@pytest.mark.slow  # a pytest run of its own
 def test_a_missing_module_skips_the_tests_that_use_it(harness, tmp_path, capsys):
     """torch is the module missing here; a missing TensorRT gets the same stand-in."""
     if importlib.util.find_spec("torch") is not None:

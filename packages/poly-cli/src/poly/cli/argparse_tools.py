@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from typing import Any
 
 import click
 
@@ -28,37 +29,37 @@ class BaseArgs:
     ``parse_impl``; ``arg_groups`` gives access to the other groups of the same tool.
     """
 
-    GROUP_TITLE = None
-    GROUP_DESCRIPTION = None
+    GROUP_TITLE: Any = None
+    GROUP_DESCRIPTION: Any = None
 
-    def __init__(self):
-        self.group = None
-        self.arg_groups = {}
+    def __init__(self) -> None:
+        self.group: Any = None
+        self.arg_groups: dict[Any, Any] = {}
 
-    def register(self, arg_groups):
+    def register(self, arg_groups: Any) -> None:
         """Gives the group the tool's other groups (type -> instance)."""
         self.arg_groups = arg_groups
 
-    def allows_abbreviation(self):
+    def allows_abbreviation(self) -> Any:
         """Whether the group's long options may be abbreviated."""
         return self.allows_abbreviation_impl()
 
-    def allows_abbreviation_impl(self):
+    def allows_abbreviation_impl(self) -> bool:
         return True
 
-    def add_parser_args(self, parser):
+    def add_parser_args(self, parser: Any) -> None:
         """Adds the group's options to ``parser`` (an ``argparse.ArgumentParser``)."""
         self.group = parser.add_argument_group(self.GROUP_TITLE or type(self).__name__, self.GROUP_DESCRIPTION)
         self.add_parser_args_impl()
 
-    def add_parser_args_impl(self):
+    def add_parser_args_impl(self) -> Any:
         pass
 
-    def parse(self, args):
+    def parse(self, args: Any) -> None:
         """Reads the group's values from ``args`` (an ``argparse.Namespace``)."""
         self.parse_impl(args)
 
-    def parse_impl(self, args):
+    def parse_impl(self, args: Any) -> Any:
         pass
 
 
@@ -70,17 +71,17 @@ class Tool:
     status.
     """
 
-    def __init__(self, name=None):
+    def __init__(self, name: Any = None) -> None:
         self.name = name
-        self.arg_groups = {}
+        self.arg_groups: dict[Any, Any] = {}
 
-    def get_subscriptions_impl(self):
+    def get_subscriptions_impl(self) -> list[Any]:
         return []
 
-    def get_subtools_impl(self):
+    def get_subtools_impl(self) -> list[Any]:
         return []
 
-    def get_subscriptions(self):
+    def get_subscriptions(self) -> list[Any]:
         """The tool's argument groups, registered with one another."""
         if not self.arg_groups:
             self.arg_groups = {type(group): group for group in self.get_subscriptions_impl()}
@@ -88,19 +89,19 @@ class Tool:
                 group.register(self.arg_groups)
         return list(self.arg_groups.values())
 
-    def get_subtools(self):
+    def get_subtools(self) -> list[Any]:
         return list(self.get_subtools_impl())
 
-    def add_parser_args_impl(self, parser):
+    def add_parser_args_impl(self, parser: Any) -> Any:
         pass
 
-    def add_parser_args(self, parser):
+    def add_parser_args(self, parser: Any) -> None:
         """Adds the tool's options (its groups', then its own) to ``parser``."""
         for group in self.get_subscriptions():
             group.add_parser_args(parser)
         self.add_parser_args_impl(parser)
 
-    def setup_parser(self, subparsers=None):
+    def setup_parser(self, subparsers: Any = None) -> Any:
         """
         Adds the tool to ``subparsers`` (from ``parser.add_subparsers()``), or makes a parser of
         its own when None; returns the tool's parser. ``args.subcommand`` is the tool to run.
@@ -122,29 +123,29 @@ class Tool:
             parser.set_defaults(subcommand=self)
         return parser
 
-    def parse(self, args):
+    def parse(self, args: Any) -> None:
         for group in self.get_subscriptions():
             group.parse(args)
 
-    def run_impl(self, args):
+    def run_impl(self, args: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has subtools; run one of them")
 
-    def run(self, args):
+    def run(self, args: Any) -> Any:
         """Parses the argument groups from ``args`` and runs the tool; returns the exit status."""
         self.parse(args)
         return self.run_impl(args)
 
-    def main(self, argv=None):
+    def main(self, argv: Any = None) -> Any:
         """Parses ``argv`` (the process's arguments by default) and runs the chosen (sub)tool."""
         args = self.setup_parser().parse_args(argv)
         return args.subcommand.run(args)
 
 
-def _check_param(param):
+def _check_param(param: Any) -> Any:
     return isinstance(param, click.Option) and not param.expose_value and set(param.opts) & set(CHECK_FLAGS)
 
 
-def _add_click_param(parser, param):
+def _add_click_param(parser: Any, param: Any) -> None:
     help_text = getattr(param, "help", None)
     if isinstance(param, click.Argument):
         nargs = None if param.nargs == 1 else ("+" if param.required else "*")
@@ -175,7 +176,7 @@ def _add_click_param(parser, param):
         parser.add_argument(*param.opts, nargs=nargs, **common)
 
 
-def _raw_value(param, args, ctx):
+def _raw_value(param: Any, args: Any, ctx: Any) -> Any:
     raw = getattr(args, param.name, None)
     if raw is None:
         return param.get_default(ctx)
@@ -195,22 +196,22 @@ class ClickTool(Tool):
     become one line and exit status 2.
     """
 
-    COMMAND = None
-    NAME = None
+    COMMAND: Any = None
+    NAME: Any = None
 
-    def __init__(self, name=None):
+    def __init__(self, name: Any = None) -> None:
         super().__init__(name or self.NAME)
 
-    def command(self):
+    def command(self) -> Any:
         """The click command."""
         module, _, attribute = self.COMMAND.partition(":")
         return getattr(importlib.import_module(module), attribute)
 
-    def add_parser_args_impl(self, parser):
+    def add_parser_args_impl(self, parser: Any) -> None:
         for param in self.command().params:
             _add_click_param(parser, param)
 
-    def run_impl(self, args):
+    def run_impl(self, args: Any) -> Any:
         command = self.command()
         ctx = click.Context(command, info_name=self.name)
         try:

@@ -4,6 +4,8 @@ whose subtools are the others) and ``Build``, ``Precision``, ``Reduce``, ``Repea
 ``ClickTool`` over the ``poly debug`` subcommand of the same name: same options, same behaviour.
 """
 
+from typing import Any
+
 from poly.cli.argparse_tools import ClickTool, Tool
 
 __all__ = ["Build", "Precision", "Reduce", "Repeat", "Debug"]
@@ -40,8 +42,8 @@ class Repeat(ClickTool):
 class Debug(Tool):
     """[EXPERIMENTAL] Debug a wide variety of model issues."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("debug")
 
-    def get_subtools_impl(self):
+    def get_subtools_impl(self) -> list[Any]:
         return [Build(), Precision(), Reduce(), Repeat()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import sys
 import traceback
+from typing import Any
 
 import click
 
@@ -22,7 +23,7 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
   the command line that does not exist, options in an order that cannot work)."""
 
 
-def _red(text: str, stream) -> str:
+def _red(text: str, stream: Any) -> str:
     return f"\033[91m{text}\033[0m" if getattr(stream, "isatty", lambda: False)() else text
 
 
@@ -36,29 +37,29 @@ def error_line(message: str) -> None:
 class _CriticalRecorder:
     """Remembers messages G_LOGGER.critical already printed, so they are not printed twice."""
 
-    def __init__(self):
-        self.messages = set()
+    def __init__(self) -> None:
+        self.messages: set[Any] = set()
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         from poly.core import G_LOGGER
 
         original = G_LOGGER.critical
 
-        def critical(message, ExceptionType=None):
+        def critical(message: Any, ExceptionType: Any = None) -> Any:
             text = message() if callable(message) else str(message)
             self.messages.add(text)
             return original(text, ExceptionType)
 
-        G_LOGGER.critical = critical
+        G_LOGGER.critical = critical  # type: ignore[method-assign]
         self._logger = G_LOGGER
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:  # type: ignore[exit-return]
         self._logger.__dict__.pop("critical", None)
         return False
 
 
-def handle_errors(func):
+def handle_errors(func: Any) -> Any:
     """
     Wraps a command callback: poly errors become one red line and exit 1, as do files that cannot
     be accessed (the line names the file); unexpected errors the same (with the traceback under -v);
@@ -66,7 +67,7 @@ def handle_errors(func):
     """
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         from poly.core import PolyException
 
         with _CriticalRecorder() as recorder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 import click
 
@@ -18,21 +19,21 @@ class LazyGroup(click.Group):
     and returns the command's integer result as the exit status.
     """
 
-    def __init__(self, *args, lazy_subcommands=None, **kwargs):
+    def __init__(self, *args: Any, lazy_subcommands: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = dict(lazy_subcommands or {})
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: Any) -> Any:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy_subcommands))
 
-    def get_command(self, ctx, cmd_name):
+    def get_command(self, ctx: Any, cmd_name: Any) -> Any:
         if cmd_name in self.lazy_subcommands:
             target, _ = self.lazy_subcommands[cmd_name]
             module_name, attr = target.split(":")
             return getattr(importlib.import_module(module_name), attr)
         return super().get_command(ctx, cmd_name)
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
             if name in self.lazy_subcommands:
@@ -44,7 +45,7 @@ class LazyGroup(click.Group):
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None, standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

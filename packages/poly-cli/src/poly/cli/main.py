@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -17,7 +19,7 @@ def _version() -> str:
         return "unknown"
 
 
-def _print_version(ctx, param, value):
+def _print_version(ctx: Any, param: Any, value: Any) -> None:
     # Looked up only when asked for: importlib.metadata costs every other command ~40 ms.
     if value and not ctx.resilient_parsing:
         click.echo(f"poly {_version()}")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import click
 
@@ -32,12 +33,12 @@ class MultiOption(click.Option):
     OCCURRENCE_SEPARATOR = "\x1f"
     """With ``per_occurrence=True`` each use of the option is one value: its arguments joined by this."""
 
-    def __init__(self, *args, per_occurrence=False, **kwargs):
+    def __init__(self, *args: Any, per_occurrence: bool = False, **kwargs: Any) -> None:
         kwargs["multiple"] = True
         self.per_occurrence = per_occurrence
         super().__init__(*args, **kwargs)
 
-    def add_to_parser(self, parser, ctx):
+    def add_to_parser(self, parser: Any, ctx: Any) -> None:
         super().add_to_parser(parser, ctx)
         # click has no public hook for a variable number of values: wrap the parser's entry
         # for each of this option's names so that it also takes the values that follow.
@@ -47,7 +48,7 @@ class MultiOption(click.Option):
                 continue
             original = entry.process
 
-            def process(value, state, _original=original, _joined=self.per_occurrence, _ctx=ctx):
+            def process(value: Any, state: Any, _original: Any = original, _joined: Any = self.per_occurrence, _ctx: Any = ctx) -> None:
                 values = [value]
                 while state.rargs and not _looks_like_option(state.rargs[0]) and not _is_subcommand(
                         _ctx, state.rargs[0]):
@@ -62,22 +63,22 @@ class MultiOption(click.Option):
             entry._poly_greedy = True
 
 
-def multi_option(*decls, **kwargs):
+def multi_option(*decls: Any, **kwargs: Any) -> Any:
     """``click.option`` with ``MultiOption`` as its class."""
     kwargs.setdefault("metavar", "VALUE [VALUE ...]")
     return click.option(*decls, cls=MultiOption, **kwargs)
 
 
-def occurrences(values) -> list[list[str]]:
+def occurrences(values: Any) -> list[list[str]]:
     """The values of a ``per_occurrence`` MultiOption, one list of arguments per use of the option."""
     return [value.split(MultiOption.OCCURRENCE_SEPARATOR) for value in values or ()]
 
 
-def stack_options(options):
+def stack_options(options: Any) -> Any:
     """A decorator that adds ``options`` (click option or argument decorators) to a command; they
     are listed in ``--help`` in the order given."""
 
-    def decorate(func):
+    def decorate(func: Any) -> Any:
         for option in reversed(options):
             func = option(func)
         return func

@@ -7,12 +7,14 @@ the loader then stops with one line saying that the feature needs full TensorRT.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.value_parsing import split_name_value
 
 
-def trt_enum_names(flag: str, enum_name: str, values) -> list[str]:
+def trt_enum_names(flag: str, enum_name: str, values: Any) -> list[str]:
     """``values`` as upper-case member names of ``trt.<enum_name>``, each checked when the
     installed TensorRT has that enum."""
     from poly.trt.tensorrt_module import trt
@@ -34,7 +36,7 @@ def trt_enum_name(flag: str, enum_name: str, value: str | None) -> str | None:
     return None if value is None else trt_enum_names(flag, enum_name, [value])[0]
 
 
-def trt_dtype_names(flag: str, args) -> dict[str, str] | None:
+def trt_dtype_names(flag: str, args: Any) -> dict[str, str] | None:
     """`name:float16 other:int8` -> {"name": "float16", "other": "int8"}: TensorRT's data type
     aliases (``trt.float16``...); None when the flag is absent."""
     if not args:
@@ -55,7 +57,7 @@ def trt_dtype_names(flag: str, args) -> dict[str, str] | None:
     return result
 
 
-def trt_dtype(name: str):
+def trt_dtype(name: str) -> Any:
     """The ``trt.DataType`` of the alias ``name`` (``"float16"`` -> ``trt.float16``)."""
     from poly.trt.tensorrt_module import trt
 

@@ -5,11 +5,12 @@ output lists. Errors are ``click.BadParameter`` naming the flag and the offendin
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import click
 
 
-def _fail(flag: str, value: str, why: str):
+def _fail(flag: str, value: str, why: str) -> Any:
     raise click.BadParameter(f"{value!r}: {why}", param_hint=f"'{flag}'")
 
 
@@ -34,7 +35,7 @@ def split_name_value(flag: str, arg: str) -> tuple[str, str]:
 _SIZE_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def parse_num_bytes(flag: str, arg: str, text: str) -> int:
+def parse_num_bytes(flag: str, arg: str, text: str) -> int:  # type: ignore[return]
     """`16M` -> 16777216, `1e9` -> 1000000000, `-1` -> -1: a number of bytes, with an optional
     K, M, G or T suffix (KiB, MiB...)."""
     upper = text.strip().upper().removesuffix("B")
@@ -57,11 +58,11 @@ def parse_dims(flag: str, arg: str, text: str) -> list:
         except ValueError:
             if not part.replace("_", "").replace("'", "").replace('"', "").isalnum():
                 _fail(flag, arg, f"bad dimension {part!r}")
-            dims.append(part.strip("'\""))
+            dims.append(part.strip("'\""))  # type: ignore[arg-type]
     return dims
 
 
-def parse_shapes(flag: str, args) -> dict[str, list]:
+def parse_shapes(flag: str, args: Any) -> dict[str, list]:
     """`x:[1,3] y:[2]` -> {"x": [1, 3], "y": [2]}."""
     shapes = {}
     for arg in args or ():
@@ -70,7 +71,7 @@ def parse_shapes(flag: str, args) -> dict[str, list]:
     return shapes
 
 
-def _number(flag: str, arg: str, text: str):
+def _number(flag: str, arg: str, text: str) -> Any:
     try:
         value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError):
@@ -82,7 +83,7 @@ def _number(flag: str, arg: str, text: str):
     return value
 
 
-def parse_ranges(flag: str, args) -> dict[str, tuple] | None:
+def parse_ranges(flag: str, args: Any) -> dict[str, tuple] | None:
     """`[0,1] x:[-1,1]` -> {"": (0, 1), "x": (-1, 1)}."""
     if not args:
         return None
@@ -102,7 +103,7 @@ def parse_ranges(flag: str, args) -> dict[str, tuple] | None:
     return ranges
 
 
-def cast_literal(text: str):
+def cast_literal(text: str) -> Any:
     """A command-line value as an int, a float, a string or a list of those: `[0,1]` -> [0, 1],
     `1.0` -> 1.0 (a decimal point makes a float), `'53'` -> "53" (quotes make a string)."""
     text = text.strip()
@@ -116,7 +117,7 @@ def cast_literal(text: str):
     return text.strip("\"'")
 
 
-def parse_attrs(flag: str, args) -> dict:
+def parse_attrs(flag: str, args: Any) -> dict:
     """`axis=1 perm=[0,2,1] mode='constant'` -> {"axis": 1, "perm": [0, 2, 1], "mode": "constant"}."""
     attrs = {}
     for arg in args or ():
@@ -137,7 +138,7 @@ def parse_byte_count(flag: str, text: str | None) -> int | None:
     return value
 
 
-def parse_per_output(flag: str, args, convert=None):
+def parse_per_output(flag: str, args: Any, convert: Any = None) -> Any:
     """`1e-3 y:1e-2` -> {"": 1e-3, "y": 1e-2}; a lone default value stays a plain value."""
     if not args:
         return None
@@ -151,7 +152,7 @@ def parse_per_output(flag: str, args, convert=None):
     return values
 
 
-def parse_meta(flag: str, args, with_shape: bool = True) -> list[tuple]:
+def parse_meta(flag: str, args: Any, with_shape: bool = True) -> list[tuple]:
     """`name:shape:dtype` (or `name:dtype` for outputs) with `auto` for unknown parts."""
     from poly.core import DataType
 
@@ -188,7 +189,7 @@ def parse_meta(flag: str, args, with_shape: bool = True) -> list[tuple]:
 MARK_ALL_WORDS = ("mark", "all")
 
 
-def parse_outputs(values):
+def parse_outputs(values: Any) -> Any:
     """`mark all` -> ``poly.core.MARK_ALL``; names otherwise (a list); nothing -> None."""
     from poly.core import MARK_ALL
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from poly.core.json import load_json
 __all__ = ["merge_inputs", "concat_data", "iterations_of_file", "load_data_file"]
 
 
-def iterations_of_file(path) -> list[OrderedDict]:
+def iterations_of_file(path: Any) -> Any:
     """
     The per-iteration tensors of one saved file: its feed dicts (input files) or, for inference
     results, the outputs of each iteration (several runners' iterations merged, later runners
@@ -42,7 +43,7 @@ def iterations_of_file(path) -> list[OrderedDict]:
     return data
 
 
-def load_data_file(path):
+def load_data_file(path: Any) -> Any:
     """
     Loads a saved data file: a ``RunResults`` for inference results, else the list of its feed
     dicts (one per iteration).
@@ -65,14 +66,14 @@ def load_data_file(path):
     return list(iterate_input_file(path))  # checks (and logs) them as inputs
 
 
-def _iterations_of_results(results, path) -> list[OrderedDict]:
+def _iterations_of_results(results: Any, path: Any) -> list[OrderedDict]:  # type: ignore[type-arg]
     runners = list(results.keys())
     if len(runners) > 1:
         G_LOGGER.warning(
             f"{path} holds the outputs of {len(runners)} runners ({', '.join(runners)}); where they share an "
             "output name, the last runner's value is kept. Save the outputs of a single runner to avoid this."
         )
-    iterations: list[OrderedDict] = []
+    iterations: list[OrderedDict] = []  # type: ignore[type-arg]
     for _, iteration_results in results.items():
         _pad(iterations, len(iteration_results))
         for merged, result in zip(iterations, iteration_results, strict=False):
@@ -80,19 +81,19 @@ def _iterations_of_results(results, path) -> list[OrderedDict]:
     return iterations
 
 
-def _pad(iterations, count):
+def _pad(iterations: Any, count: Any) -> None:
     # One new dict per iteration (never the same dict repeated).
     iterations.extend(OrderedDict() for _ in range(count - len(iterations)))
 
 
-def _same(a, b) -> bool:
+def _same(a: Any, b: Any) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
-def merge_inputs(paths) -> list[OrderedDict]:
+def merge_inputs(paths: Any) -> list[OrderedDict]:  # type: ignore[type-arg]
     """
     Merges input and output files into feed dicts, one per iteration.
 
@@ -106,7 +107,7 @@ def merge_inputs(paths) -> list[OrderedDict]:
     paths = [os.fspath(path) for path in paths]
     if not paths:
         raise DataFormatError("No input or output files to merge")
-    merged: list[OrderedDict] = []
+    merged: list[OrderedDict] = []  # type: ignore[type-arg]
     conflicts: dict[str, str] = {}
     for path in paths:
         iterations = iterations_of_file(path)
@@ -129,7 +130,7 @@ def merge_inputs(paths) -> list[OrderedDict]:
     return merged
 
 
-def concat_data(paths):
+def concat_data(paths: Any) -> Any:
     """
     Concatenates the iterations of several files, all inputs or all inference results.
 
@@ -155,9 +156,9 @@ def concat_data(paths):
             f"Cannot concatenate inputs ({', '.join(inputs)}) with inference results ({', '.join(outputs)}): "
             "give files of one kind"
         )
-    names_seen: dict[str, list] = {}
+    names_seen: dict[str, list] = {}  # type: ignore[type-arg]
 
-    def check_names(stream, names, path, index):
+    def check_names(stream: Any, names: Any, path: Any, index: Any) -> None:
         expected = names_seen.setdefault(stream, names)
         if names != expected:
             G_LOGGER.warning(

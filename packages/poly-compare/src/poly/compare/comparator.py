@@ -11,6 +11,8 @@ import itertools
 import os
 import queue
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 
@@ -24,36 +26,36 @@ from poly.compare.stats.nan_inf_check import validate_run_results, validate_stre
 from poly.compare.stats.report_lines import log_compared_output_stats
 from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
 from poly.compare.verdicts.thresholds import SimpleThreshold
-from poly.core import G_LOGGER, LogMode, TensorMetadata
+from poly.core import G_LOGGER, BaseRunner, LogMode, TensorMetadata
 
 __all__ = ["Comparator"]
 
 
-def _close_stream(stream):
+def _close_stream(stream: Any) -> None:
     close = getattr(stream, "close", None)
     if callable(close):
         close()
 
 
-def _iterate_runner(name, iteration_results):
+def _iterate_runner(name: Any, iteration_results: Any) -> Iterator[Any]:
     # One stream per runner entry (so runners that share a name stay apart).
     for result in iteration_results:
         yield RunResults([(name, [result])])
 
 
-def _save_inputs_file(feed_dicts, path, description):
+def _save_inputs_file(feed_dicts: Any, path: Any, description: Any) -> None:
     save_inputs(feed_dicts, path, description=description)
 
 
-def _save_run_results_file(run_results, path, description):
+def _save_run_results_file(run_results: Any, path: Any, description: Any) -> None:
     run_results.save(path)
 
 
-def _arrays(obj):
+def _arrays(obj: Any) -> list[Any]:
     return [arr for arr in obj.values() if isinstance(arr, np.ndarray)]
 
 
-def _own_outputs(outputs, copy_all, feed_dict, kept):
+def _own_outputs(outputs: Any, copy_all: Any, feed_dict: Any, kept: Any) -> Any:
     """
     The outputs to keep: copied when the runner may overwrite them later (``copy_all``, more than
     one iteration) or when they alias an input or an output kept earlier, so that no stored result
@@ -73,11 +75,11 @@ def _own_outputs(outputs, copy_all, feed_dict, kept):
     return owned
 
 
-def _input_metadata(runner):
+def _input_metadata(runner: Any) -> Any:
     return runner.get_input_metadata(use_numpy_dtypes=False)
 
 
-def _execute_runner(runner, loader_cache, warm_up):
+def _execute_runner(runner: Any, loader_cache: Any, warm_up: Any) -> Any:
     with runner as active:
         loader_cache.set_input_metadata(_input_metadata(active))
         if warm_up:
@@ -97,7 +99,7 @@ def _execute_runner(runner, loader_cache, warm_up):
         iteration_results = []
         num_iterations = len(loader_cache)
         total_runtime = 0.0
-        kept = []
+        kept: list[Any] = []
         for feed_dict in loader_cache:
             G_LOGGER.info(
                 lambda fd=feed_dict: f"{active.name:35}\n---- Inference Input(s) ----\n{TensorMetadata.from_feed_dict(fd)}",
@@ -125,7 +127,7 @@ def _execute_runner(runner, loader_cache, warm_up):
         return iteration_results
 
 
-def _subprocess_target(result_queue, runner, loader_cache, warm_up):
+def _subprocess_target(result_queue: Any, runner: Any, loader_cache: Any, warm_up: Any) -> None:
     iteration_results = None
     try:
         iteration_results = _execute_runner(runner, loader_cache, warm_up)
@@ -135,7 +137,7 @@ def _subprocess_target(result_queue, runner, loader_cache, warm_up):
     result_queue.put(loader_cache.cache)
 
 
-def _run_in_subprocess(runner, loader_cache, warm_up, timeout, polling_interval):
+def _run_in_subprocess(runner: Any, loader_cache: Any, warm_up: Any, timeout: Any, polling_interval: Any) -> Any:
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
@@ -169,21 +171,39 @@ def _run_in_subprocess(runner, loader_cache, warm_up, timeout, polling_interval)
     return iteration_results
 
 
+CompareFuncLike = Callable[[IterationResult, IterationResult], Mapping[str, Any]]
+"""A comparison function: two iteration results -> a result per output name."""
+
+
 class Comparator:
     """Runs runners on the same inputs and compares their outputs."""
 
     @staticmethod
+    @overload
+    def run(runners: Sequence[BaseRunner], data_loader: Iterable[Mapping[str, Any]] | None = None,
+            warm_up: int | None = None, use_subprocess: bool | None = None, subprocess_timeout: float | None = None,
+            subprocess_polling_interval: float | None = None, save_inputs_path: str | None = None,
+            save_outputs_path: str | None = None, streaming: Literal[False] | None = None) -> RunResults: ...
+
+    @staticmethod
+    @overload
+    def run(runners: Sequence[BaseRunner], data_loader: Iterable[Mapping[str, Any]] | None = None,
+            warm_up: int | None = None, use_subprocess: bool | None = None, subprocess_timeout: float | None = None,
+            subprocess_polling_interval: float | None = None, save_inputs_path: str | None = None,
+            save_outputs_path: str | None = None, *, streaming: Literal[True]) -> Iterator[RunResults]: ...
+
+    @staticmethod
     def run(
-        runners,
-        data_loader=None,
-        warm_up=None,
-        use_subprocess=None,
-        subprocess_timeout=None,
-        subprocess_polling_interval=None,
-        save_inputs_path=None,
-        save_outputs_path=None,
-        streaming=None,
-    ):
+        runners: Sequence[BaseRunner],
+        data_loader: Iterable[Mapping[str, Any]] | None = None,
+        warm_up: int | None = None,
+        use_subprocess: bool | None = None,
+        subprocess_timeout: float | None = None,
+        subprocess_polling_interval: float | None = None,
+        save_inputs_path: str | None = None,
+        save_outputs_path: str | None = None,
+        streaming: bool | None = None,
+    ) -> RunResults | Iterator[RunResults]:
         """
         Runs every runner on every input the data loader supplies (the same inputs for all, made to
         fit each runner's input metadata).
@@ -253,7 +273,7 @@ class Comparator:
         return run_results
 
     @staticmethod
-    def _run_streaming(runners, data_loader, save_inputs_path, save_outputs_path):
+    def _run_streaming(runners: Any, data_loader: Any, save_inputs_path: Any, save_outputs_path: Any) -> Iterator[Any]:
         loader = DataLoader() if data_loader is None else data_loader
         if not runners:
             G_LOGGER.warning("No runners were provided to Comparator.run(streaming=True). Inference will not be run.")
@@ -295,16 +315,16 @@ class Comparator:
                 output_writer.flush()
 
     @staticmethod
-    def postprocess(run_results, postprocess_func):
+    def postprocess(run_results: Any, postprocess_func: Any) -> Iterator[Any]:
         """
         Applies ``postprocess_func`` (``IterationResult -> IterationResult``) to every iteration:
         in place for a ``RunResults``, lazily for a stream, element-wise for a list.
         """
         if isinstance(run_results, (list, tuple)):
-            return [Comparator.postprocess(run, postprocess_func) for run in run_results]
+            return [Comparator.postprocess(run, postprocess_func) for run in run_results]  # type: ignore[return-value]
         name = getattr(postprocess_func, "__name__", type(postprocess_func).__name__)
 
-        def apply(single):
+        def apply(single: Any) -> Any:
             for _, iteration_results in single:
                 for index, iter_result in enumerate(iteration_results):
                     iteration_results[index] = postprocess_func(iter_result)
@@ -314,9 +334,9 @@ class Comparator:
             G_LOGGER.start(f"Applying post-processing to outputs: {name}")
             apply(run_results)
             G_LOGGER.finish("Finished applying post-processing")
-            return run_results
+            return run_results  # type: ignore[return-value]
 
-        def stream():
+        def stream() -> Iterator[Any]:
             G_LOGGER.verbose(f"Will apply post-processing to streamed outputs: {name}")
             try:
                 for single in run_results:
@@ -327,12 +347,12 @@ class Comparator:
         return stream()
 
     @staticmethod
-    def default_comparisons(run_results):
+    def default_comparisons(run_results: Any) -> list[Any]:
         """Every runner against the first: ``[(0, 1), (0, 2), ...]``."""
         return [(0, i) for i in range(1, len(run_results))]
 
     @staticmethod
-    def _check_average_supported(funcs, fail_fast):
+    def _check_average_supported(funcs: Any, fail_fast: Any) -> None:
         if fail_fast:
             G_LOGGER.critical("check_average and fail_fast cannot be used together.")
         for func in funcs:
@@ -356,7 +376,22 @@ class Comparator:
             )
 
     @staticmethod
-    def compare_accuracy(run_results, fail_fast=False, comparisons=None, compare_func=None, check_average=False):
+    @overload
+    def compare_accuracy(run_results: RunResults | Iterable[RunResults], fail_fast: bool = False,
+                         comparisons: Sequence[tuple[int, int]] | None = None,
+                         compare_func: CompareFuncLike | None = None, check_average: bool = False) -> AccuracyResult: ...
+
+    @staticmethod
+    @overload
+    def compare_accuracy(run_results: RunResults | Iterable[RunResults], fail_fast: bool = False,
+                         comparisons: Sequence[tuple[int, int]] | None = None, *,
+                         compare_func: Sequence[CompareFuncLike], check_average: bool = False) -> AccuracyResults: ...
+
+    @staticmethod
+    def compare_accuracy(run_results: RunResults | Iterable[RunResults], fail_fast: bool = False,
+                         comparisons: Sequence[tuple[int, int]] | None = None,
+                         compare_func: CompareFuncLike | Sequence[CompareFuncLike] | None = None,
+                         check_average: bool = False) -> AccuracyResult | AccuracyResults:
         """
         Compares the outputs of runner pairs, iteration by iteration.
 
@@ -379,13 +414,15 @@ class Comparator:
             for a list of functions.
         """
         single_func = not isinstance(compare_func, (list, tuple))
-        funcs = [compare_func] if single_func else list(compare_func)
-        funcs = [SimpleCompareFunc() if func is None else func for func in funcs]
+        given: list[CompareFuncLike | None] = (
+            [cast("CompareFuncLike | None", compare_func)] if single_func
+            else list(cast("Sequence[CompareFuncLike]", compare_func)))
+        funcs: list[CompareFuncLike] = [SimpleCompareFunc() if func is None else func for func in given]
         if check_average:
             Comparator._check_average_supported(funcs, fail_fast)
 
         runs = run_results if isinstance(run_results, (list, tuple)) else [run_results]
-        streams = []
+        streams: list[Any] = []
         for run in runs:
             if isinstance(run, RunResults):
                 streams.extend(_iterate_runner(name, its) for name, its in run)
@@ -394,9 +431,11 @@ class Comparator:
 
         aggregation = "average" if check_average else "per_sample"
         results = [AccuracyResult(aggregation=aggregation) for _ in funcs]
-        pairs, comps, runner_names = [], [], None
+        pairs: list[tuple[str, str]] = []
+        comps: list[tuple[int, int]] = []
+        runner_names: list[str] | None = None
 
-        def finish(do_summaries):
+        def finish(do_summaries: bool) -> AccuracyResult | AccuracyResults:
             if do_summaries:
                 for pair in pairs:
                     Comparator._summarize_pair(results, pair, check_average)
@@ -450,7 +489,7 @@ class Comparator:
                     G_LOGGER.warning(f"Error while closing a stream: {err}")
 
     @staticmethod
-    def _compare_pair_iteration(funcs, results, pair, result0, result1, fail_fast):
+    def _compare_pair_iteration(funcs: Any, results: Any, pair: Any, result0: Any, result1: Any, fail_fast: Any) -> Any:
         match_dicts = []
         mismatched = False
         for func, result in zip(funcs, results, strict=True):
@@ -463,8 +502,8 @@ class Comparator:
         return mismatched
 
     @staticmethod
-    def _summarize_pair(results, pair, check_average):
-        def severity(passed):
+    def _summarize_pair(results: Any, pair: Any, check_average: Any) -> Any:
+        def severity(passed: Any) -> Any:
             return G_LOGGER.FINISH if passed else G_LOGGER.ERROR
 
         prefix = f"Accuracy Summary | {pair[0]} vs. {pair[1]} | "
@@ -482,12 +521,12 @@ class Comparator:
         per_func = [result.average_results(pair) for result in results]
         output_names = list(dict.fromkeys(name for r in per_func for name in r))
 
-        def output_passed(name):
+        def output_passed(name: Any) -> bool:
             return all(bool(r.get(name, True)) for r in per_func)
 
         passed = sum(output_passed(name) for name in output_names)
         G_LOGGER.log(prefix + f"Passed: {passed}/{len(output_names)} outputs", severity(passed == len(output_names)))
-        descriptions = {}
+        descriptions: dict[Any, Any] = {}
         for result in results:
             for name, description in result.describe_average(pair).items():
                 descriptions.setdefault(name, []).append(description)
@@ -500,7 +539,8 @@ class Comparator:
                         G_LOGGER.log(line, severity(line_passed))
 
     @staticmethod
-    def validate(run_results, check_inf=None, check_nan=None, fail_fast=None):
+    def validate(run_results: RunResults | Iterable[RunResults] | Sequence[RunResults], check_inf: bool | None = None,
+                 check_nan: bool | None = None, fail_fast: bool | None = None) -> Any:
         """
         Checks outputs for NaNs (``check_nan``, default True) and Infs (``check_inf``, default
         False).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from poly.core.arrays.host import host_array
@@ -11,7 +13,7 @@ from poly.core.util.sequences import default
 __all__ = ["BasePostprocessFunc", "TopKPostprocessFunc", "PostprocessFunc", "topk"]
 
 
-def topk(arr, k: int, axis: int = -1):
+def topk(arr: Any, k: int, axis: int = -1) -> tuple[Any, ...]:
     """
     The ``k`` largest values along ``axis`` (``k`` clamped to the axis length), largest first, with
     ties in index order.
@@ -36,14 +38,14 @@ def topk(arr, k: int, axis: int = -1):
 class BasePostprocessFunc:
     """Base class of post-processing functions: ``func(iter_result) -> IterationResult``."""
 
-    def __call__(self, iter_result):
+    def __call__(self, iter_result: Any) -> Any:
         raise NotImplementedError()
 
 
 class TopKPostprocessFunc(BasePostprocessFunc):
     """Replaces each output with the indices of its ``k`` largest values."""
 
-    def __init__(self, k=None):
+    def __init__(self, k: Any = None) -> None:
         """
         Args:
             k (Union[int, Tuple[int, int], Dict[str, Union[int, Tuple[int, int]]]]):
@@ -53,7 +55,7 @@ class TopKPostprocessFunc(BasePostprocessFunc):
         """
         self.k = default(k, 10)
 
-    def __call__(self, iter_result):
+    def __call__(self, iter_result: Any) -> Any:
         """Post-processes ``iter_result`` in place and returns it."""
         for name, output in list(iter_result.items()):
             k_val = value_or_from_dict(self.k, name)
@@ -69,6 +71,6 @@ class PostprocessFunc:
     """Factories of post-processing functions, for ``Comparator.postprocess``."""
 
     @staticmethod
-    def top_k(k=None) -> TopKPostprocessFunc:
+    def top_k(k: Any = None) -> TopKPostprocessFunc:
         """A ``TopKPostprocessFunc``: each output becomes the indices of its ``k`` largest values."""
         return TopKPostprocessFunc(k=k)

@@ -7,4 +7,4 @@ from poly.common.interface import *  # noqa: F401,F403
 from poly.common.struct import *  # noqa: F401,F403
 from poly.exception import *  # noqa: F401,F403
 
-__all__ = [*struct.__all__, *interface.__all__, *exception.__all__]
+__all__ = [*struct.__all__, *interface.__all__, *exception.__all__]  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ Each setting reads ``POLY_<NAME>`` first, then Polygraphy's ``POLYGRAPHY_<NAME>`
 
 import os
 import sys
+from typing import Any
 
 __all__ = [
     "INTERNAL_CORRECTNESS_CHECKS",
@@ -20,7 +21,7 @@ __all__ = [
 ]
 
 
-def env_setting(name, default):
+def env_setting(name: Any, default: Any) -> Any:
     """The value of ``POLY_<name>``, else ``POLYGRAPHY_<name>``, else ``default`` (a string)."""
     for prefix in ("POLY_", "POLYGRAPHY_"):
         value = os.environ.get(prefix + name)
@@ -29,11 +30,11 @@ def env_setting(name, default):
     return default
 
 
-def _flag(name):
+def _flag(name: Any) -> bool:
     return env_setting(name, "0") not in ("", "0")
 
 
-def _int(name, default):
+def _int(name: Any, default: Any) -> Any:
     value = env_setting(name, str(default))
     try:
         return int(value)

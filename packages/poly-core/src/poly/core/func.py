@@ -3,11 +3,15 @@ Function helpers: ``extend`` (post-process what a loader returns) and ``funcify`
 immediately evaluated snake_case twin of a loader class).
 """
 
+from __future__ import annotations
+
 import copy
 import functools
 import inspect
 import re
 import sys
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from poly.core import config
 from poly.core.logging.logger import G_LOGGER
@@ -15,8 +19,11 @@ from poly.core.logging.logger import G_LOGGER
 __all__ = ["extend", "funcify", "pascal_to_snake", "invoke_if_callable", "constantmethod", "check_called_by",
            "call_if_callable"]
 
+_T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-def invoke_if_callable(obj, *args, **kwargs):
+
+def invoke_if_callable(obj: _T | Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """
     ``obj(*args, **kwargs)`` when ``obj`` is callable, else ``obj`` itself: how a loader takes
     either a value or a loader that produces it (``ModifyOutputs(OnnxFromPath(p))`` or
@@ -25,7 +32,7 @@ def invoke_if_callable(obj, *args, **kwargs):
     return obj(*args, **kwargs) if callable(obj) else obj
 
 
-def call_if_callable(obj, *args, **kwargs):
+def call_if_callable(obj: _T | Callable[..., _T], *args: Any, **kwargs: Any) -> tuple[_T, bool]:
     """
     ``(obj(*args, **kwargs), True)`` when ``obj`` is callable, else ``(obj, False)``: what
     Polygraphy's ``util.invoke_if_callable`` returns (the value and whether it was produced
@@ -36,16 +43,17 @@ def call_if_callable(obj, *args, **kwargs):
     return obj, False
 
 
-def _as_tuple(obj):
+def _as_tuple(obj: object) -> tuple[Any, ...]:
     # Only a plain tuple is spread into parameters; a namedtuple is one value, as in Polygraphy.
     return obj if type(obj) is tuple else (obj,)
 
 
-def _name_of(obj):
-    return getattr(obj, "__name__", None) or repr(obj)
+def _name_of(obj: object) -> str:
+    name: str = getattr(obj, "__name__", None) or repr(obj)
+    return name
 
 
-def extend(extend_func):
+def extend(extend_func: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """
     Decorator that makes the decorated function post-process what ``extend_func`` returns.
 
@@ -79,11 +87,11 @@ def extend(extend_func):
         extend_func (Callable): The callable (usually a loader) to extend.
     """
 
-    def extend_decorator(func):
+    def extend_decorator(func: Callable[..., Any]) -> Callable[..., Any]:
         params = list(inspect.signature(func).parameters.values())
 
         @functools.wraps(func)
-        def extended_func(*args, **kwargs):
+        def extended_func(*args: Any, **kwargs: Any) -> Any:
             retval = extend_func(*args, **kwargs)
             rets = _as_tuple(retval)
 
@@ -111,7 +119,7 @@ def extend(extend_func):
     return extend_decorator
 
 
-def pascal_to_snake(name):
+def pascal_to_snake(name: str) -> str:
     """
     Converts a PascalCase name to snake_case the way Polygraphy names its immediately evaluated
     loaders: ``OnnxFromPath`` -> ``onnx_from_path``.
@@ -119,7 +127,7 @@ def pascal_to_snake(name):
     return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name).lstrip("_")
 
 
-def _method_params(cls, method):
+def _method_params(cls: type, method: str) -> list[inspect.Parameter]:
     for ancestor in inspect.getmro(cls):
         if method in vars(ancestor):
             func = vars(ancestor)[method]
@@ -127,7 +135,7 @@ def _method_params(cls, method):
     raise TypeError(f"{cls.__name__} has no {method}() to funcify")
 
 
-def funcify(loader_cls, func_name=None):
+def funcify(loader_cls: type[Any], func_name: str | None = None) -> Callable[..., Any]:
     """
     Returns the immediately evaluated function of a loader class.
 
@@ -151,6 +159,7 @@ def funcify(loader_cls, func_name=None):
     Returns:
         Callable: The function.
     """
+    make_loader: Callable[..., Any] = loader_cls
     if not inspect.isclass(loader_cls):
         raise TypeError(f"funcify expects a loader class, not {loader_cls!r}")
 
@@ -164,7 +173,7 @@ def funcify(loader_cls, func_name=None):
 
     both = init_params + call_params
 
-    def pick(kinds, with_default=None):
+    def pick(kinds: tuple[inspect._ParameterKind, ...], with_default: bool | None = None) -> list[inspect.Parameter]:
         return [
             p
             for p in both
@@ -184,10 +193,12 @@ def funcify(loader_cls, func_name=None):
     ordered += var_pos + pick((inspect.Parameter.KEYWORD_ONLY,)) + var_kw
     signature = inspect.Signature(ordered)
 
-    def method_args(params, arguments):
+    def method_args(params: list[inspect.Parameter], arguments: Mapping[str, Any]
+                    ) -> tuple[list[Any], dict[str, Any]]:
         # Positional-only parameters, and any before a *args, must stay positional.
         positional_only = any(p.kind == p.VAR_POSITIONAL for p in params)
-        args, kwargs = [], {}
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
         for p in params:
             value = arguments[p.name]
             if p.kind == p.VAR_POSITIONAL:
@@ -200,18 +211,18 @@ def funcify(loader_cls, func_name=None):
                 kwargs[p.name] = value
         return args, kwargs
 
-    def immediately_evaluated(*args, **kwargs):
+    def immediately_evaluated(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         init_args, init_kwargs = method_args(init_params, bound.arguments)
         call_args, call_kwargs = method_args(call_params, bound.arguments)
-        return loader_cls(*init_args, **init_kwargs)(*call_args, **call_kwargs)
+        return make_loader(*init_args, **init_kwargs)(*call_args, **call_kwargs)
 
     name = func_name or pascal_to_snake(loader_cls.__name__)
     immediately_evaluated.__name__ = name
     immediately_evaluated.__qualname__ = name
     immediately_evaluated.__module__ = loader_cls.__module__
-    immediately_evaluated.__signature__ = signature
+    setattr(immediately_evaluated, "__signature__", signature)  # noqa: B010 - read by inspect.signature
     immediately_evaluated.__doc__ = (
         f"Immediately evaluated functional variant of :class:`{loader_cls.__name__}`: "
         f"constructs the loader and calls it.\n\n{inspect.getdoc(loader_cls.__init__) or ''}"
@@ -219,7 +230,7 @@ def funcify(loader_cls, func_name=None):
     return immediately_evaluated
 
 
-def constantmethod(func):
+def constantmethod(func: _F) -> _F:
     """
     Decorator of methods that must not change their object's attributes.
 
@@ -233,7 +244,7 @@ def constantmethod(func):
         return func
 
     @functools.wraps(func)
-    def checked(self, *args, **kwargs):
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
         before = copy.copy(vars(self))
         try:
             return func(self, *args, **kwargs)
@@ -244,19 +255,19 @@ def constantmethod(func):
                     f"{self} was mutated in a constant method! Note:\nOld state: {before}\nNew state: {dict(after)}"
                 )
 
-    return checked
+    return cast("_F", checked)
 
 
-def check_called_by(expected_caller):
+def check_called_by(expected_caller: str) -> Callable[[_F], _F]:
     """
     Decorator that warns when the decorated method is called by a function other than
     ``expected_caller`` (by name) from outside poly: ``call_impl`` is meant to be reached through
     ``__call__``, ``infer_impl`` through ``infer``...
     """
 
-    def decorator(func):
+    def decorator(func: _F) -> _F:
         @functools.wraps(func)
-        def wrapped(*args, **kwargs):
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
             caller = sys._getframe(1)
             module = caller.f_globals.get("__name__", "") or ""
             if module.split(".")[0] != "poly" and caller.f_code.co_name != expected_caller:
@@ -266,7 +277,7 @@ def check_called_by(expected_caller):
                 )
             return func(*args, **kwargs)
 
-        wrapped.__poly_checked_caller__ = expected_caller
-        return wrapped
+        setattr(wrapped, "__poly_checked_caller__", expected_caller)  # noqa: B010
+        return cast("_F", wrapped)
 
     return decorator

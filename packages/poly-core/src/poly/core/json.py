@@ -11,6 +11,8 @@ bytes present before anything is allocated), and a payload that is not ``.npy``/
 holds an object array, or claims more data than it holds is refused with a ``DataFormatError``.
 """
 
+from __future__ import annotations
+
 import base64
 import binascii
 import contextvars
@@ -23,12 +25,14 @@ import sys
 import zipfile
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
 import poly.core.constants as constants
 from poly.core.files.npy_format import array_from_npy, array_from_zip_member
-from poly.core.files.read_write import load_file, save_file
+from poly.core.files.read_write import StrPath, load_file, save_file
 from poly.core.logging.exception import DataFormatError, PolyException
 from poly.core.logging.logger import G_LOGGER, LogMode
 from poly.core.optional_import import lazy_import
@@ -49,8 +53,11 @@ ml_dtypes = lazy_import("ml_dtypes", purpose="Reading bfloat16 and float8 arrays
 # works without importing the defining package first, and poly-core names no other package.
 ENTRY_POINT_GROUP = "poly.json_types"
 
+_T = TypeVar("_T")
+_C = TypeVar("_C", bound=type)
 
-def _provider_of(type_name):
+
+def _provider_of(type_name: str) -> str | None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -63,15 +70,15 @@ def _provider_of(type_name):
 _SOURCE = contextvars.ContextVar("poly_json_source", default="<JSON string>")
 
 
-def _one_line(text):
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _type_id(typ):
+def _type_id(typ: type) -> tuple[str | None, str]:
     return (getattr(typ, "__module__", None), getattr(typ, "__qualname__", repr(typ)))
 
 
-def _format_error(detail):
+def _format_error(detail: object) -> DataFormatError:
     return DataFormatError(f"Could not load '{_SOURCE.get()}': {_one_line(detail)}")
 
 
@@ -82,11 +89,11 @@ class Encoder(json.JSONEncoder):
     NumPy scalars are written as plain JSON numbers/booleans.
     """
 
-    polygraphy_registered = {}
+    polygraphy_registered: dict[type, Callable[[Any], dict[str, Any]]] = {}
     """type -> encoding function."""
 
     @classmethod
-    def register(cls, typ, name=None):
+    def register(cls, typ: type[_T], name: str | None = None) -> Callable[[Callable[[_T], dict[str, Any]]], Callable[[_T], dict[str, Any]]]:
         """
         Decorator that registers an encoding function for ``typ``.
 
@@ -107,19 +114,19 @@ class Encoder(json.JSONEncoder):
         """
         type_name = name or typ.__name__
 
-        def register_impl(func):
-            def wrapped(obj):
+        def register_impl(func: Callable[[_T], dict[str, Any]]) -> Callable[[_T], dict[str, Any]]:
+            def wrapped(obj: _T) -> dict[str, Any]:
                 dct = func(obj)
                 dct[constants.TYPE_MARKER] = type_name
                 return dct
 
-            wrapped.__wrapped__ = func
+            setattr(wrapped, "__wrapped__", func)  # noqa: B010 - a function attribute mypy does not know
             cls.polygraphy_registered[typ] = wrapped
             return wrapped
 
         return register_impl
 
-    def default(self, o):
+    def default(self, o: Any) -> Any:
         """Encodes registered types, then NumPy scalars; anything else is a ``TypeError``."""
         registered = self.polygraphy_registered
         func = registered.get(type(o))
@@ -140,13 +147,14 @@ class Decoder:
     ``Decoder.register``; other JSON objects become ``OrderedDict`` s (as in Polygraphy).
     """
 
-    polygraphy_registered = {}
+    polygraphy_registered: dict[str, Callable[[dict[str, Any]], Any]] = {}
     """type name (current, legacy and aliases) -> decoding function."""
 
-    _owners = {}
+    _owners: dict[str, tuple[str | None, str]] = {}
 
     @classmethod
-    def register(cls, typ, alias=None, name=None):
+    def register(cls, typ: type[_T], alias: str | None = None, name: str | None = None
+                 ) -> Callable[[Callable[[dict[str, Any]], _T]], Callable[[dict[str, Any]], _T]]:
         """
         Decorator that registers a decoding function for ``typ``.
 
@@ -168,13 +176,13 @@ class Decoder:
         """
         type_name = name or typ.__name__
 
-        def register_impl(func):
-            def wrapped(dct):
+        def register_impl(func: Callable[[dict[str, Any]], _T]) -> Callable[[dict[str, Any]], _T]:
+            def wrapped(dct: dict[str, Any]) -> _T:
                 dct.pop(constants.TYPE_MARKER, None)
                 dct.pop(_LEGACY_PREFIX + type_name, None)
                 return func(dct)
 
-            wrapped.__wrapped__ = func
+            setattr(wrapped, "__wrapped__", func)  # noqa: B010 - a function attribute mypy does not know
             keys = [type_name, _LEGACY_PREFIX + type_name] + ([alias] if alias else [])
             for key in keys:
                 owner = cls._owners.get(key)
@@ -190,7 +198,7 @@ class Decoder:
 
         return register_impl
 
-    def __call__(self, pairs):
+    def __call__(self, pairs: list[tuple[str, Any]]) -> Any:
         dct = OrderedDict(pairs)
 
         for key, value in dct.items():
@@ -208,7 +216,7 @@ class Decoder:
             raise _format_error(f"invalid type marker {type_name!r}")
         return self._decode(type_name, type_name, dct)
 
-    def _decode(self, type_name, key, dct):
+    def _decode(self, type_name: str, key: str, dct: dict[str, Any]) -> Any:
         func = self.polygraphy_registered.get(key)
         provider = None
         if func is None:
@@ -237,7 +245,7 @@ class Decoder:
 # -- NumPy arrays ------------------------------------------------------------------------------
 
 
-def _dtype_hint(dtype):
+def _dtype_hint(dtype: Any) -> Any:
     # .npy headers describe only NumPy's own types; an extension type such as ml_dtypes'
     # bfloat16 is written as raw bytes ('<V2'), so its name travels in an extra key that
     # Polygraphy ignores.
@@ -254,7 +262,7 @@ def _dtype_hint(dtype):
 
 
 @Encoder.register(np.ndarray)
-def _encode_ndarray(array):
+def _encode_ndarray(array: Any) -> dict[Any, Any]:
     extra = {}
     hint = _dtype_hint(array.dtype)
     if hint is not None:
@@ -267,7 +275,7 @@ def _encode_ndarray(array):
     return {"array": base64.b64encode(buffer.getvalue()).decode(), **extra}
 
 
-def _payload_bytes(payload):
+def _payload_bytes(payload: Any) -> Any:
     try:
         return base64.b64decode(payload.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
@@ -282,7 +290,7 @@ def _payload_bytes(payload):
     raise _format_error("an array payload is not valid base64 (truncated or corrupt file?)")
 
 
-def _load_array(data):
+def _load_array(data: Any) -> Any:
     if data.startswith(_NPY_MAGIC):
         try:
             return array_from_npy(data)
@@ -308,7 +316,7 @@ def _load_array(data):
     )
 
 
-def _dtype_from_name(name):
+def _dtype_from_name(name: Any) -> Any:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise _format_error(f"invalid {_DTYPE_HINT_KEY} value {name!r}")
     try:
@@ -324,7 +332,7 @@ def _dtype_from_name(name):
         return None
 
 
-def _apply_dtype_hint(array, name):
+def _apply_dtype_hint(array: Any, name: Any) -> Any:
     if array.dtype.kind != "V" or array.dtype.names is not None:
         return array
     dtype = _dtype_from_name(name)
@@ -341,7 +349,7 @@ def _apply_dtype_hint(array, name):
 
 
 @Decoder.register(np.ndarray)
-def _decode_ndarray(dct):
+def _decode_ndarray(dct: Any) -> Any:
     payload = dct.get("array")
     if not isinstance(payload, str):
         raise _format_error("an ndarray entry has no string 'array' payload")
@@ -359,11 +367,11 @@ def _decode_ndarray(dct):
 torch = lazy_import("torch", purpose="Reading PyTorch tensors saved in JSON")
 
 
-def _is_torch_tensor(obj):
+def _is_torch_tensor(obj: Any) -> bool:
     return any(cls.__module__.startswith("torch") and cls.__name__ == "Tensor" for cls in type(obj).__mro__)
 
 
-def _encode_torch_tensor(tensor):
+def _encode_torch_tensor(tensor: Any) -> dict[Any, Any]:
     buffer = io.BytesIO()
     sys.modules[type(tensor).__module__.split(".")[0]].save(tensor, buffer)  # the tensor's own torch
     return {"tensor": base64.b64encode(buffer.getvalue()).decode(), constants.TYPE_MARKER: "Tensor"}
@@ -374,7 +382,7 @@ class _TorchTensorType:
 
 
 @Decoder.register(_TorchTensorType, name="Tensor")
-def _decode_torch_tensor(dct):
+def _decode_torch_tensor(dct: Any) -> Any:
     payload = dct.get("tensor")
     if not isinstance(payload, str):
         raise _format_error("a Tensor entry has no string 'tensor' payload")
@@ -388,7 +396,7 @@ def _decode_torch_tensor(dct):
 # -- public functions --------------------------------------------------------------------------
 
 
-def to_json(obj):
+def to_json(obj: object) -> str:
     """
     Encodes ``obj`` as JSON text (4-space indentation, as Polygraphy writes it).
 
@@ -401,7 +409,7 @@ def to_json(obj):
     return json.dumps(obj, cls=Encoder, indent=constants.TAB)
 
 
-def from_json(src, source=None):
+def from_json(src: str | bytes | bytearray, source: str | None = None) -> Any:
     """
     Decodes JSON text, rebuilding NumPy arrays and registered types.
 
@@ -436,13 +444,13 @@ def from_json(src, source=None):
         _SOURCE.reset(token)
 
 
-def _describe_source(src):
+def _describe_source(src: StrPath | IO[Any]) -> str:
     if isinstance(src, (str, os.PathLike)):
         return os.fspath(src)
     return getattr(src, "name", None) or "<file object>"
 
 
-def save_json(obj, dest, description=None, durable=True):
+def save_json(obj: object, dest: StrPath | IO[Any], description: str | None = None, durable: bool = True) -> None:
     """
     Encodes ``obj`` as JSON and writes it to a path (atomically) or a file-like object.
 
@@ -455,7 +463,7 @@ def save_json(obj, dest, description=None, durable=True):
     save_file(to_json(obj), dest, mode="w", description=description, durable=durable)
 
 
-def load_json(src, description=None):
+def load_json(src: StrPath | IO[Any], description: str | None = None) -> Any:
     """
     Reads and decodes a JSON file.
 
@@ -473,7 +481,7 @@ def load_json(src, description=None):
     return from_json(load_file(src, mode="rb", description=description), source=_describe_source(src))
 
 
-def add_json_methods(description=None):
+def add_json_methods(description: str | None = None) -> Callable[[_C], _C]:
     """
     Class decorator adding ``to_json()``, ``from_json(src)``, ``save(dest)`` and ``load(src)``.
 
@@ -484,8 +492,8 @@ def add_json_methods(description=None):
         description (str): What instances are, for log messages (e.g. ``"inference results"``).
     """
 
-    def add_json_methods_impl(cls):
-        def check_decoded(obj, source="Provided JSON"):
+    def add_json_methods_impl(cls: _C) -> _C:
+        def check_decoded(obj: object, source: str = "Provided JSON") -> object:
             if not isinstance(obj, cls):
                 raise DataFormatError(
                     f"{source} cannot be decoded into a {cls.__name__}. "
@@ -493,29 +501,30 @@ def add_json_methods(description=None):
                 )
             return obj
 
-        def _to_json(self):
+        def _to_json(self: object) -> str:
             """Returns this instance encoded as JSON text."""
             return to_json(self)
 
-        def _from_json(src):
+        def _from_json(src: str | bytes | bytearray) -> object:
             return check_decoded(from_json(src))
 
         _from_json.__doc__ = f"Decodes JSON text into a {cls.__name__}."
 
-        def _save(self, dest):
+        def _save(self: object, dest: StrPath | IO[Any]) -> None:
             """Saves this instance as JSON to a path (atomically) or file-like object."""
             save_json(self, dest, description=description)
 
-        def _load(src):
+        def _load(src: StrPath | IO[Any]) -> object:
             source = f"'{os.fspath(src)}'" if isinstance(src, (str, os.PathLike)) else "Provided JSON"
             return check_decoded(load_json(src, description=description), source)
 
         _load.__doc__ = f"Loads a {cls.__name__} from a JSON path or file-like object."
 
-        cls.to_json = _to_json
-        cls.from_json = staticmethod(_from_json)
-        cls.save = _save
-        cls.load = staticmethod(_load)
+        # setattr: the methods are added to an arbitrary class, which mypy cannot follow
+        setattr(cls, "to_json", _to_json)  # noqa: B010
+        setattr(cls, "from_json", staticmethod(_from_json))  # noqa: B010
+        setattr(cls, "save", _save)  # noqa: B010
+        setattr(cls, "load", staticmethod(_load))  # noqa: B010
         return cls
 
     return add_json_methods_impl

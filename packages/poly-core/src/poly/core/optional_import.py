@@ -20,6 +20,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from poly.core import config
 from poly.core.func import invoke_if_callable
@@ -42,7 +43,7 @@ class LazyModule:
     """
 
     def __init__(self, names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
-                 purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError):
+                 purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError) -> None:
         """
         Args:
             names: What to import, as described above.
@@ -57,14 +58,14 @@ class LazyModule:
         self._install = install
         self._purpose = purpose
         self._error = error
-        self._module = None
+        self._module: Any = None
 
     def candidates(self) -> list[str]:
         """The module names tried, in order."""
         names = invoke_if_callable(self._names)
         return [names] if isinstance(names, str) else list(names)
 
-    def load(self):
+    def load(self) -> Any:
         """Imports (once) and returns the module, or raises ``MissingModuleError``."""
         if self._module is None:
             errors = []
@@ -78,7 +79,7 @@ class LazyModule:
                 raise self._error(self._missing_message(errors))
         return self._module
 
-    def _missing_message(self, errors) -> str:
+    def _missing_message(self, errors: Any) -> str:
         candidates = self.candidates()
         install = self._install or candidates[0].split(".")[0].replace("_", "-")
         what = f"{self._purpose} needs" if self._purpose else "poly needs"
@@ -105,20 +106,20 @@ class LazyModule:
         ``sys.modules`` has been given a substitute)."""
         self._module = None
 
-    def __getattr__(self, attr):
+    def __getattr__(self, attr: Any) -> Any:
         # Protocol lookups (copy, pickle, inspect, hasattr on dunders) must not import the module.
         if attr.startswith("__") and attr.endswith("__") and attr not in ("__version__", "__file__", "__name__"):
             raise AttributeError(attr)
         return getattr(self.load(), attr)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = f"loaded from {self._module.__name__}" if self._module is not None else "not loaded"
         return f"<LazyModule {' | '.join(self.candidates())} ({state})>"
 
 
 def lazy_import(names: str | Sequence[str] | Callable[[], Sequence[str]], install: str | None = None,
                 purpose: str | None = None, error: type[MissingModuleError] = MissingModuleError, *,
-                pkg_name: str | None = None, log: bool = True, install_flags=None, requires=None) -> LazyModule:
+                pkg_name: str | None = None, log: bool = True, install_flags: Any = None, requires: Any = None) -> LazyModule:
     """
     Returns a ``LazyModule`` for ``names`` (see ``LazyModule``): nothing is imported until an
     attribute is read.

@@ -2,4 +2,4 @@
 `poly.cuda.cuda`."""
 
 from poly.cuda.cuda import *  # noqa: F401,F403
-from poly.cuda.cuda import __all__  # noqa: F401
+from poly.cuda.cuda import __all__  # type: ignore[attr-defined]  # noqa: F401

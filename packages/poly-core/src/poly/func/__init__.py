@@ -2,4 +2,4 @@
 `poly.func.func`."""
 
 from poly.func.func import *  # noqa: F401,F403
-from poly.func.func import __all__  # noqa: F401
+from poly.func.func import __all__  # type: ignore[attr-defined]  # noqa: F401

@@ -2,4 +2,4 @@
 `poly.logger.logger`."""
 
 from poly.logger.logger import *  # noqa: F401,F403
-from poly.logger.logger import __all__  # noqa: F401
+from poly.logger.logger import __all__  # type: ignore[attr-defined]  # noqa: F401

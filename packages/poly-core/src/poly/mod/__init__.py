@@ -6,4 +6,4 @@ from poly.mod.exporter import *  # noqa: F401,F403
 from poly.mod.importer import *  # noqa: F401,F403
 from poly.mod.util import *  # noqa: F401,F403
 
-__all__ = [*importer.__all__, *exporter.__all__, *util.__all__]
+__all__ = [*importer.__all__, *exporter.__all__, *util.__all__]  # type: ignore[attr-defined]

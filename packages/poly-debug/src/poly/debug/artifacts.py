@@ -7,6 +7,7 @@ timestamp, the iteration and the check's exit status, never overwriting anything
 import os
 import shutil
 import time
+from typing import Any
 
 from poly.core import G_LOGGER
 
@@ -15,7 +16,7 @@ __all__ = ["ArtifactSorter", "DEFAULT_ARTIFACTS_DIR"]
 DEFAULT_ARTIFACTS_DIR = "polygraphy_artifacts"
 
 
-def _split_name(path):
+def _split_name(path: Any) -> tuple[Any, ...]:
     """(stem, extension) of a file; directories keep their whole name as the stem."""
     base = os.path.basename(os.path.normpath(path))
     if os.path.isdir(path):
@@ -24,7 +25,7 @@ def _split_name(path):
     return stem, ext
 
 
-def _free_path(path_without_ext, ext):
+def _free_path(path_without_ext: Any, ext: Any) -> Any:
     """``path_without_ext + ext``, or the same with ``_1``, ``_2``... when it is taken."""
     candidate = path_without_ext + ext
     count = 0
@@ -43,7 +44,7 @@ class ArtifactSorter:
     taken gets a further ``_1``, ``_2``... suffix: nothing is overwritten.
     """
 
-    def __init__(self, artifacts, output_dir=None, start_time=None):
+    def __init__(self, artifacts: Any, output_dir: Any = None, start_time: Any = None) -> None:
         """
         Args:
             artifacts (Sequence[str]): Paths of the files or directories to sort.
@@ -59,11 +60,11 @@ class ArtifactSorter:
             if os.path.abspath(art) == os.path.abspath(self.output_dir):
                 G_LOGGER.critical(f"--artifacts: {art!r} is the artifacts directory itself (--art-dir)")
 
-    def destination_dir(self, success):
+    def destination_dir(self, success: Any) -> Any:
         """``<output_dir>/good`` or ``<output_dir>/bad``."""
         return os.path.join(self.output_dir, "good" if success else "bad")
 
-    def sort(self, success, suffix, returncode=None):
+    def sort(self, success: Any, suffix: Any, returncode: Any = None) -> Any:
         """
         Moves every artifact into the good or bad directory.
 
@@ -75,7 +76,7 @@ class ArtifactSorter:
         Returns:
             List[str]: The new paths of the artifacts that were moved.
         """
-        moved = []
+        moved: list[Any] = []
         if not self.artifacts:
             return moved
         dest_dir = self.destination_dir(success)

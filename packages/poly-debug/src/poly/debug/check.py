@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 from poly.core import G_LOGGER
 
@@ -22,12 +23,12 @@ class CheckResult:
     """The verdict on one iteration."""
 
     success: bool
-    returncode: int = None
+    returncode: int = None  # type: ignore[assignment]
     stdout: str = ""
     stderr: str = ""
 
 
-def split_check_command(args):
+def split_check_command(args: Any) -> Any:
     """
     The argv of a check command. A single argument that holds spaces and names no existing file
     (``--check "poly run model.onnx --onnxrt"``) is split like a shell would.
@@ -38,7 +39,7 @@ def split_check_command(args):
     return args
 
 
-def quoted_command_problem(args):
+def quoted_command_problem(args: Any) -> str | None:
     """
     Why a check command line cannot work when its first argument is a whole command in quotes
     followed by more arguments (``--check "python t.py" --artifacts log.txt``): everything after
@@ -71,14 +72,14 @@ class CheckCommand:
 
     def __init__(
         self,
-        command,
-        fail_codes=None,
-        ignore_fail_codes=None,
-        fail_regexes=None,
-        show_output=None,
-        hide_fail_output=None,
-        env=None,
-    ):
+        command: Any,
+        fail_codes: Any = None,
+        ignore_fail_codes: Any = None,
+        fail_regexes: Any = None,
+        show_output: Any = None,
+        hide_fail_output: Any = None,
+        env: Any = None,
+    ) -> None:
         """
         Args:
             command (Sequence[str]): The command and its arguments (see ``split_check_command``).
@@ -101,7 +102,7 @@ class CheckCommand:
             G_LOGGER.critical("--show-output and --hide-fail-output cannot be used together")
         self.fail_codes = [int(c) for c in fail_codes] if fail_codes else None
         self.ignore_fail_codes = [int(c) for c in ignore_fail_codes] if ignore_fail_codes else None
-        self.fail_regexes = None
+        self.fail_regexes: Any = None
         if fail_regexes:
             self.fail_regexes = []
             for pattern in fail_regexes:
@@ -113,7 +114,7 @@ class CheckCommand:
         self.hide_fail_output = bool(hide_fail_output)
         self.env = env
 
-    def judge(self, returncode, output):
+    def judge(self, returncode: Any, output: Any) -> bool:
         """
         Whether a run with this exit status and combined stdout+stderr passes.
 
@@ -133,13 +134,13 @@ class CheckCommand:
             failed = returncode != 0
         return not failed
 
-    def _executable(self):
+    def _executable(self) -> Any:
         exe = self.command[0]
         if os.sep in exe or (os.altsep and os.altsep in exe):
             return exe if os.path.exists(exe) else None
         return shutil.which(exe)
 
-    def __call__(self, artifact_path=None):
+    def __call__(self, artifact_path: Any = None) -> Any:
         """
         Runs the command.
 
@@ -172,14 +173,14 @@ class CheckCommand:
 class InteractiveCheck:
     """Asks the user whether the iteration passed ([p]ass or [f]ail)."""
 
-    def __init__(self, prompt=None):
+    def __init__(self, prompt: Any = None) -> None:
         """
         Args:
             prompt (Callable[[str], str]): Reads one answer; defaults to ``input``.
         """
         self.prompt = prompt or input
 
-    def __call__(self, artifact_path=None):
+    def __call__(self, artifact_path: Any = None) -> Any:
         what = f"'{artifact_path}'" if artifact_path else "this iteration"
         question = f"Did {what} [p]ass or [f]ail?"
         while True:
@@ -195,7 +196,7 @@ class InteractiveCheck:
             question = "Please choose either: 'p' or 'f':"
 
 
-def make_check(command=None, **kwargs):
+def make_check(command: Any = None, **kwargs: Any) -> Any:
     """A ``CheckCommand`` for ``command``, or an ``InteractiveCheck`` when there is none."""
     if command:
         return CheckCommand(command, **kwargs)

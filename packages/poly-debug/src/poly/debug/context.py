@@ -6,6 +6,7 @@ decide an iteration without running the check.
 
 import copy
 from types import MappingProxyType
+from typing import Any
 
 from poly.core import Decoder, Encoder
 
@@ -28,32 +29,32 @@ class IterationContext:
                 part of the replay.
     """
 
-    def __init__(self, state=None, iteration_info=None, success=True):
+    def __init__(self, state: Any = None, iteration_info: Any = None, success: bool = True) -> None:
         self.state = dict(state or {})
         self.iteration_info = dict(iteration_info or {})
         self.success = bool(success)
-        self.returncode = None
-        self.artifact_path = None
+        self.returncode: Any = None
+        self.artifact_path: Any = None
 
     @property
-    def iteration(self):
+    def iteration(self) -> Any:
         """The 0-based iteration number."""
         return self.iteration_info.get("iteration")
 
-    def copy(self):
+    def copy(self) -> Any:
         """A deep copy (unfrozen)."""
         return IterationContext(
             copy.deepcopy(dict(self.state)), copy.deepcopy(dict(self.iteration_info)), self.success
         )
 
-    def freeze(self):
+    def freeze(self) -> Any:
         """Makes ``state`` and ``iteration_info`` read-only, so ``advance`` callbacks cannot
         change what the replay recorded."""
-        self.state = MappingProxyType(self.state)
-        self.iteration_info = MappingProxyType(self.iteration_info)
+        self.state = MappingProxyType(self.state)  # type: ignore[assignment]
+        self.iteration_info = MappingProxyType(self.iteration_info)  # type: ignore[assignment]
         return self
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, IterationContext)
             and dict(self.state) == dict(other.state)
@@ -61,12 +62,12 @@ class IterationContext:
             and self.success == other.success
         )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"IterationContext(state={dict(self.state)}, iteration_info={dict(self.iteration_info)}, success={self.success})"
 
 
 @Encoder.register(IterationContext)
-def _encode(context):
+def _encode(context: Any) -> dict[Any, Any]:
     # Same fields and type name as Polygraphy's replay files, so replays load in both.
     return {
         "state": dict(context.state),
@@ -76,7 +77,7 @@ def _encode(context):
 
 
 @Decoder.register(IterationContext)
-def _decode(dct):
+def _decode(dct: Any) -> Any:
     return IterationContext(dct.get("state"), dct.get("iteration_info"), dct.get("success", False))
 
 
@@ -86,6 +87,6 @@ class SkipIteration(Exception):
     (e.g. a candidate that cannot even be built counts as a failure).
     """
 
-    def __init__(self, success=False, reason=None):
+    def __init__(self, success: bool = False, reason: Any = None) -> None:
         super().__init__(reason or ("skipped as a pass" if success else "skipped as a failure"))
         self.success = bool(success)

@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import os
 import time
+from typing import Any
 
 from poly.core import G_LOGGER, save_json
 from poly.debug.check import InteractiveCheck
@@ -23,20 +24,20 @@ MAX_ITERATIONS = 100_000
 class IterationSummary:
     """How one ``iterate()`` call went: iterations run, passed, checked (not replayed)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.total = 0
         self.passed = 0
         self.checked = 0
         self.replayed = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"IterationSummary(total={self.total}, passed={self.passed}, checked={self.checked}, "
             f"replayed={self.replayed})"
         )
 
 
-def _remove(path):
+def _remove(path: Any) -> None:
     try:
         if os.path.isdir(path) and not os.path.islink(path):
             import shutil
@@ -69,15 +70,15 @@ class IterativeDebugger:
 
     def __init__(
         self,
-        check=None,
-        sorter=None,
-        iter_artifact_path=None,
-        remove_intermediate=True,
-        iteration_info_path=None,
-        until=None,
-        load_debug_replay=None,
-        save_debug_replay=DEFAULT_REPLAY_PATH,
-    ):
+        check: Any = None,
+        sorter: Any = None,
+        iter_artifact_path: Any = None,
+        remove_intermediate: bool = True,
+        iteration_info_path: Any = None,
+        until: Any = None,
+        load_debug_replay: Any = None,
+        save_debug_replay: Any = DEFAULT_REPLAY_PATH,
+    ) -> None:
         """
         Args:
             check (Callable[[str], CheckResult]): Decides each iteration (``CheckCommand`` or
@@ -111,12 +112,12 @@ class IterativeDebugger:
                 f"--iter-artifact: {self.iter_artifact_path!r} already exists; refusing to overwrite it. "
                 "Remove it or choose another path with --iter-artifact"
             )
-        self._used_suffixes = set()
+        self._used_suffixes: set[Any] = set()
         self.iterations_run = 0
         """Iterations of all loops so far (replayed ones included)."""
         self.checks_run = 0
         """Iterations decided by the check in this session (not replayed, not skipped)."""
-        self.check_outcomes = []
+        self.check_outcomes: list[Any] = []
         """(exit status, digest of stdout+stderr) of each run of a check command in this session."""
 
     def check_always_failed_alike(self) -> bool:
@@ -128,14 +129,14 @@ class IterativeDebugger:
         return len(outcomes) >= 1 and self.checks_run == len(outcomes) and len(set(outcomes)) == 1 and not any(
             context.success for context in self.replay.values())
 
-    def _save_replay(self, path, description=None):
+    def _save_replay(self, path: Any, description: Any = None) -> None:
         # Rewritten twice per iteration: atomic (a crash of the session leaves the previous
         # replay whole) but not flushed to disk each time, which would cost more than the
         # iteration's own work.
         if path:
             self.replay.save(path, description, durable=False)
 
-    def _run_one(self, context, make_artifact, key, stack):
+    def _run_one(self, context: Any, make_artifact: Any, key: Any, stack: Any) -> None:
         """Produces, checks and sorts one iteration; fills ``context``."""
         if self.iter_artifact_path and self.remove_intermediate:
             stack.callback(_remove, self.iter_artifact_path)
@@ -171,7 +172,7 @@ class IterativeDebugger:
         self.replay[key] = context
         self._save_replay(self.save_debug_replay)
 
-    def iterate(self, make_artifact=None, advance=None, remaining=None, suffix=None):
+    def iterate(self, make_artifact: Any = None, advance: Any = None, remaining: Any = None, suffix: Any = None) -> Any:
         """
         Runs iterations until ``advance`` (or ``until``) says stop.
 

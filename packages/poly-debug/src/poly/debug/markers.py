@@ -6,6 +6,7 @@ failures are monotone in the count.
 """
 
 import math
+from typing import Any
 
 __all__ = ["BisectMarker", "LinearMarker"]
 
@@ -17,7 +18,7 @@ class _Marker:
     fail (``good=0``, ``bad=num_items``); with ``invert=True`` the other way round.
     """
 
-    def __init__(self, num_items, invert=False, good=None, bad=None):
+    def __init__(self, num_items: Any, invert: bool = False, good: Any = None, bad: Any = None) -> None:
         self.num_items = int(num_items)
         self.invert = bool(invert)
         low, high = 0, self.num_items
@@ -27,22 +28,22 @@ class _Marker:
         self.observed_bad = False
         """Whether a failure was actually seen (``bad`` may still be the assumed end)."""
         self.observed_good = False
-        self.index = None
+        self.index: Any = None
 
     @property
-    def direction(self):
+    def direction(self) -> Any:
         """+1 when counts grow from good to bad, -1 otherwise."""
         return 1 if self.bad > self.good else -1
 
-    def gap(self):
+    def gap(self) -> Any:
         """Counts strictly between good and bad: the candidates still untested."""
         return max(abs(self.bad - self.good) - 1, 0)
 
-    def stop(self):
+    def stop(self) -> bool:
         """Whether the boundary is found (good and bad are adjacent)."""
         return self.gap() == 0
 
-    def _record(self, success):
+    def _record(self, success: Any) -> None:
         self.iteration += 1
         if success:
             self.good = self.index
@@ -62,13 +63,13 @@ class BisectMarker(_Marker):
     very first probe fails.
     """
 
-    def __init__(self, num_items, invert=False, good=None, bad=None, gallop=False):
+    def __init__(self, num_items: Any, invert: bool = False, good: Any = None, bad: Any = None, gallop: bool = False) -> None:
         super().__init__(num_items, invert, good, bad)
         self.gallop = bool(gallop)
         self._stride = 1
         self.index = self._next()
 
-    def _next(self):
+    def _next(self) -> Any:
         if self.stop():
             return None
         d = self.direction
@@ -81,7 +82,7 @@ class BisectMarker(_Marker):
         total = self.good + self.bad
         return total // 2 if d > 0 else -(-total // 2)
 
-    def step(self, success):
+    def step(self, success: Any) -> Any:
         """Records the result for ``index`` and returns the next count to try (None when done)."""
         self._record(success)
         if self.gallop:
@@ -92,7 +93,7 @@ class BisectMarker(_Marker):
         self.index = self._next()
         return self.index
 
-    def remaining(self):
+    def remaining(self) -> int:
         """Estimated steps left."""
         gap = self.gap()
         if gap == 0:
@@ -108,19 +109,19 @@ class LinearMarker(_Marker):
     ``abs(bad - good)`` steps at most.
     """
 
-    def __init__(self, num_items, invert=False, good=None, bad=None):
+    def __init__(self, num_items: Any, invert: bool = False, good: Any = None, bad: Any = None) -> None:
         super().__init__(num_items, invert, good, bad)
         self.index = self._next()
 
-    def _next(self):
+    def _next(self) -> Any:
         return None if self.stop() else self.bad - self.direction
 
-    def step(self, success):
+    def step(self, success: Any) -> Any:
         """Records the result for ``index`` and returns the next count to try (None when done)."""
         self._record(success)
         self.index = self._next()
         return self.index
 
-    def remaining(self):
+    def remaining(self) -> Any:
         """Steps left at most."""
         return self.gap()

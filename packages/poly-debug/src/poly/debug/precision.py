@@ -5,6 +5,8 @@ iteration builds an engine with the first N of them marked, checks it, and a ``B
 (or ``LinearMarker``) narrows N down to the smallest count that passes.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.debug.markers import BisectMarker, LinearMarker
 
@@ -14,7 +16,7 @@ DIRECTIONS = ("forward", "reverse")
 MODES = ("bisect", "linear")
 
 
-def order_layers(layer_names, direction):
+def order_layers(layer_names: Any, direction: Any) -> Any:
     """The layers in the order they are marked: network order, or reversed."""
     if direction not in DIRECTIONS:
         G_LOGGER.critical(f"--direction must be one of {DIRECTIONS}, got {direction!r}")
@@ -25,12 +27,12 @@ def order_layers(layer_names, direction):
 class PrecisionResult:
     """The outcome: the smallest passing count found (None if none passed) and its layers."""
 
-    def __init__(self, count, layers, iterations):
+    def __init__(self, count: Any, layers: Any, iterations: Any) -> None:
         self.count = count
         self.layers = layers
         self.iterations = iterations
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"PrecisionResult(count={self.count}, layers={self.layers}, iterations={self.iterations})"
 
 
@@ -38,8 +40,8 @@ class Precision:
     """Searches for the fewest layers that must run in ``precision`` for the check to pass."""
 
     def __init__(
-        self, debugger, layer_names, build_engine, mode="bisect", direction="forward", precision="float32"
-    ):
+        self, debugger: Any, layer_names: Any, build_engine: Any, mode: str = "bisect", direction: str = "forward", precision: str = "float32"
+    ) -> None:
         """
         Args:
             debugger (IterativeDebugger): The iteration engine (its ``iter_artifact_path`` is
@@ -62,7 +64,7 @@ class Precision:
         self.direction = direction
         self.precision = precision
 
-    def run(self):
+    def run(self) -> Any:
         """
         Returns:
             PrecisionResult
@@ -73,7 +75,7 @@ class Precision:
             BisectMarker(count, invert=True) if self.mode == "bisect" else LinearMarker(count, invert=True)
         )
 
-        def make_artifact(context):
+        def make_artifact(context: Any) -> None:
             n = marker.index
             marked = self.layers[:n]
             context.state["num_marked"] = n
@@ -82,7 +84,7 @@ class Precision:
             G_LOGGER.info(f"Marking {n} of {count} layer(s) ({self.direction}) to run in {self.precision}")
             self.build_engine(context.artifact_path, marked)
 
-        def advance(context):
+        def advance(context: Any) -> bool:
             if context.state.get("num_marked") != marker.index:
                 G_LOGGER.critical(
                     f"The debug replay does not match this search: iteration {context.iteration} marked "

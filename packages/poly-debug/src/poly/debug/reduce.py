@@ -20,6 +20,8 @@ candidate passes); ``Reduce.implied_result`` tells, and the final confirmation c
 when the result is not already known to fail.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, invoke_if_callable
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
@@ -32,7 +34,7 @@ __all__ = ["Reduce", "ReduceResult"]
 class ReduceResult:
     """What ``Reduce.run`` found."""
 
-    def __init__(self, nodes, model, min_good_nodes, min_good_model, iterations, checks):
+    def __init__(self, nodes: Any, model: Any, min_good_nodes: Any, min_good_model: Any, iterations: Any, checks: Any) -> None:
         self.nodes = nodes
         """Indices (topological order) of the nodes of the reduced model."""
         self.model = model
@@ -53,18 +55,18 @@ class Reduce:
 
     def __init__(
         self,
-        model,
-        debugger,
-        mode="bisect",
-        reduce_inputs=True,
-        reduce_outputs=True,
-        input_shapes=None,
-        shape_inference=True,
-        allow_onnxruntime_shape_inference=True,
-        force_fallback_shape_inference=False,
-        save_model=None,
-        data_loader=None,
-    ):
+        model: Any,
+        debugger: Any,
+        mode: str = "bisect",
+        reduce_inputs: bool = True,
+        reduce_outputs: bool = True,
+        input_shapes: Any = None,
+        shape_inference: bool = True,
+        allow_onnxruntime_shape_inference: bool = True,
+        force_fallback_shape_inference: bool = False,
+        save_model: Any = None,
+        data_loader: Any = None,
+    ) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]): The failing model.
@@ -99,15 +101,15 @@ class Reduce:
         self.force_fallback_shape_inference = force_fallback_shape_inference
         self.save_model = save_model or _save
         self.data_loader = data_loader
-        self.builder = None
-        self._passed = []  # (node count, indices) of passing candidates
-        self._failed = []
-        self._passed_sets = []  # the same node sets, as frozensets
-        self._failed_sets = []
+        self.builder: Any = None
+        self._passed: list[Any] = []  # (node count, indices) of passing candidates
+        self._failed: list[Any] = []
+        self._passed_sets: list[Any] = []  # the same node sets, as frozensets
+        self._failed_sets: list[Any] = []
 
     # -- setup --------------------------------------------------------------------------------
 
-    def _prepare(self):
+    def _prepare(self) -> None:
         from poly.onnx import copy_model
 
         model = copy_model(invoke_if_callable(self._model))
@@ -138,14 +140,14 @@ class Reduce:
 
     # -- one loop -----------------------------------------------------------------------------
 
-    def _loop(self, suffix, candidate, marker):
+    def _loop(self, suffix: Any, candidate: Any, marker: Any) -> Any:
         """Runs a marker-driven loop; ``candidate(index)`` gives the node set for a marker index."""
 
-        def make_artifact(context):
+        def make_artifact(context: Any) -> None:
             nodes = candidate(marker.index)
             self._write(context, nodes)
 
-        def advance(context):
+        def advance(context: Any) -> Any:
             nodes = candidate(marker.index)
             self._check_replay(context, nodes)
             self._record(context.success, nodes)
@@ -156,14 +158,14 @@ class Reduce:
             self.debugger.iterate(make_artifact, advance, marker.remaining, suffix=suffix)
         return marker
 
-    def _write(self, context, nodes):
+    def _write(self, context: Any, nodes: Any) -> None:
         model = self.builder.build(nodes)
         context.state["nodes"] = describe_nodes(nodes)
         context.iteration_info["num_nodes"] = len(nodes)
         G_LOGGER.info(f"Candidate model: {len(nodes)} of {len(self.builder)} node(s)")
         self.save_model(model, context.artifact_path)
 
-    def _check_replay(self, context, nodes):
+    def _check_replay(self, context: Any, nodes: Any) -> None:
         recorded = context.state.get("nodes")
         expected = describe_nodes(nodes)
         if recorded is not None and recorded != expected:
@@ -172,11 +174,11 @@ class Reduce:
                 f"session would test {expected}; the replay comes from another model or other options"
             )
 
-    def _record(self, success, nodes):
+    def _record(self, success: Any, nodes: Any) -> None:
         (self._passed if success else self._failed).append((len(nodes), list(nodes)))
         (self._passed_sets if success else self._failed_sets).append(frozenset(nodes))
 
-    def implied_result(self, nodes):
+    def implied_result(self, nodes: Any) -> Any:
         """
         What the check would say about the candidate made of ``nodes``, as far as the candidates
         decided so far tell (failures being monotone in the node set): False when it holds all
@@ -192,12 +194,12 @@ class Reduce:
 
     # -- phases -------------------------------------------------------------------------------
 
-    def _marker(self, count, gallop=False):
+    def _marker(self, count: Any, gallop: bool = False) -> Any:
         if self.mode == "linear":
             return LinearMarker(count)
         return BisectMarker(count, gallop=gallop)
 
-    def _reduce_outputs(self, last):
+    def _reduce_outputs(self, last: Any) -> Any:
         G_LOGGER.start("Reducing model outputs")
         marker = self._loop("outputs", lambda k: list(range(k)), self._marker(last + 1))
         G_LOGGER.finish(
@@ -205,7 +207,7 @@ class Reduce:
         )
         return marker.bad - 1
 
-    def _reduce_inputs(self, last):
+    def _reduce_inputs(self, last: Any) -> Any:
         G_LOGGER.start("Reducing model inputs")
         marker = self._loop(
             "inputs", lambda w: list(range(last - w + 1, last + 1)), self._marker(last + 1, gallop=True)
@@ -216,7 +218,7 @@ class Reduce:
         )
         return first
 
-    def _reduce_branch(self, window):
+    def _reduce_branch(self, window: Any) -> Any:
         first, last = window[0], window[-1]
         path = self.builder.path_between(first, last, window)
         if len(path) == len(window):
@@ -226,7 +228,7 @@ class Reduce:
         self._loop("branch", lambda _: path, marker)
         return path if marker.failed else window
 
-    def _prune(self, window):
+    def _prune(self, window: Any) -> Any:
         """Linear mode: drops, one at a time, every inner node whose removal keeps the failure."""
         kept = list(window)
         inner = list(reversed(window[1:-1]))
@@ -235,13 +237,13 @@ class Reduce:
         G_LOGGER.start(f"Removing nodes one at a time ({len(inner)} to try)")
         state = {"pos": 0}
 
-        def candidate(_):
+        def candidate(_: Any) -> list[Any]:
             drop = inner[state["pos"]]
             return [i for i in kept if i != drop]
 
         marker = _Sequence(len(inner))
 
-        def on_step(success):
+        def on_step(success: Any) -> None:
             if not success:
                 drop = inner[state["pos"]]
                 kept.remove(drop)
@@ -254,7 +256,7 @@ class Reduce:
 
     # -- driver -------------------------------------------------------------------------------
 
-    def run(self):
+    def run(self) -> Any:
         """
         Runs the reduction.
 
@@ -306,7 +308,7 @@ class Reduce:
             nodes, model, good_nodes, good, self.debugger.iterations_run, self.debugger.checks_run
         )
 
-    def _min_good(self, bad_size):
+    def _min_good(self, bad_size: Any) -> Any:
         """The largest passing candidate smaller than the result, else the smallest larger one."""
         if not self._passed:
             return None
@@ -319,42 +321,42 @@ class Reduce:
 class _OneShot:
     """A marker of a single iteration."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.index = 0
         self.failed = False
         self.done = False
 
-    def step(self, success):
+    def step(self, success: Any) -> None:
         self.failed = not success
         self.done = True
 
-    def stop(self):
+    def stop(self) -> Any:
         return self.done
 
-    def remaining(self):
+    def remaining(self) -> Any:
         return 0 if self.done else 1
 
 
 class _Sequence:
     """A marker that visits ``count`` positions in order, reporting each result to ``on_step``."""
 
-    def __init__(self, count):
+    def __init__(self, count: Any) -> None:
         self.count = count
         self.index = 0
-        self.on_step = None
+        self.on_step: Any = None
 
-    def step(self, success):
+    def step(self, success: Any) -> None:
         self.on_step(success)
         self.index += 1
 
-    def stop(self):
+    def stop(self) -> bool:
         return self.index >= self.count
 
-    def remaining(self):
+    def remaining(self) -> Any:
         return self.count - self.index
 
 
-def _save(model, path):
+def _save(model: Any, path: Any) -> None:
     from poly.onnx import SaveOnnx
 
     SaveOnnx(model, path, durable=False)()  # a candidate lives for one iteration

@@ -1,6 +1,8 @@
 """``Repeat``: runs the check again and again (``poly debug repeat``), sorting the artifacts of
 each run, until ``--until`` says stop."""
 
+from typing import Any
+
 from poly.core import G_LOGGER
 
 __all__ = ["Repeat"]
@@ -11,7 +13,7 @@ class Repeat:
     Repeats an iteration with no artifact of its own: the check command is the whole job.
     """
 
-    def __init__(self, debugger, make_artifact=None):
+    def __init__(self, debugger: Any, make_artifact: Any = None) -> None:
         """
         Args:
             debugger (IterativeDebugger): With an ``until`` rule.
@@ -22,7 +24,7 @@ class Repeat:
         self.debugger = debugger
         self.make_artifact = make_artifact
 
-    def run(self):
+    def run(self) -> Any:
         """
         Returns:
             IterationSummary

@@ -6,6 +6,7 @@ already decided, so an interrupted session resumes where it stopped.
 
 import os
 from collections import OrderedDict
+from typing import Any
 
 from poly.core import G_LOGGER, PolyException, load_json, save_json
 from poly.debug.context import IterationContext
@@ -15,12 +16,12 @@ __all__ = ["DebugReplay", "DEFAULT_REPLAY_PATH", "replay_key", "skip_current_pat
 DEFAULT_REPLAY_PATH = "polygraphy_debug_replay.json"
 
 
-def replay_key(index, suffix=None):
+def replay_key(index: Any, suffix: Any = None) -> Any:
     """The replay key of iteration ``index`` (0-based) of the loop named ``suffix``."""
     return f"_N{index}" + (f"_{suffix}" if suffix else "")
 
 
-def skip_current_path(path):
+def skip_current_path(path: Any) -> str:
     """``replay.json`` -> ``replay_skip_current.json``: the replay that counts the running
     iteration as failed, for resuming past an iteration that crashes the session."""
     stem, ext = os.path.splitext(os.fspath(path))
@@ -31,7 +32,7 @@ class DebugReplay(OrderedDict):
     """An ordered mapping of replay key to ``IterationContext``."""
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: Any) -> Any:
         """
         Reads a replay file (poly's or Polygraphy's).
 
@@ -51,11 +52,11 @@ class DebugReplay(OrderedDict):
             )
         return cls(data)
 
-    def save(self, path, description=None, durable=True):
+    def save(self, path: Any, description: Any = None, durable: bool = True) -> None:
         """Writes the replay (atomically; ``durable=False``: without waiting for the disk)."""
         save_json(dict(self), path, description, durable=durable)
 
-    def summary(self):
+    def summary(self) -> str:
         """'3 iteration(s): 1 passed, 2 failed'."""
         passed = sum(1 for ctx in self.values() if ctx.success)
         return f"{len(self)} iteration(s): {passed} passed, {len(self) - passed} failed"

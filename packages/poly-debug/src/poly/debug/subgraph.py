@@ -8,6 +8,8 @@ outputs) reads become graph outputs. Any node set therefore gives a runnable mod
 failures of a model made of node set S grow with S: what lets ``reduce`` search by bisection.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, lazy_import
 
 onnx = lazy_import("onnx")
@@ -15,7 +17,7 @@ onnx = lazy_import("onnx")
 __all__ = ["SubgraphBuilder", "toposort_model", "describe_nodes", "node_reads"]
 
 
-def _outer_names(graph):
+def _outer_names(graph: Any) -> Any:
     """Names a (sub)graph reads from enclosing scopes."""
     defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
     used = []
@@ -27,7 +29,7 @@ def _outer_names(graph):
     return used
 
 
-def node_reads(node):
+def node_reads(node: Any) -> list[Any]:
     """The tensors a node reads: its inputs and what its subgraphs (If/Loop/Scan) read from outside."""
     names = list(node.input)
     for attr in node.attribute:
@@ -37,10 +39,10 @@ def node_reads(node):
             for graph in attr.graphs:
                 names += _outer_names(graph)
     seen = set()
-    return [n for n in names if not (n in seen or seen.add(n))]
+    return [n for n in names if not (n in seen or seen.add(n))]  # type: ignore[func-returns-value]
 
 
-def toposort_model(model):
+def toposort_model(model: Any) -> Any:
     """
     Sorts the top-level nodes of ``model`` topologically (in place, stable: an already sorted
     model keeps its order). Returns the model.
@@ -61,7 +63,7 @@ def toposort_model(model):
     G_LOGGER.verbose("Sorting the model's nodes topologically")
     import heapq
 
-    users = [[] for _ in nodes]
+    users: Any = [[] for _ in nodes]
     pending = [len(dep) for dep in deps]
     for index, dep in enumerate(deps):
         for d in dep:
@@ -83,10 +85,10 @@ def toposort_model(model):
     return model
 
 
-def describe_nodes(indices):
+def describe_nodes(indices: Any) -> str:
     """A compact, stable description of a node set: ``'3 node(s): 4-5,9'``."""
     indices = sorted(indices)
-    runs = []
+    runs: list[Any] = []
     for index in indices:
         if runs and runs[-1][1] == index - 1:
             runs[-1][1] = index
@@ -101,7 +103,7 @@ class SubgraphBuilder:
     Builds the model made of a subset of the nodes of a (topologically sorted) model.
     """
 
-    def __init__(self, model, tensor_info):
+    def __init__(self, model: Any, tensor_info: Any) -> None:
         """
         Args:
             model (onnx.ModelProto): The model, topologically sorted (``toposort_model``).
@@ -113,7 +115,7 @@ class SubgraphBuilder:
         self.nodes = list(graph.node)
         self.reads = [node_reads(node) for node in self.nodes]
         self.producer = {}
-        self.consumers = {}
+        self.consumers: dict[Any, Any] = {}
         for index, node in enumerate(self.nodes):
             for name in node.output:
                 if name:
@@ -125,17 +127,17 @@ class SubgraphBuilder:
         self.graph_outputs = [o.name for o in graph.output]
         self._graph_output_set = set(self.graph_outputs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.nodes)
 
-    def node_label(self, index):
+    def node_label(self, index: Any) -> str:
         """'Conv (name)' for logs."""
         node = self.nodes[index]
         return f"{node.op_type} ({node.name or '<unnamed>'})"
 
     # -- structure ----------------------------------------------------------------------------
 
-    def _walk(self, start, step, allowed):
+    def _walk(self, start: Any, step: Any, allowed: Any) -> Any:
         seen = {start}
         stack = [start]
         while stack:
@@ -145,13 +147,13 @@ class SubgraphBuilder:
                     stack.append(nxt)
         return seen
 
-    def _users(self, index):
+    def _users(self, index: Any) -> Any:
         return (u for name in self.nodes[index].output if name for u in self.consumers.get(name, ()))
 
-    def _producers(self, index):
+    def _producers(self, index: Any) -> Any:
         return (self.producer[n] for n in self.reads[index] if n in self.producer)
 
-    def path_between(self, first, last, within):
+    def path_between(self, first: Any, last: Any, within: Any) -> Any:
         """
         The nodes of ``within`` on the paths from node ``first`` to node ``last``, plus both:
         the branch that links them, without the side branches a window of nodes also holds.
@@ -163,11 +165,11 @@ class SubgraphBuilder:
 
     # -- building -----------------------------------------------------------------------------
 
-    def io_names(self, indices):
+    def io_names(self, indices: Any) -> tuple[Any, ...]:
         """(input names, initializer names, output names) of the model made of ``indices``."""
         chosen = set(indices)
         produced = {name for i in chosen for name in self.nodes[i].output if name}
-        inputs, frozen, seen = [], [], set()
+        inputs, frozen, seen = [], [], set()  # type: ignore[var-annotated]
         for i in sorted(chosen):
             for name in self.reads[i]:
                 if not name or name in produced or name in seen:
@@ -186,7 +188,7 @@ class SubgraphBuilder:
             outputs = [name for name in self.nodes[max(chosen)].output if name]
         return inputs, frozen, outputs
 
-    def build(self, indices):
+    def build(self, indices: Any) -> Any:
         """
         The model made of the nodes ``indices``.
 

@@ -6,6 +6,8 @@ constants), so that cutting the graph at such a tensor freezes it instead of tur
 an input fed with random data.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, lazy_import
 
 onnx = lazy_import("onnx")
@@ -27,7 +29,7 @@ _NONDETERMINISTIC = {
 }
 
 
-def _typed(value_info):
+def _typed(value_info: Any) -> Any:
     """Whether a ValueInfoProto has an element type and a shape."""
     kind = value_info.type.WhichOneof("value")
     if kind != "tensor_type":
@@ -36,7 +38,7 @@ def _typed(value_info):
     return tensor_type.elem_type != 0 and tensor_type.HasField("shape")
 
 
-def _has_dynamic_dims(value_info):
+def _has_dynamic_dims(value_info: Any) -> bool:
     if value_info.type.WhichOneof("value") != "tensor_type":
         return False
     tensor_type = value_info.type.tensor_type
@@ -52,13 +54,13 @@ class TensorInfo:
 
     def __init__(
         self,
-        model,
-        shape_inference=True,
-        allow_onnxruntime=True,
-        force_fallback=False,
-        freeze_constants=True,
-        data_loader=None,
-    ):
+        model: Any,
+        shape_inference: bool = True,
+        allow_onnxruntime: bool = True,
+        force_fallback: bool = False,
+        freeze_constants: bool = True,
+        data_loader: Any = None,
+    ) -> None:
         """
         Args:
             model (onnx.ModelProto): The model, topologically sorted, inputs with final shapes.
@@ -77,7 +79,7 @@ class TensorInfo:
         self._data_loader = data_loader
         self._allow_onnxruntime = allow_onnxruntime
         self._fallback_done = False
-        self.value_infos = {}
+        self.value_infos: dict[Any, Any] = {}
         """name -> ValueInfoProto with whatever is known."""
         self.constants = {}
         """name -> TensorProto of input-independent tensors (initializers and folded values)."""
@@ -102,7 +104,7 @@ class TensorInfo:
         if freeze_constants:
             self._fold(model)
 
-    def _learn(self, value_info, replace=False):
+    def _learn(self, value_info: Any, replace: bool = False) -> None:
         name = value_info.name
         if not name:
             return
@@ -110,13 +112,13 @@ class TensorInfo:
         if known is None or replace or (not _typed(known) and _typed(value_info)):
             self.value_infos[name] = value_info
 
-    def _static_shape(self, name):
+    def _static_shape(self, name: Any) -> Any:
         value_info = self.value_infos.get(name)
         if value_info is None or not _typed(value_info) or _has_dynamic_dims(value_info):
             return None
         return [dim.dim_value for dim in value_info.type.tensor_type.shape.dim]
 
-    def _constant_nodes(self, model):
+    def _constant_nodes(self, model: Any) -> tuple[Any, ...]:
         """
         The nodes whose outputs do not depend on the model's inputs, in order, and the values
         of Shape/Size nodes of statically shaped tensors (those read no data).
@@ -152,7 +154,7 @@ class TensorInfo:
                 known.update(name for name in node.output if name)
         return nodes, shape_values
 
-    def _fold(self, model):
+    def _fold(self, model: Any) -> None:
         """Evaluates every input-independent tensor in one ONNX-Runtime run."""
         from poly.onnx import default_fold_size_threshold, onnxruntime_max_ir_version
 
@@ -196,7 +198,7 @@ class TensorInfo:
             f"{len(self.constants)} tensor(s) are input-independent and will be frozen where cut"
         )
 
-    def fallback(self, names):
+    def fallback(self, names: Any) -> None:
         """
         Runs the model in ONNX-Runtime (once) to learn the types and shapes of ``names`` (None:
         of every tensor). Failures are warnings: reduction goes on with what is known.
@@ -234,7 +236,7 @@ class TensorInfo:
             elem_type = DataType.from_dtype(array.dtype).onnx()
             self._learn(onnx.helper.make_tensor_value_info(name, elem_type, list(array.shape)), replace=True)
 
-    def value_info(self, name, need_shape=True):
+    def value_info(self, name: Any, need_shape: bool = True) -> Any:
         """
         The ValueInfoProto of ``name``, running the fallback when the type (or, with
         ``need_shape``, a static shape) is unknown. A bare ValueInfoProto when nothing is known.
@@ -252,7 +254,7 @@ class TensorInfo:
         return result
 
 
-def _quiet():
+def _quiet() -> Any:
     """Silences the helpers' own messages (failures are reported here, once) unless -v was given."""
     import contextlib
 
@@ -261,7 +263,7 @@ def _quiet():
     return G_LOGGER.verbosity(G_LOGGER.CRITICAL + 10)
 
 
-def _once():
+def _once() -> Any:
     from poly.core import LogMode
 
     return LogMode.ONCE

@@ -1,5 +1,7 @@
 """``Until``: when an iteration loop stops (``--until good | bad | N``)."""
 
+from typing import Any
+
 from poly.core import G_LOGGER
 
 __all__ = ["Until"]
@@ -11,7 +13,7 @@ class Until:
     ``"bad"`` after the first failing one, an integer N after N iterations.
     """
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         """
         Args:
             value (Union[str, int]): ``"good"``, ``"bad"`` or a positive number of iterations.
@@ -24,7 +26,7 @@ class Until:
         self.count = None if self.verdict else int(text)
 
     @staticmethod
-    def problem(value):
+    def problem(value: Any) -> str | None:
         """What is wrong with an ``--until`` value, or None when it is valid."""
         text = str(value).strip().lower()
         if text in ("good", "bad"):
@@ -37,15 +39,15 @@ class Until:
             return f"the number of iterations must be at least 1, not {count}"
         return None
 
-    def done(self, context):
+    def done(self, context: Any) -> bool:
         """Whether to stop after the iteration of ``context``."""
         if self.verdict is not None:
             return context.success == (self.verdict == "good")
         return context.iteration + 1 >= self.count
 
-    def remaining(self, iterations_done):
+    def remaining(self, iterations_done: Any) -> Any:
         """How many iterations are left, when that is known."""
         return None if self.count is None else max(self.count - iterations_done, 0)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Until({self.verdict or self.count!r})"

@@ -28,11 +28,11 @@ trt = lazy_import(
 """The TensorRT module in use (imported at first attribute access)."""
 
 
-def is_rtx():
+def is_rtx() -> bool:
     """True when the module in use is TensorRT-RTX."""
     return "rtx" in trt.__name__
 
 
-def flavour():
+def flavour() -> str:
     """``"TensorRT-RTX x.y"`` or ``"TensorRT x.y"``: the module in use and its version."""
     return f"{'TensorRT-RTX' if is_rtx() else 'TensorRT'} {getattr(trt, '__version__', '?')}"

@@ -17,6 +17,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -52,7 +53,7 @@ def _param_name(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _simple_flag(declared):
+def _simple_flag(declared: Any) -> Any:
     """The click option of one option of the simple comparison, from its declaration."""
     if declared.per_output:
         example = f": `{declared.flag} {declared.example}`" if declared.example else ""
@@ -69,7 +70,7 @@ def _simple_flags(names: tuple[str, ...]) -> list:
     return [_simple_flag(SimpleCompareOptions.declaration(name)) for name in names]
 
 
-def _choice(declared):
+def _choice(declared: Any) -> Any:
     def convert(arg: str, text: str) -> str:
         if text not in declared.choices:
             raise click.BadParameter(f"{arg!r}: choose from {', '.join(declared.choices)}",
@@ -143,7 +144,7 @@ class ComparisonArgs:
         return self.simple.check_shapes is not False
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """Every flag of the group, as `poly run` has them."""
         return stack_options([
             click.option("--save-outputs", "--save-results", "save_outputs", type=click.Path(),
@@ -172,7 +173,7 @@ class ComparisonArgs:
         ])
 
     @classmethod
-    def tolerance_options(cls):
+    def tolerance_options(cls) -> Any:
         """Only the flags of the options that decide a verdict: --atol, --rtol, --check-error-stat,
         --error-quantile, --infinities-compare-equal, --no-shape-check (for `poly validate`)."""
         return stack_options(_simple_flags(_VERDICT_FLAGS))
@@ -228,11 +229,11 @@ class ComparisonArgs:
         accuracy = Ref("poly.compare", "Comparator.compare_accuracy")(
             Var("results"), fail_fast=self.fail_fast, compare_func=Var("compare_func"),
             check_average=self.check_average)
-        statements.append(If(BinOp(Builtin("len")(Var("results")), ">", 1), [
+        statements.append(If(BinOp(Builtin("len")(Var("results")), ">", 1), [  # type: ignore[arg-type]
             *self.compare_func_statements(), Assign("accuracy", accuracy), _and_success(Var("accuracy"))]))
         return statements
 
-    def check_statements(self, after_loading=()) -> list:
+    def check_statements(self, after_loading: Any = ()) -> list:
         """Every statement that reads ``results`` and sets ``success``: ``success = True``, the
         --load-outputs extend (``load_statements``), ``after_loading`` (statements run on all the
         results, such as post-processing), then ``verdict_statements``."""
@@ -257,21 +258,21 @@ class ComparisonArgs:
                       "perceptual_metrics": ("lpips_threshold", self.lpips_threshold)}
         funcs = []
         for name in self.compare_funcs or ("simple",):
-            func = Ref("poly.compare", f"CompareFunc.{name}")
+            func = Ref("poly.compare", f"CompareFunc.{name}")  # type: ignore[assignment]
             if name == "simple":
-                funcs.append(func(**simple))
+                funcs.append(func(**simple))  # type: ignore[misc, operator]
             elif name == "indices":
-                funcs.append(func(index_tolerance=self.index_tolerance, fail_fast=fail_fast))
+                funcs.append(func(index_tolerance=self.index_tolerance, fail_fast=fail_fast))  # type: ignore[misc, operator]
             elif name == "distance_metrics":
-                funcs.append(func(l2_tolerance=self.l2_threshold,
+                funcs.append(func(l2_tolerance=self.l2_threshold,  # type: ignore[misc, operator]
                                   cosine_similarity_threshold=self.cosine_similarity_threshold,
                                   check_shapes=shapes, fail_fast=fail_fast))
             elif name == "quality_metrics":
-                funcs.append(func(psnr_tolerance=self.psnr_threshold, snr_tolerance=self.snr_threshold,
+                funcs.append(func(psnr_tolerance=self.psnr_threshold, snr_tolerance=self.snr_threshold,  # type: ignore[misc, operator]
                                   check_shapes=shapes, fail_fast=fail_fast))
             else:  # l2, cosine_similarity, psnr, snr, perceptual_metrics: one threshold each
                 keyword, threshold = thresholds[name]
-                funcs.append(func(check_shapes=shapes, fail_fast=fail_fast, **{keyword: threshold}))
+                funcs.append(func(check_shapes=shapes, fail_fast=fail_fast, **{keyword: threshold}))  # type: ignore[misc, operator]
         return [*statements, Assign("compare_func", funcs[0] if len(funcs) == 1 else funcs)]
 
     def _simple_arguments(self) -> tuple[list, dict]:
@@ -289,23 +290,23 @@ class ComparisonArgs:
         return statements, {d.name: arguments[d.name] for d in SimpleCompareOptions.declarations()
                             if d.name in arguments}
 
-    def create_compare_func(self):
+    def create_compare_func(self) -> Any:
         """The comparison function of --compare (a list of them when several are given), as
         ``compare_func_statements`` make it."""
         return run_statements(self.compare_func_statements())["compare_func"]
 
-    def add_loaded_outputs(self, run_results) -> None:
+    def add_loaded_outputs(self, run_results: Any) -> None:
         """Extends ``run_results`` (poly.compare.RunResults) with the --load-outputs files
         (``load_statements`` run)."""
         run_statements(self.load_statements(), {"results": run_results})
 
-    def check_results(self, run_results) -> bool:
+    def check_results(self, run_results: Any) -> bool:
         """--validate (NaNs, Infs) and, with two or more result sets, the accuracy comparison of
         every one with the first (``verdict_statements`` run); whether all passed."""
         env = run_statements([Assign("success", True), *self.verdict_statements()], {"results": run_results})
         return bool(env["success"])
 
 
-def _and_success(value) -> Assign:
+def _and_success(value: Any) -> Assign:
     """``success = bool(value) and success``."""
     return Assign("success", BinOp(Builtin("bool")(value), "and", Var("success")))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -32,7 +33,7 @@ class LoggingArgs:
     """Whether errors are shown with their traceback (-v, or a --verbosity of VERBOSE or lower)."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """-v/--verbose, -q/--quiet, --verbosity, --silent, --log-format, --log-file."""
         return stack_options([
             click.option("-v", "--verbose", count=True, expose_value=False, callback=_on_option, is_eager=True,
@@ -60,7 +61,7 @@ class LoggingArgs:
             return cls()
         return ctx.find_root().meta.get(_META_KEY, cls())
 
-    def with_option(self, name: str, value) -> LoggingArgs:
+    def with_option(self, name: str, value: Any) -> LoggingArgs:
         """These options updated by one more: ``name`` is the click parameter name (verbose,
         quiet, silent, verbosity, log_format, log_file). A bad --verbosity is a usage error."""
         from poly.core import G_LOGGER
@@ -96,7 +97,7 @@ class LoggingArgs:
             G_LOGGER.log_file = self.log_file
 
 
-def _on_option(ctx, param, value):
+def _on_option(ctx: Any, param: Any, value: Any) -> Any:
     """Callback of every logging option: records it and applies it at once."""
     if value is None or value == () or value is False or value == 0:
         return value
@@ -107,7 +108,7 @@ def _on_option(ctx, param, value):
     return value
 
 
-def _shifted(shift):
+def _shifted(shift: Any) -> Any:
     from poly.core import G_LOGGER
 
     levels = sorted(G_LOGGER.SEVERITY_NAMES.values())
@@ -115,7 +116,7 @@ def _shifted(shift):
     return min(levels, key=lambda level: (abs(level - target), level))
 
 
-def _parse_verbosity(values) -> dict:
+def _parse_verbosity(values: Any) -> dict:
     from poly.core import G_LOGGER
 
     result = {}

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.resources import files
+from typing import Any
 
 import click
 
@@ -60,7 +61,7 @@ class ModelArgs:
     """The function named after MODEL (`define_network.py:my_func`), for network scripts."""
 
     @classmethod
-    def options(cls, required: bool = True, example: bool = False, model_type: bool = False):
+    def options(cls, required: bool = True, example: bool = False, model_type: bool = False) -> Any:
         """MODEL (click reports it missing when ``required``), and --example and --model-type
         for the commands that offer them."""
         options = [click.argument("model_file", required=required, metavar="MODEL")]
@@ -99,7 +100,7 @@ class ModelArgs:
             G_LOGGER.critical(f"{model.path!r} is {UNSUPPORTED_MODEL_TYPES[model_type]} (--model-type {model_type}), "
                               "which poly does not load: convert it to ONNX (e.g. with tf2onnx for TensorFlow) and "
                               "pass the .onnx file")
-        if model.is_network_script and not model.path.endswith(NETWORK_SCRIPT_SUFFIX):
+        if model.is_network_script and not model.path.endswith(NETWORK_SCRIPT_SUFFIX):  # type: ignore[union-attr]
             raise click.BadParameter(f"{model.path!r} is not a Python script: a TensorRT network script must be a "
                                      f"'{NETWORK_SCRIPT_SUFFIX}' file", param_hint="'MODEL'")
         return model

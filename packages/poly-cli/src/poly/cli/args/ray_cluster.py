@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -17,7 +18,7 @@ class PathOrUri(click.Path):
 
     name = "path_or_uri"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if isinstance(value, str) and "://" in value:
             return value
         return super().convert(value, param, ctx)
@@ -38,7 +39,7 @@ class RayArgs:
     """--ray-gpus-per-worker: GPUs Ray reserves per actor (fractions share a GPU)."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         return stack_options([
             click.option("--ray", "ray_address", metavar="[ADDRESS]", is_flag=False, flag_value=LOCAL_RAY, default=None,
                          help="Spread the validation over a Ray cluster: `auto` (the cluster this machine belongs "
@@ -65,7 +66,7 @@ class RayArgs:
                 raise click.UsageError(f"{changed[0]} needs --ray.")
         return args
 
-    def check_paths(self, **paths):
+    def check_paths(self, **paths: Any) -> None:
         """A usage error for a URI given without --ray (``paths``: flag name -> values)."""
         if self.enabled:
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,7 +27,7 @@ ONNXRT_HELP = "Run inference using ONNX-Runtime."
 ONNX_REF_HELP = "Run inference using the ONNX reference evaluator (onnx.reference)."
 
 
-def _record_runner(ctx, param, value):
+def _record_runner(ctx: Any, param: Any, value: Any) -> Any:
     """Callback of the runner flags: remembers their command-line order."""
     if value:
         ctx.meta.setdefault(_META_KEY, []).append(param.name)
@@ -42,7 +42,7 @@ class RunnerArgs:
     """Runner flags by parameter name: "onnxrt", "onnx_ref", "trt"."""
 
     @classmethod
-    def options(cls, onnxrt_help: str = ONNXRT_HELP, onnx_ref_help: str = ONNX_REF_HELP):
+    def options(cls, onnxrt_help: str = ONNXRT_HELP, onnx_ref_help: str = ONNX_REF_HELP) -> Any:
         """--onnxrt and --onnx-ref (with the command's own help texts where they differ)."""
         return stack_options([
             click.option("--onnxrt", is_flag=True, callback=_record_runner, help=onnxrt_help),
@@ -50,7 +50,7 @@ class RunnerArgs:
         ])
 
     @classmethod
-    def trt_options(cls):
+    def trt_options(cls) -> Any:
         """--trt, which ``--help`` lists with the TensorRT flags (after the builder flags, before
         --trt-outputs): a command puts it there."""
         return stack_options([
@@ -81,7 +81,7 @@ class RunnerArgs:
     def runner_statements(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs,
                           trt_network: TrtNetworkArgs, trt_config: TrtConfigArgs | None,
                           trt_runtime: TrtRuntimeArgs | None = None, onnx_save: OnnxSaveArgs | None = None,
-                          session_options=None) -> list:
+                          session_options: Any = None) -> list:
         """
         The statements that set ``runners``, in command-line order: OnnxrtRunner and OnnxRefRunner
         sharing one ONNX loader ``onnx_model`` (saved first with --save-onnx), and the TrtRunner of
@@ -110,13 +110,13 @@ class RunnerArgs:
                 if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too
                     parser, parser_path = onnx.parser_model_statements(model.path)
                     statements += parser
-                statements += trt_config.engine_statements(model, trt_network, parser_path)
+                statements += trt_config.engine_statements(model, trt_network, parser_path)  # type: ignore[union-attr]
                 runners.append((trt_runtime or TrtRuntimeArgs()).runner_expr(Var("engine_bytes")))
         return [*statements, Assign("runners", ListOf(runners))]
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,
-                       session_options=None, trt_runtime: TrtRuntimeArgs | None = None,
+                       session_options: Any = None, trt_runtime: TrtRuntimeArgs | None = None,
                        onnx_save: OnnxSaveArgs | None = None) -> list:
         """
         The runners of ``runner_statements``, evaluated. With --int8, the TensorRT calibrator is

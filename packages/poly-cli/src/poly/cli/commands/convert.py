@@ -4,6 +4,7 @@ ONNX (with --fp-to-fp16)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import click
 
@@ -30,7 +31,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def convert(output, convert_to, fp_to_fp16, **kwargs):
+def convert(output: Any, convert_to: Any, fp_to_fp16: Any, **kwargs: Any) -> Any:
     """Convert models to other formats: ONNX to a TensorRT engine, or ONNX to ONNX."""
     from poly.core import G_LOGGER
 
@@ -42,7 +43,7 @@ def convert(output, convert_to, fp_to_fp16, **kwargs):
         raise click.UsageError(f"MODEL {model.path!r} is not an ONNX model: it converts to a TensorRT engine only")
     from poly.onnx import ConvertToFp16, OnnxFromPath
 
-    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)
+    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)  # type: ignore[arg-type]
     loader = OnnxFromPath(loader) if isinstance(loader, str) else loader
     if fp_to_fp16:
         loader = ConvertToFp16(loader)
@@ -51,7 +52,7 @@ def convert(output, convert_to, fp_to_fp16, **kwargs):
     return EXIT_PASS
 
 
-def _to_engine(model: ModelArgs, output, kwargs):
+def _to_engine(model: ModelArgs, output: Any, kwargs: Any) -> Any:
     from poly.trt import SaveEngine
 
     data = DataLoaderArgs.from_kwargs(kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -44,7 +45,7 @@ from poly.cli.gen_script.run_script import RunScript, gen_script_option, write_r
 @gen_script_option()
 @LoggingArgs.options()
 @handle_errors
-def run(**kwargs):
+def run(**kwargs: Any) -> Any:
     """Run inference and compare results across backends.
 
     Backends run in the order given; every one is compared to the first, and to --load-outputs.

@@ -3,6 +3,8 @@ golden outputs (files, or a second backend), with a progress bar and JSON/HTML r
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.comparison import ComparisonArgs
@@ -61,8 +63,8 @@ from poly.cli.multi_option import multi_option
 @RayArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def validate(dataset, data_loader_script, golden, workers, processes, infer_threads, max_failures, batch, prefetch,
-             worst_k, report_json, report_html, **kwargs):
+def validate(dataset: Any, data_loader_script: Any, golden: Any, workers: Any, processes: Any, infer_threads: Any, max_failures: Any, batch: Any, prefetch: Any,
+             worst_k: Any, report_json: Any, report_html: Any, **kwargs: Any) -> Any:
     """Validate a model over a whole dataset against golden outputs, streaming.
 
     Memory stays bounded whatever the dataset size. Exit status: 0 when every sample passed,

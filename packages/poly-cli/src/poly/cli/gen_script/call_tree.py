@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import operator
+from typing import Any
 
 from poly.cli.gen_script.script_source import ScriptSource, literal
 
@@ -32,11 +33,11 @@ class Expr:
         """The node as Python source; records the imports it needs in ``script``."""
         raise NotImplementedError
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         """The node's value; ``env`` holds the variables assigned so far."""
         raise NotImplementedError
 
-    def __call__(self, /, *args, **kwargs) -> Call:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Call:
         return Call(self, *args, **kwargs)
 
     def attr(self, name: str) -> Attr:
@@ -48,7 +49,7 @@ class Ref(Expr):
     """``name`` (dotted for an attribute of it, as in ``CompareFunc.simple``) imported from
     ``module``; without ``name``, the module itself (``import module``)."""
 
-    def __init__(self, module: str, name: str | None = None):
+    def __init__(self, module: str, name: str | None = None) -> None:
         self.module, self.name = module, name
 
     def source(self, script: ScriptSource) -> str:
@@ -58,7 +59,7 @@ class Ref(Expr):
         script.use(self.module, self.name.split(".")[0])
         return self.name
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         value = importlib.import_module(self.module)
         for part in self.name.split(".") if self.name else ():
             value = getattr(value, part)
@@ -68,20 +69,20 @@ class Ref(Expr):
 class Attr(Expr):
     """``obj.name``."""
 
-    def __init__(self, obj: Expr, name: str):
+    def __init__(self, obj: Expr, name: str) -> None:
         self.obj, self.name = obj, name
 
     def source(self, script: ScriptSource) -> str:
         return f"{self.obj.source(script)}.{self.name}"
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         return getattr(self.obj.evaluate(env), self.name)
 
 
 class Call(Expr):
     """``func(*args, **kwargs)``, keyword arguments that are None left out."""
 
-    def __init__(self, func: Expr, /, *args, **kwargs):
+    def __init__(self, func: Expr, /, *args: Any, **kwargs: Any) -> None:
         self.func, self.args = func, args
         self.kwargs = {key: value for key, value in kwargs.items() if value is not None}
 
@@ -90,7 +91,7 @@ class Call(Expr):
         parts += [f"{key}={source(value, script)}" for key, value in self.kwargs.items()]
         return f"{self.func.source(script)}({', '.join(parts)})"
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         func = self.func.evaluate(env)
         return func(*(evaluate(arg, env) for arg in self.args),
                     **{key: evaluate(value, env) for key, value in self.kwargs.items()})
@@ -99,40 +100,40 @@ class Call(Expr):
 class Var(Expr):
     """A variable an earlier ``Assign`` set (or the caller put in ``env``)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
 
     def source(self, script: ScriptSource) -> str:
         return self.name
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         return env[self.name]
 
 
 class ListOf(Expr):
     """A list, written one item a line (``[\\n    a,\\n    b,\\n]``)."""
 
-    def __init__(self, items):
+    def __init__(self, items: Any) -> None:
         self.items = list(items)
 
     def source(self, script: ScriptSource) -> str:
         lines = "".join(f"\n    {source(item, script)}," for item in self.items)
         return "[" + lines + ("\n" if self.items else "") + "]"
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> list[Any]:
         return [evaluate(item, env) for item in self.items]
 
 
 class Const(Expr):
     """A plain value written as it is, even None (which ``Call`` otherwise leaves out)."""
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = value
 
     def source(self, script: ScriptSource) -> str:
         return literal(self.value)
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         return self.value
 
 
@@ -140,20 +141,20 @@ class Value(Expr):
     """An object the command already holds (a loader, session options): evaluation uses it as
     it is; it has no source, so a tree holding one cannot be written into a script."""
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = value
 
     def source(self, script: ScriptSource) -> str:
         raise TypeError(f"{type(self.value).__name__} object has no Python source")
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         return self.value
 
 
 class Builtin(Expr):
     """A Python builtin (``len``, ``bool``): written as its name, needing no import."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         if not hasattr(builtins, name):
             raise ValueError(f"no builtin named {name!r}")
         self.name = name
@@ -161,7 +162,7 @@ class Builtin(Expr):
     def source(self, script: ScriptSource) -> str:
         return self.name
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         return getattr(builtins, self.name)
 
 
@@ -173,7 +174,7 @@ class BinOp(Expr):
     """``left op right`` for a comparison (``>``, ``==``...) or ``and`` (which, as in Python,
     evaluates ``right`` only when ``left`` is true, and is the value of the operand that decided)."""
 
-    def __init__(self, left, op: str, right):
+    def __init__(self, left: Any, op: str, right: Any) -> None:
         if op != "and" and op not in _BINARY_OPS:
             raise ValueError(f"unsupported operator {op!r}")
         self.left, self.op, self.right = left, op, right
@@ -181,14 +182,14 @@ class BinOp(Expr):
     def source(self, script: ScriptSource) -> str:
         return f"{source(self.left, script)} {self.op} {source(self.right, script)}"
 
-    def evaluate(self, env: dict):
+    def evaluate(self, env: dict) -> Any:
         left = evaluate(self.left, env)
         if self.op == "and":
             return left and evaluate(self.right, env)
         return _BINARY_OPS[self.op](left, evaluate(self.right, env))
 
 
-def source(value, script: ScriptSource) -> str:
+def source(value: Any, script: ScriptSource) -> str:
     """Python source of ``value``: an ``Expr``, or a plain value (lists, tuples and dicts may
     hold expressions)."""
     if isinstance(value, Expr):
@@ -202,7 +203,7 @@ def source(value, script: ScriptSource) -> str:
     return literal(value)
 
 
-def evaluate(value, env: dict | None = None):
+def evaluate(value: Any, env: dict | None = None) -> Any:
     """The value of ``value`` (an ``Expr`` or a plain value holding some) with the variables of
     ``env``."""
     env = {} if env is None else env
@@ -221,7 +222,7 @@ class Assign:
     """The statement ``name = value``; with a tuple of names, ``a, b = value`` (the value
     unpacked into them)."""
 
-    def __init__(self, name: str | tuple[str, ...], value):
+    def __init__(self, name: str | tuple[str, ...], value: Any) -> None:
         self.name, self.value = name, value
 
     def line(self, script: ScriptSource) -> str:
@@ -242,7 +243,7 @@ class Assign:
 class Do:
     """An expression statement, evaluated for its effect (``SaveOnnx(...)()``)."""
 
-    def __init__(self, value: Expr):
+    def __init__(self, value: Expr) -> None:
         self.value = value
 
     def line(self, script: ScriptSource) -> str:
@@ -255,7 +256,7 @@ class Do:
 class Comment:
     """A ``# text`` line of the script; nothing when evaluated."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text = text
 
     def line(self, script: ScriptSource) -> str:
@@ -265,7 +266,7 @@ class Comment:
         pass
 
 
-def _block(head: str, body, script: ScriptSource) -> str:
+def _block(head: str, body: Any, script: ScriptSource) -> str:
     lines = [line for statement in body for line in statement.line(script).split("\n")]
     return "\n".join([head, *("    " + line for line in lines or ["pass"])])
 
@@ -274,7 +275,7 @@ class For:
     """The block ``for name in iterable:`` over ``body`` (statements), each item assigned to
     ``name`` in turn."""
 
-    def __init__(self, name: str, iterable, body):
+    def __init__(self, name: str, iterable: Any, body: Any) -> None:
         self.name, self.iterable, self.body = name, iterable, list(body)
 
     def line(self, script: ScriptSource) -> str:
@@ -289,7 +290,7 @@ class For:
 class If:
     """The block ``if test:`` over ``body`` (statements), run only when ``test`` is true."""
 
-    def __init__(self, test, body):
+    def __init__(self, test: Any, body: Any) -> None:
         self.test, self.body = test, list(body)
 
     def line(self, script: ScriptSource) -> str:
@@ -300,12 +301,12 @@ class If:
             run_statements(self.body, env)
 
 
-def statement_lines(statements, script: ScriptSource) -> list[str]:
+def statement_lines(statements: Any, script: ScriptSource) -> list[str]:
     """The source lines of ``statements`` (their imports recorded in ``script``)."""
     return [statement.line(script) for statement in statements]
 
 
-def run_statements(statements, env: dict | None = None) -> dict:
+def run_statements(statements: Any, env: dict | None = None) -> dict:
     """Runs ``statements`` in order with the variables of ``env``; returns ``env`` with the
     variables they assigned."""
     env = {} if env is None else env

@@ -11,7 +11,7 @@ ends the command with one line naming it (``untranslated_flag``), so that a flag
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -75,7 +75,7 @@ _GIVEN = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENV
           click.core.ParameterSource.PROMPT)
 
 
-def gen_script_option():
+def gen_script_option() -> Any:
     """--gen-script / --gen."""
     return click.option(
         "--gen-script", "--gen", "gen_script", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
@@ -114,7 +114,7 @@ class RunScript:
                  onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs, trt_config: TrtConfigArgs,
                  trt_runtime: TrtRuntimeArgs, onnx_save: OnnxSaveArgs, data: DataLoaderArgs,
                  inference: InferenceRunArgs, postprocess: PostprocessArgs, comparison: ComparisonArgs,
-                 logging: LoggingArgs | None = None):
+                 logging: LoggingArgs | None = None) -> None:
         self.command, self.model, self.runners, self.onnx, self.onnxrt = command, model, runners, onnx, onnxrt
         self.trt_network, self.trt_config, self.trt_runtime = trt_network, trt_config, trt_runtime
         self.onnx_save, self.data, self.inference = onnx_save, data, inference
@@ -142,12 +142,12 @@ class RunScript:
         the --load-outputs files."""
         return self.comparison.check_statements(self.postprocess.statements())
 
-    def run(self):
+    def run(self) -> Any:
         """Runs the data loader, runner and execution statements; returns the ``RunResults``."""
         statements = [*self.data.data_loader_statements(), *self.runner_statements(), *self.execution_statements()]
         return run_statements(statements)["results"]
 
-    def check(self, results) -> bool:
+    def check(self, results: Any) -> bool:
         """Runs the check statements on ``results`` (extended with --load-outputs and
         post-processed in place); whether every check passed (``success``)."""
         return bool(run_statements(self.check_statements(), {"results": results})["success"])
@@ -189,7 +189,7 @@ class RunScript:
         ])
 
     def _logging_lines(self) -> list:
-        logging, lines = self.logging, []
+        logging, lines = self.logging, []  # type: ignore[var-annotated]
         if logging is None:
             return lines
         if logging.severity is not None:

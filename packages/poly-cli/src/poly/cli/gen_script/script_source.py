@@ -6,9 +6,10 @@ them, and its sections of code), and ``literal``: Python source for a value of a
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
-def literal(value, strict: bool = True) -> str:
+def literal(value: Any, strict: bool = True) -> str:
     """Python source that evaluates to ``value`` (None, bools, numbers, strings, and lists,
     tuples and dicts of them); infinities and NaN become ``float("inf")`` and ``float("nan")``.
     Any other value raises TypeError, or with ``strict`` false is written as its ``repr``."""
@@ -25,7 +26,7 @@ def literal(value, strict: bool = True) -> str:
     raise TypeError(f"no Python literal for {type(value).__name__}")
 
 
-def call(func: str, /, *args: str, **kwargs) -> str:
+def call(func: str, /, *args: str, **kwargs: Any) -> str:
     """Source of a call: ``args`` are source text, ``kwargs`` values (``literal``-ized, those
     that are None left out; a value that is already source text is wrapped in ``Code``)."""
     parts = list(args)
@@ -39,14 +40,14 @@ def call(func: str, /, *args: str, **kwargs) -> str:
 class Code:
     """Source text passed to ``call`` as a keyword argument's value as it is."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text = text
 
 
 class ScriptSource:
     """A script under construction: ``use`` records imports, ``section`` adds code."""
 
-    def __init__(self, header: list[str]):
+    def __init__(self, header: list[str]) -> None:
         self.header = list(header)
         self.imports: dict[str, set] = {}
         self.plain_imports: set = set()

@@ -7,6 +7,8 @@ only) and summary.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.onnx.load import OnnxLoadArgs
@@ -31,7 +33,7 @@ from poly.core import G_LOGGER
 __all__ = ["check_sources", "pick_engine", "run_validation", "report_config", "finish"]
 
 
-def check_sources(runners, sources: ValidationSources) -> None:
+def check_sources(runners: Any, sources: ValidationSources) -> None:
     """The usage checks of every engine: one or two backends, a dataset, and the golden outputs
     given either as files or as a second backend."""
     if not runners.names:
@@ -47,7 +49,7 @@ def check_sources(runners, sources: ValidationSources) -> None:
                                "exactly one of the two.")
 
 
-def pick_engine(ray_args, processes=None, workers=2, prefetch=8, infer_threads=None) -> ValidationEngine:
+def pick_engine(ray_args: Any, processes: Any = None, workers: int = 2, prefetch: int = 8, infer_threads: Any = None) -> ValidationEngine:
     """The engine the flags ask for: Ray (``--ray``), worker processes (``--processes`` above 1)
     or threads in this process."""
     if ray_args.enabled:
@@ -59,15 +61,15 @@ def pick_engine(ray_args, processes=None, workers=2, prefetch=8, infer_threads=N
     return ThreadEngine(workers=workers, prefetch=prefetch, infer_threads=infer_threads)
 
 
-def report_config(model, runner, reference, sources: ValidationSources, comparison: dict, engine, batch) -> dict:
+def report_config(model: Any, runner: Any, reference: Any, sources: ValidationSources, comparison: dict, engine: Any, batch: Any) -> dict:
     """The report's ``config``: what was validated, against what, with which tolerances
     (``comparison``), how wide the engine ran and its own entries."""
     return {"model": str(model.path), "runner": runner.name, "reference": reference.describe(),
             "dataset": sources.describe(), **comparison, **engine.width(), "batch": batch, **engine.run_details()}
 
 
-def run_validation(engine: ValidationEngine, sources: ValidationSources, model, runners, kwargs, checker,
-                   comparison: dict, max_failures=None, batch=1, worst_k=10, report_json=None, report_html=None) -> int:
+def run_validation(engine: ValidationEngine, sources: ValidationSources, model: Any, runners: Any, kwargs: Any, checker: Any,
+                   comparison: dict, max_failures: Any = None, batch: int = 1, worst_k: int = 10, report_json: Any = None, report_html: Any = None) -> int:
     """
     Checks ``sources`` for ``engine``, lists the dataset, builds the runners, runs the job on the
     engine, writes the reports and returns the exit status. ``comparison`` holds the tolerances
@@ -83,7 +85,7 @@ def run_validation(engine: ValidationEngine, sources: ValidationSources, model, 
     # The TensorRT flags are parsed (and a bad one reported) only when TensorRT runs.
     trt_config = TrtConfigArgs.from_kwargs(kwargs) if runners.uses_trt else None
     built = runners.create_runners(model, OnnxLoadArgs.from_kwargs(kwargs), onnxrt, TrtNetworkArgs.from_kwargs(kwargs),
-                                   trt_config, session_options=engine.session_options(runners, onnxrt))
+                                   trt_config, session_options=engine.session_options(runners, onnxrt))  # type: ignore[func-returns-value]
     reference = open_reference(list(sources.golden), by_name=isinstance(samples, ListedDataset),
                                runner=built[1] if len(built) == 2 else None)
     progress = Progress(total=samples.size())
@@ -97,7 +99,7 @@ def run_validation(engine: ValidationEngine, sources: ValidationSources, model, 
     return finish(outcome, config, report_json, report_html)
 
 
-def finish(outcome, config, report_json=None, report_html=None) -> int:
+def finish(outcome: Any, config: Any, report_json: Any = None, report_html: Any = None) -> int:
     """Writes the reports of ``outcome``, logs its summary, and returns the exit status."""
     report = build_report(outcome, config)
     if report_json:
@@ -113,7 +115,7 @@ def finish(outcome, config, report_json=None, report_html=None) -> int:
     return EXIT_PASS if outcome.passed else EXIT_FAIL
 
 
-def _log_summary(outcome):
+def _log_summary(outcome: Any) -> None:
     acc = outcome.accumulator
     rate = f"{100 * acc.pass_rate:.2f}%" if acc.pass_rate is not None else "-"
     G_LOGGER.info(f"Samples: {acc.samples} | passed: {acc.passed} | failed: {acc.failed} | unreadable: {acc.errors} "

@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -38,7 +39,7 @@ class ValidationSources:
 
     def describe(self) -> str:
         """The dataset, as the report's config names it."""
-        return ", ".join(self.dataset) or self.data_loader_script
+        return ", ".join(self.dataset) or self.data_loader_script  # type: ignore[return-value]
 
 
 @dataclass
@@ -78,7 +79,7 @@ class ValidationEngine(abc.ABC):
         """Raises click.UsageError for sources this engine cannot take."""
         return None  # a hook: engines without the need keep it
 
-    def session_options(self, runners, onnxrt):
+    def session_options(self, runners: Any, onnxrt: Any) -> None:
         """The ONNX-Runtime session options of the runners (None: ONNX-Runtime's defaults)."""
         return None
 
@@ -107,11 +108,11 @@ class ValidationEngine(abc.ABC):
         """Releases what ``start`` acquired."""
         return None  # a hook: engines without the need keep it
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:  # type: ignore[exit-return]
         self.stop()
         return False
 
@@ -128,16 +129,16 @@ class BatchEngine(ValidationEngine):
     reads_uris = False
     """Whether --golden may be a URI."""
 
-    def __init__(self, workers: int, items_per_task: int = 8):
+    def __init__(self, workers: int, items_per_task: int = 8) -> None:
         self.workers = max(1, int(workers))
         self.items_per_task = max(1, int(items_per_task))
-        self.steady = None  # (seconds, samples) from the first merged batch to the end
+        self.steady: Any = None  # (seconds, samples) from the first merged batch to the end
 
     def check_dataset(self, sources: ValidationSources) -> None:
         """Raises click.UsageError for a dataset this engine cannot take."""
         return None  # a hook: engines without the need keep it
 
-    def check_usage(self, sources):
+    def check_usage(self, sources: Any) -> None:
         self.check_dataset(sources)
         golden = sources.golden
         if golden and (len(golden) != 1 or not (self.reads_uris and is_uri(golden[0])
@@ -162,12 +163,12 @@ class BatchEngine(ValidationEngine):
         return False
 
     @property
-    def steady_samples_per_second(self):
+    def steady_samples_per_second(self) -> Any:
         """Samples/s after the first merged batch (worker start-up excluded); None before a run
         or with a single batch."""
         return self.steady[1] / self.steady[0] if self.steady and self.steady[0] > 0 else None
 
-    def run(self, job):
+    def run(self, job: Any) -> Any:
         items = job.samples.items
         per_task = items_per_batch(len(items), self.items_per_task, self.workers, self.batches_per_worker)
         batches = [items[i:i + per_task] for i in range(0, len(items), per_task)]

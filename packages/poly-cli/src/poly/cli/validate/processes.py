@@ -18,8 +18,10 @@ import multiprocessing
 import os
 import pickle
 import signal
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import click
 
@@ -29,10 +31,10 @@ from poly.core import lazy_import
 
 __all__ = ["ProcessEngine", "processes_supported"]
 
-_worker = None  # this worker process's ValidationWorker
+_worker: Any = None  # this worker process's ValidationWorker
 
 
-def _start_worker(kwargs):
+def _start_worker(kwargs: Any) -> None:
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _worker = ValidationWorker(**kwargs)
@@ -63,12 +65,12 @@ class ProcessEngine(BatchEngine):
     flag = "--processes"
     batches_per_worker = 8
 
-    def __init__(self, processes: int = 2, items_per_task: int = 8):
+    def __init__(self, processes: int = 2, items_per_task: int = 8) -> None:
         super().__init__(processes, items_per_task)
-        self._pool = None
-        self._pending = set()
+        self._pool: Any = None
+        self._pending: set[Any] = set()
 
-    def check_dataset(self, sources):
+    def check_dataset(self, sources: Any) -> None:
         if not processes_supported():
             raise click.UsageError("--processes needs worker processes started by fork (Linux, macOS); "
                                    "use --workers and --infer-threads here.")
@@ -77,7 +79,7 @@ class ProcessEngine(BatchEngine):
             raise click.UsageError("With --processes, give --dataset as one local directory of sample files "
                                    "(.npz, .json).")
 
-    def session_options(self, runners, onnxrt):
+    def session_options(self, runners: Any, onnxrt: Any) -> Any:
         """One inference at a time per process, its session pool sized to the process's share of
         the CPUs."""
         if "onnxrt" not in runners.names:
@@ -89,22 +91,22 @@ class ProcessEngine(BatchEngine):
         options.inter_op_num_threads = 1
         return options
 
-    def describe(self):
+    def describe(self) -> str:
         return f" | {self.workers} processes"
 
-    def width(self):
+    def width(self) -> dict[Any, Any]:
         return {"processes": self.workers}
 
-    def start_workers(self, worker_kwargs, count):
+    def start_workers(self, worker_kwargs: Any, count: Any) -> None:
         self._pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
                                          initializer=_start_worker, initargs=(worker_kwargs,))
         self._pending = set()
 
-    def map_batches(self, batches):
+    def map_batches(self, batches: Any) -> Iterator[Any]:
         batches = iter(batches)
         merged = 0
 
-        def hand_out():
+        def hand_out() -> None:
             batch = next(batches, None)
             if batch is not None:
                 self._pending.add(self._pool.submit(_validate, _rows(batch)))
@@ -124,7 +126,7 @@ class ProcessEngine(BatchEngine):
                 yield part
                 hand_out()
 
-    def stop_workers(self, aborted):
+    def stop_workers(self, aborted: Any) -> None:
         for future in self._pending:
             future.cancel()
         if aborted:

@@ -4,6 +4,7 @@ line every few seconds."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 __all__ = ["Progress", "format_duration"]
 
@@ -22,14 +23,14 @@ class Progress:
     """A one-line progress bar on a TTY, else a log line every ``interval`` seconds; ``total`` is
     the dataset's size where it is known (then the line shows the part done and the time left)."""
 
-    def __init__(self, total=None, stream=None, interval=5.0):
+    def __init__(self, total: Any = None, stream: Any = None, interval: float = 5.0) -> None:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.total = total
         self.interval = interval if not self.tty else 0.1
         self._last = -1e9
 
-    def line(self, acc, elapsed):
+    def line(self, acc: Any, elapsed: Any) -> str:
         """The progress line of accumulator ``acc`` after ``elapsed`` seconds."""
         rate = acc.samples / elapsed if elapsed > 0 else 0.0
         pass_rate = f"{100 * acc.pass_rate:.2f}%" if acc.pass_rate is not None else "-"
@@ -42,7 +43,7 @@ class Progress:
         return (f"{done} | {rate:.1f} samples/s | pass rate {pass_rate} | "
                 f"failed {acc.failed} | unreadable {acc.errors}")
 
-    def __call__(self, acc, elapsed):
+    def __call__(self, acc: Any, elapsed: Any) -> None:
         if elapsed - self._last < self.interval:
             return
         self._last = elapsed
@@ -52,7 +53,7 @@ class Progress:
             self.stream.write("[I] validate | " + self.line(acc, elapsed) + "\n")
         self.stream.flush()
 
-    def finish(self, acc, elapsed):
+    def finish(self, acc: Any, elapsed: Any) -> None:
         """The last line: what was done, without time left."""
         self.total = None
         if self.tty:

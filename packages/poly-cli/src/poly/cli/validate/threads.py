@@ -6,6 +6,8 @@ ONNX-Runtime session's thread pool sized to its share of the CPUs.
 
 from __future__ import annotations
 
+from typing import Any
+
 from poly.cli.validate.engine import ValidationEngine
 from poly.compare.dataset import ListedDataset, ValidationPipeline
 from poly.core import lazy_import
@@ -24,12 +26,12 @@ class ThreadEngine(ValidationEngine):
 
     flag = "--workers"
 
-    def __init__(self, workers: int = 2, prefetch: int = 8, infer_threads: int | None = None):
+    def __init__(self, workers: int = 2, prefetch: int = 8, infer_threads: int | None = None) -> None:
         self.workers = workers
         self.prefetch = prefetch
         self.infer_threads = infer_threads
 
-    def session_options(self, runners, onnxrt):
+    def session_options(self, runners: Any, onnxrt: Any) -> Any:
         """Resolves --infer-threads' default; ONNX-Runtime sessions whose thread pools share the
         CPUs among the inference threads (None with one)."""
         from poly.onnx.runners import usable_cpus
@@ -44,10 +46,10 @@ class ThreadEngine(ValidationEngine):
         options.inter_op_num_threads = 1
         return options
 
-    def width(self):
+    def width(self) -> dict[Any, Any]:
         return {"workers": self.workers}
 
-    def run(self, job):
+    def run(self, job: Any) -> Any:
         if isinstance(job.samples, ListedDataset) and job.samples.inputs is None:
             # read when a .npy or Parquet sample needs it, once the pipeline activated the runner
             job.samples.inputs = job.runner.get_input_metadata

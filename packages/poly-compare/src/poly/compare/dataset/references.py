@@ -12,6 +12,7 @@ import posixpath
 import shutil
 import tempfile
 from collections import OrderedDict
+from typing import Any
 
 from poly.compare.dataset.work_items import is_uri, open_filesystem
 from poly.compare.io.npz_codec import is_npz_file, load_npz
@@ -24,7 +25,7 @@ __all__ = ["Reference", "DirectoryReference", "UriGoldenReference", "StreamRefer
 pafs = lazy_import("pyarrow.fs", install="pyarrow (pip install poly-cli[ray])")
 
 
-def _first_iteration(results: RunResults, k: int = 0) -> OrderedDict:
+def _first_iteration(results: RunResults, k: int = 0) -> OrderedDict:  # type: ignore[type-arg]
     if not results.lst:
         raise ValueError("the reference holds no results")
     _, iterations = results.lst[0]
@@ -39,10 +40,10 @@ class Reference:
 
     runs_model = False  # True: outputs_for runs a model, so the pipeline calls it on the inference thread
 
-    def outputs_for(self, sample) -> OrderedDict:
+    def outputs_for(self, sample: Any) -> OrderedDict:  # type: ignore[type-arg]
         raise NotImplementedError()
 
-    def skip(self, item) -> None:
+    def skip(self, item: Any) -> None:
         pass
 
     def describe(self) -> str:
@@ -56,13 +57,13 @@ class DirectoryReference(Reference):
     (JSON or ``.npz``; the first runner, and its k-th iteration for a dataset file's k-th sample).
     """
 
-    def __init__(self, path):
+    def __init__(self, path: Any) -> None:
         self.path = os.fspath(path)
 
-    def describe(self):
+    def describe(self) -> Any:
         return self.path
 
-    def _find(self, name):
+    def _find(self, name: Any) -> Any:
         stem = os.path.splitext(name)[0]
         for candidate in (name, stem + ".npz", stem + ".json"):
             full = os.path.join(self.path, candidate)
@@ -70,7 +71,7 @@ class DirectoryReference(Reference):
                 return full
         raise FileNotFoundError(f"no golden file for sample '{name}' in '{self.path}'")
 
-    def outputs_for(self, sample):
+    def outputs_for(self, sample: Any) -> Any:
         if sample.name is None:
             raise ValueError("samples without a file name cannot be matched to a golden directory")
         name, _, k = sample.name.partition("#")
@@ -96,20 +97,20 @@ class UriGoldenReference(Reference):
         uri (str): The directory of golden outputs, as a URI.
     """
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str) -> None:
         self.given = uri
         self.uri = uri.rstrip("/")
-        self._fs = None
+        self._fs: Any = None
 
     def describe(self) -> str:
         return self.given
 
-    def _filesystem(self):
+    def _filesystem(self) -> Any:
         if self._fs is None:
             self._fs = open_filesystem(self.uri)
         return self._fs
 
-    def outputs_for(self, sample):
+    def outputs_for(self, sample: Any) -> Any:
         if sample.name is None:
             raise ValueError("samples without a file name cannot be matched to a golden directory")
         name = sample.name.partition("#")[0]
@@ -125,7 +126,7 @@ class UriGoldenReference(Reference):
                 return DirectoryReference(tmp).outputs_for(sample)
         raise FileNotFoundError(f"no golden file for sample '{name}' in '{self.uri}'")
 
-    def __getstate__(self):  # the filesystem handle is opened again where the reference lands
+    def __getstate__(self) -> dict[Any, Any]:  # the filesystem handle is opened again where the reference lands
         return {**self.__dict__, "_fs": None}
 
 
@@ -133,14 +134,14 @@ class StreamReference(Reference):
     """Saved ``RunResults`` (files or per-iteration directories), iteration i for sample i, read
     lazily (a per-iteration directory is never held in memory as a whole)."""
 
-    def __init__(self, paths):
+    def __init__(self, paths: Any) -> None:
         self.paths = paths
-        self._iter = None
+        self._iter: Any = None
 
-    def describe(self):
+    def describe(self) -> Any:
         return ", ".join(map(os.fspath, self.paths)) if isinstance(self.paths, (list, tuple)) else os.fspath(self.paths)
 
-    def _next(self):
+    def _next(self) -> Any:
         if self._iter is None:
             self._iter = iter(RunResults.load_streaming(self.paths))
         try:
@@ -148,10 +149,10 @@ class StreamReference(Reference):
         except StopIteration:
             raise ValueError(f"the reference results in {self.describe()} ran out before the dataset did") from None
 
-    def outputs_for(self, sample):
+    def outputs_for(self, sample: Any) -> Any:
         return _first_iteration(self._next())
 
-    def skip(self, item):
+    def skip(self, item: Any) -> None:
         try:
             self._next()
         except ValueError:
@@ -163,17 +164,17 @@ class RunnerReference(Reference):
 
     runs_model = True
 
-    def __init__(self, runner):
+    def __init__(self, runner: Any) -> None:
         self.runner = runner
 
-    def describe(self):
+    def describe(self) -> Any:
         return self.runner.name
 
-    def outputs_for(self, sample):
+    def outputs_for(self, sample: Any) -> Any:
         return OrderedDict(self.runner.infer(sample.feed_dict).items())
 
 
-def open_reference(paths=None, by_name=True, runner=None) -> Reference:
+def open_reference(paths: Any = None, by_name: bool = True, runner: Any = None) -> Reference:
     """
     The reference of a validation: a second ``runner`` run on each sample; else a golden
     directory matched by file name (one directory or URI and ``by_name``, i.e. the dataset's

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from typing import Any
 
 from poly.compare.dataset.accumulator import HISTOGRAM_EDGES
 from poly.core import atomic_write_text
@@ -18,7 +19,7 @@ __all__ = ["build_report", "write_json_report", "render_html", "write_html_repor
 REPORT_FORMAT = "poly.validate.report"
 
 
-def _sanitize(obj):
+def _sanitize(obj: Any) -> Any:
     # JSON has no NaN or Infinity: they are written as the strings "nan", "inf", "-inf".
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else str(obj)
@@ -29,7 +30,7 @@ def _sanitize(obj):
     return obj
 
 
-def build_report(outcome, config=None) -> dict:
+def build_report(outcome: Any, config: Any = None) -> Any:
     """The report of a ``ValidationOutcome`` as a JSON-ready dict; ``config`` (model, runner,
     dataset, reference, tolerances...) is recorded as given."""
     acc = outcome.accumulator
@@ -49,7 +50,7 @@ def build_report(outcome, config=None) -> dict:
     return _sanitize(report)
 
 
-def write_json_report(report: dict, path) -> None:
+def write_json_report(report: dict, path: Any) -> None:  # type: ignore[type-arg]
     """Writes ``report`` as indented JSON, atomically."""
     atomic_write_text(path, json.dumps(report, indent=2, allow_nan=False) + "\n")
 
@@ -70,7 +71,7 @@ figcaption{font-size:.9em;color:#555}
 """
 
 
-def _fmt(value) -> str:
+def _fmt(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, str):
@@ -85,7 +86,7 @@ _NAN_GAP = 5
 that their "Inf" and "NaN" labels stay apart."""
 
 
-def _svg_histogram(hist: dict, title: str, tolerance=None) -> str:
+def _svg_histogram(hist: dict, title: str, tolerance: Any = None) -> str:  # type: ignore[type-arg]
     """An inline SVG bar chart of one log-spaced histogram (log10 of the value on x): decade
     labels on a first row; "Inf" (under the overflow bar) and "NaN" (under the NaN bar, set
     apart by a gap) on a second, so that no two labels overlap."""
@@ -132,7 +133,7 @@ def _svg_histogram(hist: dict, title: str, tolerance=None) -> str:
     return "".join(parts)
 
 
-def render_html(report: dict) -> str:
+def render_html(report: dict) -> str:  # type: ignore[type-arg]
     """The self-contained HTML page of a report dict (as built by ``build_report``)."""
     status = report.get("status", "failed")
     config = report.get("config", {})
@@ -205,6 +206,6 @@ def render_html(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_html_report(report: dict, path) -> None:
+def write_html_report(report: dict, path: Any) -> None:  # type: ignore[type-arg]
     """Writes the HTML page of ``report``, atomically."""
     atomic_write_text(path, render_html(report))

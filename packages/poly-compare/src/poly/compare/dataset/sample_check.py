@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,13 +37,13 @@ class OutputCheck:
     error: str | None = None
 
     @property
-    def severity(self) -> float:
+    def severity(self) -> Any:
         """How many times over its tolerance the output is: the smaller of the absolute and the
         relative ratio (a sample fails when both exceed 1); inf for NaN or an error."""
         if self.error is not None:
             return math.inf
 
-        def ratio(value, tol):
+        def ratio(value: Any, tol: Any) -> Any:
             if math.isnan(value):
                 return math.inf
             if tol <= 0:
@@ -61,24 +62,24 @@ class SampleChecker:
     output by output.
     """
 
-    def __init__(self, options: SimpleCompareOptions | None = None, threads=1, **option_values):
+    def __init__(self, options: SimpleCompareOptions | None = None, threads: int = 1, **option_values: Any) -> None:
         self.options = (options or SimpleCompareOptions(**option_values)).with_defaults()
         """The ``SimpleCompareOptions`` checked with, the defaults filled in."""
         self.threads = threads
 
-    def options_for(self, name) -> SimpleCompareOptions:
+    def options_for(self, name: Any) -> SimpleCompareOptions:
         """The options output ``name`` is checked with (per-output dicts resolved)."""
         return self.options.for_output(name)
 
-    def check_output(self, name, output, reference) -> OutputCheck:
+    def check_output(self, name: Any, output: Any, reference: Any) -> OutputCheck:
         """Compares one output with its reference."""
         options = self.options_for(name)
         if options.check_error_stat not in VALID_CHECK_ERROR_STATS:
             raise ValueError(
                 f"invalid check_error_stat {options.check_error_stat!r}: choose from {list(VALID_CHECK_ERROR_STATS)}"
             )
-        base = {"name": name, "checked_stat": options.check_error_stat, "atol": float(options.atol),
-                "rtol": float(options.rtol)}
+        base = {"name": name, "checked_stat": options.check_error_stat, "atol": float(options.atol),  # type: ignore[arg-type]
+                "rtol": float(options.rtol)}  # type: ignore[arg-type]
         if reference is None:
             return OutputCheck(passed=False, error="missing from the reference", **base)
         out0, out1 = np.asarray(output), np.asarray(reference)
@@ -96,16 +97,16 @@ class SampleChecker:
                                    **base)
             out0, out1 = aligned
         try:
-            stats, absd, rel = polygraphy_error_stats(out0, out1, options, options.infinities_compare_equal,
+            stats, absd, rel = polygraphy_error_stats(out0, out1, options, options.infinities_compare_equal,  # type: ignore[arg-type]
                                                       threads=self.threads)
         except Exception as err:  # noqa: BLE001 - a bad pair fails this sample, not the run
             return OutputCheck(passed=False, size=int(out0.size), error=str(err).splitlines()[0], **base)
         result = simple_verdict(stats, absd, rel, options)
         stat_abs, stat_rel = result.checked_values()
         return OutputCheck(passed=bool(result), max_absdiff=float(absd.max), max_reldiff=float(rel.max),
-                           stat_absdiff=float(stat_abs), stat_reldiff=float(stat_rel),
+                           stat_absdiff=float(stat_abs), stat_reldiff=float(stat_rel),  # type: ignore[arg-type]
                            mismatches=int(stats.mismatches), size=int(stats.size), **base)
 
-    def check(self, outputs, reference) -> list[OutputCheck]:
+    def check(self, outputs: Any, reference: Any) -> list[OutputCheck]:
         """Compares every output (name -> array) with the reference output of the same name."""
         return [self.check_output(name, arr, reference.get(name)) for name, arr in outputs.items()]

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ class Sample:
 
     index: int
     name: str | None
-    feed_dict: dict = field(repr=False)
+    feed_dict: dict = field(repr=False)  # type: ignore[type-arg]
 
 
 @dataclass
@@ -56,7 +57,7 @@ def error_message(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
-def _resolve(inputs: Mapping | Callable[[], Mapping] | None) -> Mapping:
+def _resolve(inputs: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None) -> Mapping[str, Any]:
     # A callable is called only for a format that needs the model's inputs (.npy, Parquet): the
     # in-process engine's runner is active only once its run has started.
     inputs = invoke_if_callable(inputs)
@@ -64,7 +65,7 @@ def _resolve(inputs: Mapping | Callable[[], Mapping] | None) -> Mapping:
 
 
 @contextlib.contextmanager
-def local_copy(path):
+def local_copy(path: Any) -> Iterator[Any]:
     """A local path holding the file ``path`` (itself when local; else a temporary copy)."""
     if not is_uri(path):
         yield path
@@ -79,14 +80,14 @@ def local_copy(path):
         os.unlink(tmp)
 
 
-def read_feed_dicts(path, inputs: Mapping | Callable[[], Mapping] | None = None) -> list[dict]:
+def read_feed_dicts(path: Any, inputs: Mapping | Callable[[], Mapping] | None = None) -> list[dict]:  # type: ignore[type-arg]
     """The feed dicts of one sample file, local or a URI: an ``.npz`` (read directly: no log line
     per sample, and a clear error for a corrupt archive), a ``.npy`` (the array of the model's
     only input, named by ``inputs``) or inputs JSON."""
     suffix = posixpath.splitext(os.fspath(path))[1].lower()
     with local_copy(path) as local:
         if suffix == ".npz":
-            return load_feed_dicts_npz(local)
+            return load_feed_dicts_npz(local)  # type: ignore[return-value]
         if suffix == ".npy":
             names = list(_resolve(inputs))
             if len(names) != 1:
@@ -95,7 +96,7 @@ def read_feed_dicts(path, inputs: Mapping | Callable[[], Mapping] | None = None)
         return list(iterate_input_file(local))
 
 
-def _numpy_dtype(dtype):
+def _numpy_dtype(dtype: Any) -> Any:
     if dtype is None:
         return None
     try:
@@ -104,7 +105,7 @@ def _numpy_dtype(dtype):
         return None
 
 
-def _row_feed(table, row, inputs: Mapping):
+def _row_feed(table: Any, row: Any, inputs: Mapping) -> Any:  # type: ignore[type-arg]
     feed = {}
     for name, meta in inputs.items():
         if name not in table.column_names:
@@ -114,7 +115,7 @@ def _row_feed(table, row, inputs: Mapping):
     return feed
 
 
-def _parquet_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | None, base: str) -> list:
+def _parquet_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | None, base: str) -> list:  # type: ignore[type-arg]
     try:
         with local_copy(item.path) as local:
             parquet = pq.ParquetFile(local)
@@ -130,11 +131,11 @@ def _parquet_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | N
         try:
             samples.append(Sample(item.index + row, name, _row_feed(table, row, inputs)))
         except Exception as err:  # noqa: BLE001
-            samples.append(SampleError(item.index + row, name, error_message(err)))
+            samples.append(SampleError(item.index + row, name, error_message(err)))  # type: ignore[arg-type]
     return samples
 
 
-def read_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | None = None, first_index: int | None = None) -> list:
+def read_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | None = None, first_index: int | None = None) -> list:  # type: ignore[type-arg]
     """
     The samples (``Sample`` or ``SampleError``) of ``item``. ``inputs`` maps the model's input
     names to their metadata (``.dtype``), or is a function returning that map, called only when
@@ -154,7 +155,7 @@ def read_samples(item: WorkItem, inputs: Mapping | Callable[[], Mapping] | None 
     return [Sample(index + k, f"{base}#{k}", feed) for k, feed in enumerate(feeds)]
 
 
-def read_input_files(paths) -> Iterator[Sample | SampleError]:
+def read_input_files(paths: Any) -> Iterator[Sample | SampleError]:
     """The feed dicts of input files given as such (a JSON list, a JSON feed dict, an ``.npz``),
     numbered in order across the files and named ``FILE#INDEX``."""
     index = 0
@@ -169,7 +170,7 @@ def read_input_files(paths) -> Iterator[Sample | SampleError]:
             index += 1
 
 
-def read_data_loader(iterable, name=None) -> Iterator[Sample | SampleError]:
+def read_data_loader(iterable: Any, name: Any = None) -> Iterator[Sample | SampleError]:
     """The feed dicts of a data loader (e.g. a ``DataLoaderFromScript``), without file names. An
     error raised by the loader ends it and is reported as a ``SampleError`` named ``name``."""
     index = 0

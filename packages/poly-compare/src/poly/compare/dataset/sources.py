@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from poly.compare.dataset.sample_reader import (
     Sample,
@@ -48,23 +49,23 @@ class ListedDataset(Dataset):
                 samples cannot be read.
     """
 
-    def __init__(self, items: list[WorkItem], source=None, inputs=None):
+    def __init__(self, items: list[WorkItem], source: Any = None, inputs: Any = None) -> None:
         self.items = list(items)
         self.source = source
         self.inputs = inputs
 
     @classmethod
-    def from_path(cls, path, inputs=None) -> ListedDataset:
+    def from_path(cls, path: Any, inputs: Any = None) -> ListedDataset:
         """The dataset at ``path`` (ValueError when it does not exist or holds no samples)."""
         return cls(list_work_items(path), source=os.fspath(path), inputs=inputs)
 
-    def size(self):
+    def size(self) -> Any:
         return count_samples(self.items)
 
-    def __iter__(self):
-        resolved = []
+    def __iter__(self) -> Iterator[Any]:
+        resolved: list[Any] = []
 
-        def inputs():  # asked for once, and only when a sample needs it
+        def inputs() -> Any:  # asked for once, and only when a sample needs it
             if not resolved:
                 resolved.append(invoke_if_callable(self.inputs))
             return resolved[0]
@@ -79,10 +80,10 @@ class ListedDataset(Dataset):
 class FileDataset(Dataset):
     """The feed dicts of input files (a JSON list, a JSON feed dict, an ``.npz``), in order."""
 
-    def __init__(self, paths):
+    def __init__(self, paths: Any) -> None:
         self.paths = [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return read_input_files(self.paths)
 
 
@@ -90,15 +91,15 @@ class IterableDataset(Dataset):
     """Feed dicts from any iterable (e.g. a ``DataLoaderFromScript``); samples have no file name.
     An error raised by the iterable ends the dataset and is reported as a ``SampleError``."""
 
-    def __init__(self, iterable, name=None):
+    def __init__(self, iterable: Any, name: Any = None) -> None:
         self.iterable = iterable
         self.name = name
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         return read_data_loader(self.iterable, self.name)
 
 
-def open_dataset(paths=None, data_loader_script=None, inputs=None, listed=False) -> Dataset:
+def open_dataset(paths: Any = None, data_loader_script: Any = None, inputs: Any = None, listed: bool = False) -> Dataset:
     """
     A dataset from paths or a data-loader script ``FILE[:FUNC]``. One directory, one URI or one
     Parquet file (with ``listed``, any one path) is listed as work items (a ``ListedDataset``

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from poly.core.optional_import import lazy_import
 
@@ -37,17 +38,17 @@ class WorkItem:
     row_group: int = -1
     rows: int = 1
 
-    def to_row(self) -> dict:
+    def to_row(self) -> dict:  # type: ignore[type-arg]
         """The item as a dict of plain values (a row of a Ray Data block, a pickled batch)."""
         return asdict(self)
 
 
-def is_uri(path) -> bool:
+def is_uri(path: Any) -> bool:
     """Whether ``path`` is a URI (``scheme://...``) rather than a local path."""
     return "://" in os.fspath(path)
 
 
-def open_filesystem(path):
+def open_filesystem(path: Any) -> Any:
     """``(filesystem, path within it)`` for a local path or a URI (pyarrow's file systems)."""
     path = os.fspath(path)
     if is_uri(path):
@@ -66,7 +67,7 @@ def check_uri_directory(uri: str) -> None:
         raise ValueError(f"'{uri}': not a directory (golden outputs are one file per sample)")
 
 
-def _suffix(path) -> str:
+def _suffix(path: Any) -> Any:
     return posixpath.splitext(os.fspath(path))[1].lower()
 
 
@@ -85,7 +86,7 @@ def count_samples(items: list[WorkItem]) -> int:
     return sum(item.rows for item in items)
 
 
-def _files(dataset) -> tuple[list[str], object]:
+def _files(dataset: Any) -> tuple[list[str], object]:
     """The files of ``dataset`` sorted by name (itself when it is a file), and the pyarrow file
     system they are on (None: local, listed with ``os``)."""
     dataset = os.fspath(dataset)
@@ -108,7 +109,7 @@ def _files(dataset) -> tuple[list[str], object]:
     return paths, fs
 
 
-def list_work_items(dataset) -> list[WorkItem]:
+def list_work_items(dataset: Any) -> list[WorkItem]:
     """
     The work items of ``dataset`` (a directory or a file, local or a URI), in order. Raises
     ValueError for a dataset that does not exist, mixes Parquet and sample files, or holds no
@@ -128,7 +129,7 @@ def list_work_items(dataset) -> list[WorkItem]:
         if fs is None:
             meta = pq.ParquetFile(path).metadata
         else:
-            with fs.open_input_file(path) as f:
+            with fs.open_input_file(path) as f:  # type: ignore[attr-defined]
                 meta = pq.ParquetFile(f).metadata
         for group in range(meta.num_row_groups):
             rows = meta.row_group(group).num_rows

@@ -8,6 +8,8 @@ engine to merge. Nothing here imports Ray or starts processes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from poly.compare.dataset.accumulator import Accumulator
 from poly.compare.dataset.pipeline import ValidationPipeline
 from poly.compare.dataset.sample_reader import read_samples
@@ -27,7 +29,7 @@ class ValidationWorker:
         batch (int): Samples stacked per inference where the model allows it.
     """
 
-    def __init__(self, runner, checker, reference, worst_k=10, batch=1):
+    def __init__(self, runner: Any, checker: Any, reference: Any, worst_k: int = 10, batch: int = 1) -> None:
         self.runner = runner
         self.runner.activate()
         self.reference = reference
@@ -39,7 +41,7 @@ class ValidationWorker:
         self.batch = batch
         self.inputs = dict(self.runner.get_input_metadata().items())
 
-    def validate(self, items: dict) -> Accumulator:
+    def validate(self, items: dict) -> Accumulator:  # type: ignore[type-arg]
         """The accumulator of the work items ``items`` (columns ``index``, ``path``, ``row_group``
         and ``rows``, as ``WorkItem.to_row`` gives them). Raises KeyboardInterrupt where the
         pipeline was interrupted."""
@@ -54,12 +56,12 @@ class ValidationWorker:
             raise KeyboardInterrupt
         return outcome.accumulator
 
-    def validate_block(self, block) -> Accumulator:
+    def validate_block(self, block: Any) -> Accumulator:
         """The accumulator of a Ray Data block of work items (an Arrow table, or a dict of
         columns)."""
         return self.validate(block.to_pydict() if hasattr(block, "to_pydict") else block)
 
-    def __del__(self):
+    def __del__(self) -> None:
         # Also called on a Ray actor's stand-in class (derived from this one), which holds no runner.
         for runner in (getattr(self, "runner", None), getattr(getattr(self, "reference", None), "runner", None)):
             if runner is not None and getattr(runner, "is_active", False):

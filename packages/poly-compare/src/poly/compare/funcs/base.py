@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -22,21 +23,21 @@ __all__ = [
 ]
 
 
-def describe_array(arr) -> str:
+def describe_array(arr: Any) -> str:
     """``dtype=float32, shape=(1, 3)``: how log lines name an output's type and shape."""
     dtype = getattr(arr, "dtype", None)
     dtype_str = type(arr).__name__ if dtype is None else str(DataType.from_dtype(dtype))
     return f"dtype={dtype_str}, shape={tuple(int(d) for d in np.shape(arr))}"
 
 
-def _pair_for_comparison(output0, output1):
+def _pair_for_comparison(output0: Any, output1: Any) -> Any:
     pair = device_outputs(output0, output1)
     if pair is not None:
         return pair
     return host_array(output0), host_array(output1)
 
 
-def default_find_output_func(output_name, index, iter_result, base_iter_result):
+def default_find_output_func(output_name: Any, index: Any, iter_result: Any, base_iter_result: Any) -> Any:
     """
     Finds the output of ``iter_result`` to compare with ``output_name`` (output ``index`` of
     ``base_iter_result``): the same name, else a loose (substring, case-insensitive) match, else
@@ -63,7 +64,7 @@ def default_find_output_func(output_name, index, iter_result, base_iter_result):
     return [found]
 
 
-def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func, func_name=None):
+def run_comparison(func: Any, fail_fast: Any, iter_result0: Any, iter_result1: Any, find_output_func: Any, func_name: Any = None) -> Any:
     """
     Runs ``func(out0_name, output0, out1_name, output1)`` on every output of ``iter_result0`` and
     the output(s) ``find_output_func`` pairs it with, logging as Polygraphy does.
@@ -128,7 +129,7 @@ def run_comparison(func, fail_fast, iter_result0, iter_result1, find_output_func
     return output_status
 
 
-def metric_fields_for_func(func):
+def metric_fields_for_func(func: Any) -> Any:
     """
     The metric fields a comparison function's thresholds check: None when the function has no
     ``thresholds_for`` at all (a plain function), ``[]`` when it has no averageable metric.
@@ -151,28 +152,28 @@ class BaseCompareFunc:
     checks (``compare_accuracy(check_average=True)``) and re-checking saved results.
     """
 
-    _RESULT_CLASS = None
-    _SUMMARY_LABEL = None
+    _RESULT_CLASS: Any = None
+    _SUMMARY_LABEL: Any = None
 
     check_shapes = True
     fail_fast = False
-    find_output_func = None
+    find_output_func: Any = None
 
-    def __call__(self, iter_result0, iter_result1):
+    def __call__(self, iter_result0: Any, iter_result1: Any) -> Any:
         raise NotImplementedError()
 
-    def thresholds_for(self, output_name):
+    def thresholds_for(self, output_name: Any) -> Any:
         """The ``Threshold`` that output ``output_name`` is checked against."""
         raise NotImplementedError()
 
-    def _summary_label(self):
+    def _summary_label(self) -> Any:
         return self._SUMMARY_LABEL
 
     @staticmethod
-    def _warn_on_unknown_keys(option, option_name, valid_keys):
+    def _warn_on_unknown_keys(option: Any, option_name: Any, valid_keys: Any) -> None:
         warn_unknown_keys(option, option_name, valid_keys)
 
-    def _align_shapes(self, out0_name, output0, output1):
+    def _align_shapes(self, out0_name: Any, output0: Any, output1: Any) -> Any:
         """
         Returns the pair made to agree in shape, or None (after logging the failure) when
         ``check_shapes`` is on and the shapes differ, or when no reshape or transpose fits.
@@ -203,7 +204,7 @@ class BaseCompareFunc:
                 return None
         return output0, output1
 
-    def _run_comparison(self, iter_result0, iter_result1, match):
+    def _run_comparison(self, iter_result0: Any, iter_result1: Any, match: Any) -> Any:
         if not self.check_shapes:
             G_LOGGER.info(
                 "Strict shape checking disabled. Will attempt to match output shapes before comparisons",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ class IndicesCompareFunc(BaseCompareFunc):
 
     _SUMMARY_LABEL = "indices"
 
-    def __init__(self, index_tolerance=None, fail_fast=None):
+    def __init__(self, index_tolerance: Any = None, fail_fast: Any = None) -> None:
         """
         Args:
             index_tolerance (Union[int, Dict[str, int]]):
@@ -60,13 +61,13 @@ class IndicesCompareFunc(BaseCompareFunc):
                 return False
         return passed
 
-    def __call__(self, iter_result0, iter_result1):
+    def __call__(self, iter_result0: Any, iter_result1: Any) -> Any:
         """
         Returns:
             OrderedDict[str, bool]: By output name of ``iter_result0``, whether it matched.
         """
 
-        def match(out0_name, output0, out1_name, output1):
+        def match(out0_name: Any, output0: Any, out1_name: Any, output1: Any) -> Any:
             tolerance = value_or_from_dict(self.index_tolerance, out0_name, 0)
             output0, output1 = host_array(output0), host_array(output1)
             if output0.shape != output1.shape:

@@ -8,6 +8,7 @@ from one native ``error_stats`` pass. Polygraphy 0.53's single-metric functions
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-def metric_stats(out0, out1) -> ErrorStats:
+def metric_stats(out0: Any, out1: Any) -> ErrorStats:
     """The native statistics the metrics are derived from (no order statistics needed)."""
     if not isinstance(out0, DeviceOutput) or not isinstance(out1, DeviceOutput):
         out0, out1 = host_array(out0), host_array(out1)
@@ -66,7 +67,7 @@ def metric_stats(out0, out1) -> ErrorStats:
 _DECIBELS_MARGIN = 1e-3  # PSNR and SNR: log10 of a float32 mean, off by far less than this
 
 
-def at_polygraphy_precision(field: str, value: float, bound: float, out0, out1) -> float:
+def at_polygraphy_precision(field: str, value: float, bound: float, out0: Any, out1: Any) -> float:
     """``value`` (metric ``field`` of two outputs, from the native float64 figures), or Polygraphy's
     own figure (``polygraphy_metric``) when ``value`` lies so close to ``bound`` that the two
     could give different verdicts."""
@@ -131,27 +132,27 @@ def snr(stats: ErrorStats) -> float:
 class SingleMetricCompareFunc(BaseCompareFunc):
     """One scalar metric per output pair against a (per-output) threshold."""
 
-    _RESULT_CLASS = None
-    _THRESHOLD_CLASS = None
-    _DEFAULT_THRESHOLD = None
+    _RESULT_CLASS: Any = None
+    _THRESHOLD_CLASS: Any = None
+    _DEFAULT_THRESHOLD: Any = None
     _THRESHOLD_ARG = "threshold"
 
-    def __init__(self, threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         self.threshold = default(threshold, self._DEFAULT_THRESHOLD)
         self.check_shapes = default(check_shapes, True)
         self.fail_fast = default(fail_fast, False)
         self.find_output_func = find_output_func
 
-    def _summary_label(self):
+    def _summary_label(self) -> Any:
         return self._THRESHOLD_CLASS._METRIC_LABEL
 
-    def _compute_metric(self, out0, out1) -> float:
+    def _compute_metric(self, out0: Any, out1: Any) -> float:
         raise NotImplementedError()
 
-    def thresholds_for(self, output_name):
+    def thresholds_for(self, output_name: Any) -> Any:
         return self._THRESHOLD_CLASS(value_or_from_dict(self.threshold, output_name, self._DEFAULT_THRESHOLD))
 
-    def _check_outputs_match(self, out0, out1, threshold):
+    def _check_outputs_match(self, out0: Any, out1: Any, threshold: Any) -> Any:
         value = float(self._compute_metric(out0, out1))
         value = at_polygraphy_precision(threshold._METRIC_FIELD, value, threshold.threshold, out0, out1)
         result = self._RESULT_CLASS(value, thresholds=threshold)
@@ -159,7 +160,7 @@ class SingleMetricCompareFunc(BaseCompareFunc):
         (G_LOGGER.finish if passed else G_LOGGER.error)(msg)
         return result
 
-    def __call__(self, iter_result0, iter_result1):
+    def __call__(self, iter_result0: Any, iter_result1: Any) -> Any:
         """
         Returns:
             OrderedDict[str, CompareResult]: By output name of ``iter_result0``; a shape mismatch
@@ -168,12 +169,12 @@ class SingleMetricCompareFunc(BaseCompareFunc):
         valid_keys = set(iter_result0.keys()) | set(iter_result1.keys()) | {""}
         self._warn_on_unknown_keys(self.threshold, f"the {self._THRESHOLD_ARG} dictionary", valid_keys)
 
-        def match(out0_name, output0, out1_name, output1):
+        def match(out0_name: Any, output0: Any, out1_name: Any, output1: Any) -> Any:
             G_LOGGER.extra_verbose(f"Note: Comparing {iter_result0.runner_name} vs. {iter_result1.runner_name}")
             aligned = self._align_shapes(out0_name, output0, output1)
             if aligned is None:
                 return False
-            return self._check_outputs_match(*aligned, self.thresholds_for(out0_name))
+            return self._check_outputs_match(*aligned, self.thresholds_for(out0_name))  # type: ignore[call-arg]
 
         return self._run_comparison(iter_result0, iter_result1, match)
 
@@ -186,7 +187,7 @@ class L2CompareFunc(SingleMetricCompareFunc):
     _DEFAULT_THRESHOLD = 1e-5
     _THRESHOLD_ARG = "l2_threshold"
 
-    def __init__(self, l2_threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, l2_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             l2_threshold (Union[float, Dict[str, float]]): The largest L2 norm allowed; per output
@@ -197,7 +198,7 @@ class L2CompareFunc(SingleMetricCompareFunc):
         """
         super().__init__(l2_threshold, check_shapes, fail_fast, find_output_func)
 
-    def _compute_metric(self, out0, out1):
+    def _compute_metric(self, out0: Any, out1: Any) -> Any:
         return l2_norm(metric_stats(out0, out1))
 
 
@@ -209,7 +210,7 @@ class CosineSimilarityCompareFunc(SingleMetricCompareFunc):
     _DEFAULT_THRESHOLD = 0.997
     _THRESHOLD_ARG = "cosine_similarity_threshold"
 
-    def __init__(self, cosine_similarity_threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, cosine_similarity_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             cosine_similarity_threshold (Union[float, Dict[str, float]]): The smallest similarity
@@ -220,7 +221,7 @@ class CosineSimilarityCompareFunc(SingleMetricCompareFunc):
         """
         super().__init__(cosine_similarity_threshold, check_shapes, fail_fast, find_output_func)
 
-    def _compute_metric(self, out0, out1):
+    def _compute_metric(self, out0: Any, out1: Any) -> Any:
         return cosine_similarity(metric_stats(out0, out1))
 
 
@@ -232,7 +233,7 @@ class PsnrCompareFunc(SingleMetricCompareFunc):
     _DEFAULT_THRESHOLD = 30.0
     _THRESHOLD_ARG = "psnr_threshold"
 
-    def __init__(self, psnr_threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, psnr_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             psnr_threshold (Union[float, Dict[str, float]]): The smallest PSNR (dB) allowed; per
@@ -243,7 +244,7 @@ class PsnrCompareFunc(SingleMetricCompareFunc):
         """
         super().__init__(psnr_threshold, check_shapes, fail_fast, find_output_func)
 
-    def _compute_metric(self, out0, out1):
+    def _compute_metric(self, out0: Any, out1: Any) -> Any:
         return psnr(metric_stats(out0, out1))
 
 
@@ -255,7 +256,7 @@ class SnrCompareFunc(SingleMetricCompareFunc):
     _DEFAULT_THRESHOLD = 20.0
     _THRESHOLD_ARG = "snr_threshold"
 
-    def __init__(self, snr_threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, snr_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             snr_threshold (Union[float, Dict[str, float]]): The smallest SNR (dB) allowed; per
@@ -266,24 +267,24 @@ class SnrCompareFunc(SingleMetricCompareFunc):
         """
         super().__init__(snr_threshold, check_shapes, fail_fast, find_output_func)
 
-    def _compute_metric(self, out0, out1):
+    def _compute_metric(self, out0: Any, out1: Any) -> Any:
         return snr(metric_stats(out0, out1))
 
 
 class _CombinedMetricsCompareFunc(BaseCompareFunc):
     """Several metrics per output pair from one native pass; an output passes when all do."""
 
-    _RESULT_CLASS = None
-    _THRESHOLD_CLASS = None
+    _RESULT_CLASS: Any = None
+    _THRESHOLD_CLASS: Any = None
     _DEFAULTS: dict[str, float] = {}
 
-    def __init__(self, bounds, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, bounds: Any, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         self.bounds = {name: default(value, self._DEFAULTS[name]) for name, value in bounds.items()}
         self.check_shapes = default(check_shapes, True)
         self.fail_fast = default(fail_fast, False)
         self.find_output_func = find_output_func
 
-    def thresholds_for(self, output_name):
+    def thresholds_for(self, output_name: Any) -> Any:
         return self._THRESHOLD_CLASS(
             **{name: value_or_from_dict(value, output_name, self._DEFAULTS[name]) for name, value in self.bounds.items()}
         )
@@ -291,7 +292,7 @@ class _CombinedMetricsCompareFunc(BaseCompareFunc):
     def _metrics(self, stats: ErrorStats) -> dict[str, float]:
         raise NotImplementedError()
 
-    def __call__(self, iter_result0, iter_result1):
+    def __call__(self, iter_result0: Any, iter_result1: Any) -> Any:
         """
         Returns:
             OrderedDict[str, CompareResult]: By output name of ``iter_result0``; a shape mismatch
@@ -301,7 +302,7 @@ class _CombinedMetricsCompareFunc(BaseCompareFunc):
         for name, value in self.bounds.items():
             self._warn_on_unknown_keys(value, f"the {name} dictionary", valid_keys)
 
-        def match(out0_name, output0, out1_name, output1):
+        def match(out0_name: Any, output0: Any, out1_name: Any, output1: Any) -> Any:
             threshold = self.thresholds_for(out0_name)
             parts = threshold.parts()
             G_LOGGER.info(
@@ -348,9 +349,9 @@ class DistanceMetricsCompareFunc(_CombinedMetricsCompareFunc):
     _DEFAULTS = {"l2_tolerance": 1e-5, "cosine_similarity_threshold": 0.997}
 
     def __init__(
-        self, l2_tolerance=None, cosine_similarity_threshold=None, check_shapes=None, fail_fast=None,
-        find_output_func=None,
-    ):
+        self, l2_tolerance: Any = None, cosine_similarity_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None,
+        find_output_func: Any = None,
+    ) -> None:
         """
         Args:
             l2_tolerance (Union[float, Dict[str, float]]): The largest L2 norm of the difference
@@ -366,7 +367,7 @@ class DistanceMetricsCompareFunc(_CombinedMetricsCompareFunc):
             check_shapes, fail_fast, find_output_func,
         )
 
-    def _metrics(self, stats):
+    def _metrics(self, stats: Any) -> dict[Any, Any]:
         return {"l2_norm": l2_norm(stats), "cosine_similarity": cosine_similarity(stats)}
 
 
@@ -378,7 +379,7 @@ class QualityMetricsCompareFunc(_CombinedMetricsCompareFunc):
     _SUMMARY_LABEL = "quality"
     _DEFAULTS = {"psnr_tolerance": 30.0, "snr_tolerance": 20.0}
 
-    def __init__(self, psnr_tolerance=None, snr_tolerance=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, psnr_tolerance: Any = None, snr_tolerance: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             psnr_tolerance (Union[float, Dict[str, float]]): The smallest PSNR (dB) allowed; per
@@ -394,5 +395,5 @@ class QualityMetricsCompareFunc(_CombinedMetricsCompareFunc):
             find_output_func,
         )
 
-    def _metrics(self, stats):
+    def _metrics(self, stats: Any) -> dict[Any, Any]:
         return {"psnr": psnr(stats), "snr": snr(stats)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from poly.compare.funcs.metrics import SingleMetricCompareFunc
@@ -61,7 +63,7 @@ class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
     _DEFAULT_THRESHOLD = 0.1
     _THRESHOLD_ARG = "lpips_threshold"
 
-    def __init__(self, lpips_threshold=None, check_shapes=None, fail_fast=None, find_output_func=None):
+    def __init__(self, lpips_threshold: Any = None, check_shapes: Any = None, fail_fast: Any = None, find_output_func: Any = None) -> None:
         """
         Args:
             lpips_threshold (Union[float, Dict[str, float]]): The largest LPIPS distance allowed;
@@ -75,14 +77,14 @@ class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
         """
         require_lpips()
         super().__init__(lpips_threshold, check_shapes, fail_fast, find_output_func)
-        self._model = None
+        self._model: Any = None
 
-    def _lpips_model(self):
+    def _lpips_model(self) -> Any:
         if self._model is None:
             self._model = lpips.LPIPS(net="alex", version="0.1", verbose=False).eval()
         return self._model
 
-    def _compute_metric(self, out0, out1):
+    def _compute_metric(self, out0: Any, out1: Any) -> Any:
         out0, out1 = np.asarray(out0), np.asarray(out1)
         if out0.ndim < 3 or out1.ndim < 3:
             G_LOGGER.warning(
@@ -103,7 +105,7 @@ class PerceptualMetricsCompareFunc(SingleMetricCompareFunc):
             G_LOGGER.warning(f"Error computing LPIPS: {err}. LPIPS check will be skipped.")
             return None
 
-    def _check_outputs_match(self, out0, out1, threshold):
+    def _check_outputs_match(self, out0: Any, out1: Any, threshold: Any) -> Any:
         value = self._compute_metric(out0, out1)
         result = PerceptualMetricsResult(value, thresholds=threshold)
         described = result.describe()

@@ -6,6 +6,7 @@ median or a quantile), computed by the native engine in one call per output pair
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -31,16 +32,16 @@ __all__ = ["SimpleCompareFunc"]
 
 def _option_attribute(name: str) -> property:
     # func.atol reads (and sets) the option: the function keeps no second copy of it
-    def get(func):
+    def get(func: Any) -> Any:
         return getattr(func.options, name)
 
-    def set_(func, value):
+    def set_(func: Any, value: Any) -> None:
         func.options = dataclasses.replace(func.options, **{name: value}).with_defaults()
 
     return property(get, set_, doc=SimpleCompareOptions.declaration(name).help + ".")
 
 
-def _with_options(cls):
+def _with_options(cls: Any) -> Any:
     """Gives ``cls`` an attribute per option and Polygraphy's signature for ``__init__``."""
     for declared in SimpleCompareOptions.declarations():
         setattr(cls, declared.name, _option_attribute(declared.name))
@@ -62,7 +63,7 @@ class SimpleCompareFunc(BaseCompareFunc):
     _SUMMARY_LABEL = "simple"
     _RESULT_CLASS = OutputCompareResult
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         """
         Args:
             The options of ``SimpleCompareOptions`` (``check_shapes``, ``rtol``, ``atol``,
@@ -72,14 +73,14 @@ class SimpleCompareFunc(BaseCompareFunc):
         self.options = SimpleCompareOptions.from_arguments(*args, **kwargs).with_defaults()
         """The ``SimpleCompareOptions`` compared with, the defaults filled in."""
 
-    def options_for(self, output_name) -> SimpleCompareOptions:
+    def options_for(self, output_name: Any) -> SimpleCompareOptions:
         """The options output ``output_name`` is checked with (per-output dicts resolved)."""
         return self.options.for_output(output_name)
 
-    def thresholds_for(self, output_name):
+    def thresholds_for(self, output_name: Any) -> Any:
         return self.options_for(output_name).threshold
 
-    def _check_outputs_match(self, out0, out0_name, out1, out1_name, options, runner0_name, runner1_name):
+    def _check_outputs_match(self, out0: Any, out0_name: Any, out1: Any, out1_name: Any, options: Any, runner0_name: Any, runner1_name: Any) -> Any:
         err_stat, quantile = options.check_error_stat, options.error_quantile
         if err_stat not in VALID_CHECK_ERROR_STATS:
             G_LOGGER.critical(
@@ -98,7 +99,7 @@ class SimpleCompareFunc(BaseCompareFunc):
         quantiles = list(LOGGED_QUANTILES)
         if err_stat == "quantile" and quantile not in quantiles:
             quantiles.append(quantile)
-        stats, absd, rel = polygraphy_error_stats(out0, out1, options, self.infinities_compare_equal, quantiles,
+        stats, absd, rel = polygraphy_error_stats(out0, out1, options, self.infinities_compare_equal, quantiles,  # type: ignore[attr-defined]
                                                   median=True)
 
         if is_floating(out1) and may_hold_zero(stats) and G_LOGGER.is_enabled(G_LOGGER.WARNING):
@@ -117,10 +118,10 @@ class SimpleCompareFunc(BaseCompareFunc):
 
         diffs = None
 
-        def get_diffs():
+        def get_diffs() -> Any:
             nonlocal diffs
             if diffs is None:
-                diffs = display_diffs(out0, out1, self.infinities_compare_equal)
+                diffs = display_diffs(out0, out1, self.infinities_compare_equal)  # type: ignore[attr-defined]
             return diffs
 
         G_LOGGER.info(f"Error Metrics: {out0_name}")
@@ -138,30 +139,30 @@ class SimpleCompareFunc(BaseCompareFunc):
 
             G_LOGGER.info(required_tolerance)
 
-            if self.save_error_metrics_plot or self.show_error_metrics_plot:
+            if self.save_error_metrics_plot or self.show_error_metrics_plot:  # type: ignore[attr-defined]
                 with G_LOGGER.indent():
                     absdiff, reldiff = get_diffs()
                     plots.scatter_plot_error_magnitude(
                         absdiff, reldiff, out1, rel.min, rel.max, runner0_name, runner1_name, out0_name,
-                        out1_name, save_dir=self.save_error_metrics_plot, show=self.show_error_metrics_plot,
+                        out1_name, save_dir=self.save_error_metrics_plot, show=self.show_error_metrics_plot,  # type: ignore[attr-defined]
                     )
 
-            def heatmaps(which, diff_stats, prefix, use_lognorm=None):
-                if self.save_heatmaps or self.show_heatmaps:
+            def heatmaps(which: Any, diff_stats: Any, prefix: Any, use_lognorm: Any = None) -> None:
+                if self.save_heatmaps or self.show_heatmaps:  # type: ignore[attr-defined]
                     with G_LOGGER.indent():
                         plots.build_heatmaps(
                             get_diffs()[which], diff_stats.min, diff_stats.max, prefix=f"{prefix} Error | {out0_name}",
-                            save_dir=self.save_heatmaps, show=self.show_heatmaps, use_lognorm=use_lognorm,
+                            save_dir=self.save_heatmaps, show=self.show_heatmaps, use_lognorm=use_lognorm,  # type: ignore[attr-defined]
                         )
 
             bool_pair = out0.dtype == np.bool_ and out1.dtype == np.bool_
 
-            def diff_histogram(stream, diff_stats):
+            def diff_histogram(stream: Any, diff_stats: Any) -> Any:
                 # counted natively from the two outputs: no difference array is built
                 if bool_pair:
                     return None
                 return lambda: str_diff_histogram(out0, out1, stream, diff_stats.min, diff_stats.max,
-                                                  stats.compute_dtype, self.infinities_compare_equal)
+                                                  stats.compute_dtype, self.infinities_compare_equal)  # type: ignore[attr-defined]
 
             log_output_stats(
                 diff_stats_view(absd, with_quantiles=not bool_pair), lambda: get_diffs()[0], out0.size, failed,
@@ -180,7 +181,7 @@ class SimpleCompareFunc(BaseCompareFunc):
         )
         return result
 
-    def __call__(self, iter_result0, iter_result1):
+    def __call__(self, iter_result0: Any, iter_result1: Any) -> Any:
         """
         Compares every output of ``iter_result0`` with its counterpart in ``iter_result1``.
 
@@ -194,7 +195,7 @@ class SimpleCompareFunc(BaseCompareFunc):
                 self._warn_on_unknown_keys(getattr(self.options, declared.name),
                                            f"the {declared.dict_label} dictionary", valid_keys)
 
-        def match(out0_name, output0, out1_name, output1):
+        def match(out0_name: Any, output0: Any, out1_name: Any, output1: Any) -> Any:
             options = self.options_for(out0_name)
             atol, rtol, err_stat = options.atol, options.rtol, options.check_error_stat
             G_LOGGER.info(f"Tolerance: [abs={atol:.5g}, rel={rtol:.5g}] | Checking {err_stat} error")

@@ -10,7 +10,8 @@ import contextlib
 import math
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -37,14 +38,14 @@ _VALID_BACKENDS = ("numpy", "torch")
 torch = lazy_import("torch", purpose="The torch data-loader backend")
 
 
-def _is_inf(value) -> bool:
+def _is_inf(value: Any) -> bool:
     return isinstance(value, float) and math.isinf(value)
 
 
 class ArraySampler:
     """Draws random arrays from one seeded generator (NumPy's ``RandomState``, or torch's)."""
 
-    def __init__(self, backend, seed):
+    def __init__(self, backend: Any, seed: Any) -> None:
         """
         Args:
             backend (str): ``"numpy"`` or ``"torch"``.
@@ -59,19 +60,19 @@ class ArraySampler:
             self.rng = np.random.RandomState(seed)
         else:
             self.rng = torch.Generator()
-            self.rng.manual_seed(seed)
+            self.rng.manual_seed(seed)  # type: ignore[attr-defined]
 
-    def _dtype(self, dtype):
+    def _dtype(self, dtype: Any) -> Any:
         return None if dtype is None else DataType.to_dtype(DataType.from_dtype(dtype), self.backend)
 
-    def sample_integer(self, shape, dtype, low, high):
+    def sample_integer(self, shape: Any, dtype: Any, low: Any, high: Any) -> Any:
         """Integers in [low, high], inclusive."""
         dtype = self._dtype(dtype)
         if self.backend == "numpy":
             return np.array(self.rng.randint(low=low, high=high + 1, size=shape, dtype=dtype))
         return torch.randint(low, high + 1, tuple(shape), generator=self.rng, dtype=dtype)
 
-    def sample_float(self, shape, dtype, fmin, fmax):
+    def sample_float(self, shape: Any, dtype: Any, fmin: Any, fmax: Any) -> Any:
         """Floats in [fmin, fmax]; an infinite bound yields infinities rather than NaN."""
         scale, shift = fmax - fmin, fmin
         if _is_inf(fmin):
@@ -84,7 +85,7 @@ class ArraySampler:
                 return np.array((self.rng.random_sample(size=shape) * scale + shift).astype(dtype))
         return torch.rand(tuple(shape), generator=self.rng, dtype=dtype) * scale + shift
 
-    def constant_array(self, values, dtype):
+    def constant_array(self, values: Any, dtype: Any) -> Any:
         """An array holding ``values`` (the value of a shape tensor)."""
         dtype = self._dtype(dtype)
         if self.backend == "numpy":
@@ -92,7 +93,7 @@ class ArraySampler:
         return torch.tensor(values, dtype=dtype)
 
 
-def _default_range(val_range, fallback):
+def _default_range(val_range: Any, fallback: Any) -> Any:
     if not isinstance(val_range, (tuple, list)):
         return fallback
     return tuple(default(elem, fallback_elem) for elem, fallback_elem in zip(val_range, fallback, strict=False))
@@ -107,7 +108,7 @@ class DataLoader:
     given here overrides dtypes and fixes the shapes of dynamic dimensions.
     """
 
-    def __init__(self, seed=None, iterations=None, input_metadata=None, val_range=None, data_loader_backend_module=None):
+    def __init__(self, seed: Any = None, iterations: Any = None, input_metadata: Any = None, val_range: Any = None, data_loader_backend_module: Any = None) -> None:
         """
         Args:
             seed (int): The seed; iteration ``i`` uses ``seed + i``. Defaults to 1.
@@ -128,7 +129,7 @@ class DataLoader:
         if self.user_input_metadata and not isinstance(self.user_input_metadata, TensorMetadata):
             self.user_input_metadata = TensorMetadata(self.user_input_metadata)
         self.data_loader_backend_module = default(data_loader_backend_module, "numpy")
-        self.input_metadata = None
+        self.input_metadata: Any = None
         """The inputs to generate (set by ``Comparator.run``); the user metadata when never set."""
         self.default_val_range = _default_range(val_range, (0.0, 1.0))
         self.val_range = default(val_range, self.default_val_range)
@@ -137,7 +138,7 @@ class DataLoader:
                 f"Will generate inference input data according to provided TensorMetadata: {self.user_input_metadata}"
             )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = {
             "seed": self.seed,
             "iterations": self.iterations,
@@ -147,20 +148,20 @@ class DataLoader:
         }
         return "DataLoader(" + ", ".join(f"{k}={v!r}" for k, v in args.items() if v is not None) + ")"
 
-    def __len__(self):
+    def __len__(self) -> Any:
         return self.iterations
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for index in range(self.iterations):
             yield self[index]
 
-    def _get_range(self, name, cast):
+    def _get_range(self, name: Any, cast: Any) -> tuple[Any, ...]:
         # A None bound (in a tuple or a per-input entry) keeps the default for that bound.
         bounds = value_or_from_dict(self.val_range, name, self.default_val_range)
         return tuple(cast(default(val, fallback)) for val, fallback in zip(bounds, self.default_val_range, strict=False))
 
     @staticmethod
-    def _clamp_to_dtype(name, dtype, low, high):
+    def _clamp_to_dtype(name: Any, dtype: Any, low: Any, high: Any) -> Any:
         # A range given for every input may not fit a narrow integer type (e.g. [-2, 5] for uint8).
         info = np.iinfo(np.dtype(dtype))
         clamped = (max(low, int(info.min)), min(high, int(info.max)))
@@ -172,7 +173,7 @@ class DataLoader:
             )
         return clamped
 
-    def _static_shape(self, name, shape):
+    def _static_shape(self, name: Any, shape: Any) -> Any:
         if not is_shape_dynamic(shape):
             return shape
         if getattr(shape, "min", None) is not None:
@@ -191,7 +192,7 @@ class DataLoader:
             )
         return static
 
-    def _is_shape_tensor(self, name, dtype):
+    def _is_shape_tensor(self, name: Any, dtype: Any) -> bool:
         # A 1-D integer input whose user "shape" has as many entries as its one dimension is
         # taken to be a shape tensor: the user gave its value, not its shape.
         if name not in self.input_metadata or name not in self.user_input_metadata:
@@ -204,7 +205,7 @@ class DataLoader:
         user_shape = self.user_input_metadata[name].shape
         return user_shape is not None and not is_shape_dynamic(user_shape) and len(user_shape) == shape[0]
 
-    def _generate(self, sampler, name, dtype, shape):
+    def _generate(self, sampler: Any, name: Any, dtype: Any, shape: Any) -> Any:
         if self._is_shape_tensor(name, dtype):
             buffer = sampler.constant_array(list(shape), dtype)
             G_LOGGER.info(
@@ -220,7 +221,7 @@ class DataLoader:
             G_LOGGER.critical(f"Input tensor: {name} | Cannot generate input data of shape {tuple(shape)}: "
                               "out of memory (use --input-shapes)")
 
-    def _sample(self, sampler, name, dtype, shape):
+    def _sample(self, sampler: Any, name: Any, dtype: Any, shape: Any) -> Any:
         entry = DataType.from_dtype(dtype) if dtype is not None else None
         if entry is not None and (entry.is_integral or entry == DataType.BOOL):
             low, high = self._get_range(name, int if entry.is_integral else bool)
@@ -232,7 +233,7 @@ class DataLoader:
         G_LOGGER.verbose(f"Input tensor: {name} | Generating input data in range: [{fmin}, {fmax}]", mode=LogMode.ONCE)
         return sampler.sample_float(shape, dtype, fmin, fmax)
 
-    def _to_backend_dtype(self, name, dtype):
+    def _to_backend_dtype(self, name: Any, dtype: Any) -> Any:
         if dtype is None:
             return None
         try:
@@ -249,7 +250,7 @@ class DataLoader:
                 f"Please use a custom data loader to provide inputs. "
             )
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         """
         The feed dict of iteration ``index`` (the same arrays every time for the same index).
 
@@ -317,7 +318,7 @@ _GENERATION_OVERHEAD = 32
 drawn in float64 and scaled and shifted through temporaries."""
 
 
-def _available_memory():
+def _available_memory() -> Any:
     # MemAvailable (Linux), else the physical memory; None where neither is known
     try:
         with open("/proc/meminfo") as f:
@@ -332,7 +333,7 @@ def _available_memory():
         return None
 
 
-def _check_generable(name, dtype, shape):
+def _check_generable(name: Any, dtype: Any, shape: Any) -> None:
     """Refuses, in one line, a shape no input can have (a negative or non-integer dimension) or
     one whose data could not be generated in the memory available (a model claiming 10**12
     elements), before allocating anything."""
@@ -352,7 +353,7 @@ def _check_generable(name, dtype, shape):
                           "(use --input-shapes)")
 
 
-def coerce_buffer(buffer, name, dtype, shape):
+def coerce_buffer(buffer: Any, name: Any, dtype: Any, shape: Any) -> Any:
     """
     Casts and transposes/reshapes one input to the expected dtype and shape, warning at each
     conversion; an input that still does not fit is an error.
@@ -390,7 +391,7 @@ def coerce_buffer(buffer, name, dtype, shape):
     return buffer
 
 
-def coerce_feed_dict(feed_dict, input_metadata, fallback=None):
+def coerce_feed_dict(feed_dict: Any, input_metadata: Any, fallback: Any = None) -> Any:
     """
     Makes a feed dict fit ``input_metadata``: inputs are found by name (loosely, then by position)
     and cast/reshaped as needed. ``fallback(name)``, when given, supplies a replacement for an
@@ -428,7 +429,7 @@ def coerce_feed_dict(feed_dict, input_metadata, fallback=None):
     return coerced
 
 
-def _is_feed_dict(obj) -> bool:
+def _is_feed_dict(obj: Any) -> bool:
     from poly.compare.results import RunResults
 
     if isinstance(obj, RunResults) or not hasattr(obj, "items"):
@@ -439,7 +440,7 @@ def _is_feed_dict(obj) -> bool:
         return False
 
 
-def check_feed_dict(obj, source="data loader") -> None:
+def check_feed_dict(obj: Any, source: str = "data loader") -> None:
     """Raises a clear error when ``obj`` (something a data loader yielded) is not a feed dict."""
     if _is_feed_dict(obj):
         return
@@ -463,31 +464,31 @@ class DataLoaderCache:
     runner's inputs (``set_input_metadata``).
     """
 
-    def __init__(self, data_loader):
+    def __init__(self, data_loader: Any) -> None:
         self.data_loader = data_loader
-        self.cache = []
-        self.input_metadata = None
+        self.cache: list[Any] = []
+        self.input_metadata: Any = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.cache)
 
-    def __getitem__(self, iteration):
+    def __getitem__(self, iteration: Any) -> Any:
         if iteration >= len(self.cache):
             raise IndexError(iteration)
         reloaded = {}
 
-        def reload_input(name):
+        def reload_input(name: Any) -> Any:
             if "feed_dict" not in reloaded:
                 reloaded["feed_dict"] = self.data_loader[iteration]
             return reloaded["feed_dict"][name]
 
         return coerce_feed_dict(self.cache[iteration], self.input_metadata, fallback=reload_input)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for index in range(len(self.cache)):
             yield self[index]
 
-    def set_input_metadata(self, input_metadata):
+    def set_input_metadata(self, input_metadata: Any) -> None:
         """
         Sets the inputs the next runner expects (and tells the data loader, if it listens); reads
         the data loader the first time.

@@ -6,6 +6,9 @@ for input data, and only when the user names the script explicitly.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.core.backend.scripts import import_from_script
 from poly.core.func import invoke_if_callable
@@ -34,7 +37,7 @@ class DataLoaderFromScript:
     Each iteration over the loader calls the function again.
     """
 
-    def __init__(self, script, func_name=None):
+    def __init__(self, script: Any, func_name: Any = None) -> None:
         """
         Args:
             script (str): ``"path/to/script.py"`` or ``"path/to/script.py:func"``.
@@ -43,12 +46,12 @@ class DataLoaderFromScript:
         self.path, name = parse_script_and_func_name(script, func_name or DEFAULT_DATA_LOADER_FUNC)
         self.func_name = name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DataLoaderFromScript({self.path!r}, func_name={self.func_name!r})"
 
-    def load(self):
+    def load(self) -> Any:
         """Imports the script and returns what its function returns (an iterable of feed dicts)."""
-        obj = import_from_script(self.path, self.func_name)
+        obj = import_from_script(self.path, self.func_name)  # type: ignore[arg-type]
         data = invoke_if_callable(obj)
         try:
             iter(data)
@@ -59,5 +62,5 @@ class DataLoaderFromScript:
             )
         return data
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield from self.load()

@@ -10,6 +10,7 @@ import copy
 import glob
 import os
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.core.json import save_json
@@ -26,12 +27,12 @@ ITERATION_FILE_INDEX_WIDTH = 10
 """Digits of the per-iteration file names (``0000000000.json``), so lexical order is index order."""
 
 
-def is_single_file(path) -> bool:
+def is_single_file(path: Any) -> bool:
     """Whether ``path`` names one file (it has an extension) rather than a per-iteration directory."""
     return path is not None and os.path.splitext(os.fspath(path))[1] != ""
 
 
-def list_iteration_files(dir_path) -> list[str]:
+def list_iteration_files(dir_path: Any) -> list[str]:
     """The ``*.json`` and ``*.npz`` files of a directory, in lexical (= index) order."""
     dir_path = os.fspath(dir_path)
     files = glob.glob(os.path.join(glob.escape(dir_path), "*.json"))
@@ -39,7 +40,7 @@ def list_iteration_files(dir_path) -> list[str]:
     return sorted(files)
 
 
-def iterate_from_files(paths, load_file: Callable[[str], Iterable], allow_dirs: bool = True) -> Iterator:
+def iterate_from_files(paths: Any, load_file: Callable[[str], Iterable], allow_dirs: bool = True) -> Iterator:  # type: ignore[type-arg]
     """
     Yields the iterations of one or more paths, lazily: a directory's files in index order, and
     whatever ``load_file(path)`` yields for a file.
@@ -70,7 +71,7 @@ def iterate_from_files(paths, load_file: Callable[[str], Iterable], allow_dirs: 
             yield from load_file(os.fspath(path))
 
 
-def _default_save(obj, path, description):
+def _default_save(obj: Any, path: Any, description: Any) -> None:
     save_json(obj, path, description=description)
 
 
@@ -81,7 +82,7 @@ class IterationWriter:
     be new or empty: nothing is ever overwritten there.
     """
 
-    def __init__(self, path, combine=None, copy_on_accumulate=False, description=None, save=None):
+    def __init__(self, path: Any, combine: Any = None, copy_on_accumulate: bool = False, description: Any = None, save: Any = None) -> None:
         """
         Args:
             path (str): The file or directory; None disables writing.
@@ -100,7 +101,7 @@ class IterationWriter:
         self._copy = copy_on_accumulate
         self._description = description
         self._save = save or _default_save
-        self._accumulated = []
+        self._accumulated: list[Any] = []
         self._index = 0
         self._flushed = False
         if self.path is None:
@@ -124,7 +125,7 @@ class IterationWriter:
                 )
         os.makedirs(self.path, exist_ok=True)
 
-    def append(self, item) -> None:
+    def append(self, item: Any) -> None:
         """Adds one iteration."""
         if self.path is None:
             return
@@ -141,9 +142,9 @@ class IterationWriter:
             self._save(self._combine(self._accumulated), self.path, self._description)
             self._flushed = True
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         if exc_type is None:
             self.flush()

@@ -19,6 +19,7 @@ import struct
 import zipfile
 import zlib
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _EMPTY_ZIP_MAGIC = b"PK\x05\x06"
 
 
-def is_npz_file(path) -> bool:
+def is_npz_file(path: Any) -> bool:
     """Whether ``path`` is a file that starts like a zip archive (an ``.npz``)."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return False
@@ -62,7 +63,7 @@ def _storable(arr: np.ndarray) -> tuple[np.ndarray, str | None]:
     return arr.view(np.dtype(f"u{arr.dtype.itemsize}")), arr.dtype.name
 
 
-def _restore_dtype(arr: np.ndarray, name: str | None, source) -> np.ndarray:
+def _restore_dtype(arr: np.ndarray, name: str | None, source: Any) -> np.ndarray:
     if name is None:
         return arr
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
@@ -84,11 +85,11 @@ def _restore_dtype(arr: np.ndarray, name: str | None, source) -> np.ndarray:
 
 
 class _ArchiveBuilder:
-    def __init__(self):
+    def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
         self.dtypes: dict[str, str] = {}
 
-    def add(self, arr) -> str:
+    def add(self, arr: Any) -> str:
         key = f"a{len(self.arrays)}"
         # One conversion per array (torch tensors on any device, bfloat16 ones included, CuPy
         # arrays): never NumPy's element-by-element sequence protocol.
@@ -99,15 +100,15 @@ class _ArchiveBuilder:
         return key
 
 
-def save_npz(meta: dict, arrays: dict[str, np.ndarray], dtypes: dict[str, str], dest) -> None:
+def save_npz(meta: dict, arrays: dict[str, np.ndarray], dtypes: dict[str, str], dest: Any) -> None:  # type: ignore[type-arg]
     """Writes ``arrays`` and the JSON ``meta`` (plus dtype names) as an uncompressed ``.npz``."""
     payload = dict(arrays)
     payload[META_KEY] = np.array(json.dumps({**meta, "dtypes": dtypes}))
     if hasattr(dest, "write"):
-        np.savez(dest, **payload)
+        np.savez(dest, **payload)  # type: ignore[arg-type]
         return
     with atomic_write(dest, "wb") as f:
-        np.savez(f, **payload)
+        np.savez(f, **payload)  # type: ignore[arg-type]
 
 
 _FAST_READ_LIMIT = 64 << 20
@@ -136,11 +137,11 @@ def _npy_header(member: memoryview) -> NpyHeader:
     return header
 
 
-def _key(info) -> str:
+def _key(info: Any) -> Any:
     return info.filename[:-4] if info.filename.endswith(".npy") else info.filename
 
 
-def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
+def _read_stored_npz(path: Any) -> dict[str, np.ndarray] | None:
     """
     The arrays of an uncompressed ``.npz`` (what ``np.savez`` writes), read in one call and
     parsed without ``np.load``'s per-member file objects: the validation loader reads two such
@@ -174,7 +175,7 @@ def _read_stored_npz(path) -> dict[str, np.ndarray] | None:
     return arrays
 
 
-def _read_npz_members(src) -> dict[str, np.ndarray]:
+def _read_npz_members(src: Any) -> dict[str, np.ndarray]:
     """Every member of an archive (any compression, a path or a file object), checked as it is read."""
     if isinstance(src, (str, os.PathLike)):
         size = os.path.getsize(src)
@@ -186,7 +187,7 @@ def _read_npz_members(src) -> dict[str, np.ndarray]:
         return {_key(info): array_from_zip_member(archive, info, size) for info in archive.infolist()}
 
 
-def load_npz(src):
+def load_npz(src: Any) -> tuple[Any, ...]:
     """
     Reads an ``.npz`` as with ``allow_pickle=False``, checking every member's claimed size
     against the archive before allocating it.
@@ -227,24 +228,24 @@ def load_npz(src):
     return meta, arrays
 
 
-def _expect(condition, src, what) -> None:
+def _expect(condition: Any, src: Any, what: Any) -> None:
     if not condition:
         raise DataFormatError(f"Could not load '{src}': its {META_KEY} layout is invalid: {what}")
 
 
-def _short(value) -> str:
+def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _lookup(arrays: dict, key, src) -> np.ndarray:
+def _lookup(arrays: dict, key: Any, src: Any) -> Any:  # type: ignore[type-arg]
     try:
         return arrays[key]
     except (KeyError, TypeError):
         raise DataFormatError(f"Could not load '{src}': its layout names a missing array {key!r}") from None
 
 
-def _named_arrays(pairs, arrays, src, where) -> OrderedDict:
+def _named_arrays(pairs: Any, arrays: Any, src: Any, where: Any) -> OrderedDict:  # type: ignore[type-arg]
     """``[[name, array key], ...]`` -> name -> array."""
     _expect(isinstance(pairs, list), src, f"{where} is {_short(pairs)}, not a list of [name, array key] pairs")
     named = OrderedDict()
@@ -255,7 +256,7 @@ def _named_arrays(pairs, arrays, src, where) -> OrderedDict:
     return named
 
 
-def _entry(dct, key, types, default, src, where):
+def _entry(dct: Any, key: Any, types: Any, default: Any, src: Any, where: Any) -> Any:
     types = types if isinstance(types, tuple) else (types,)
     value = dct.get(key, default)
     _expect(isinstance(value, types) and not (isinstance(value, bool) and bool not in types), src,
@@ -263,14 +264,14 @@ def _entry(dct, key, types, default, src, where):
     return value
 
 
-def save_feed_dicts_npz(feed_dicts, dest) -> None:
+def save_feed_dicts_npz(feed_dicts: Any, dest: Any) -> None:
     """Saves a list of feed dicts (input name -> array), one per iteration, as an ``.npz``."""
     builder = _ArchiveBuilder()
     iterations = [[[name, builder.add(arr)] for name, arr in feed_dict.items()] for feed_dict in feed_dicts]
     save_npz({"format": "poly.inputs", "version": 1, "iterations": iterations}, builder.arrays, builder.dtypes, dest)
 
 
-def load_feed_dicts_npz(src) -> list[OrderedDict]:
+def load_feed_dicts_npz(src: Any) -> list[OrderedDict]:  # type: ignore[type-arg]
     """Loads the feed dicts of an ``.npz``: poly's layout, or a plain archive as one feed dict."""
     meta, arrays = load_npz(src)
     if meta is None:
@@ -283,7 +284,7 @@ def load_feed_dicts_npz(src) -> list[OrderedDict]:
     return [_named_arrays(iteration, arrays, src, f"iteration {index}") for index, iteration in enumerate(iterations)]
 
 
-def run_results_to_npz(run_results, dest) -> None:
+def run_results_to_npz(run_results: Any, dest: Any) -> None:
     """Saves a ``RunResults`` as an ``.npz`` (see the module docstring)."""
     builder = _ArchiveBuilder()
     runners = []
@@ -299,7 +300,7 @@ def run_results_to_npz(run_results, dest) -> None:
     save_npz({"format": "poly.RunResults", "version": 1, "runners": runners}, builder.arrays, builder.dtypes, dest)
 
 
-def decode_run_results(meta, arrays, src) -> list[tuple[str, list[tuple[OrderedDict, float | None, str | None]]]]:
+def decode_run_results(meta: Any, arrays: Any, src: Any) -> list[tuple[str, list[tuple[OrderedDict, float | None, str | None]]]]:  # type: ignore[type-arg]
     """
     The run results an archive read by ``load_npz`` holds, as plain data: ``(runner name,
     [(outputs, runtime, runner name of the iteration), ...])`` per runner, for ``RunResults`` to

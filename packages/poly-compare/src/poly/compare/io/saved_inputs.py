@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from poly.core.json import load_json, save_json
 __all__ = ["StreamingDataLoader", "load_inputs", "save_inputs", "iterate_input_file"]
 
 
-def _check_feed_dict(obj, path, index):
+def _check_feed_dict(obj: Any, path: Any, index: Any) -> Any:
     where = f"iteration {index}" if index is not None else "the file"
     if not isinstance(obj, Mapping) or not all(isinstance(name, str) for name in obj.keys()):
         raise DataFormatError(
@@ -36,7 +37,7 @@ def _check_feed_dict(obj, path, index):
     return OrderedDict(obj.items())
 
 
-def iterate_input_file(path):
+def iterate_input_file(path: Any) -> Iterator[Any]:
     """Yields the feed dicts of one file: every element of a JSON list, a single JSON feed dict, or an ``.npz``."""
     if not os.path.exists(path):
         G_LOGGER.critical(f"Could not load inputs: '{path}' does not exist")
@@ -58,7 +59,7 @@ class StreamingDataLoader:
     directories (chained in order); usable wherever a data loader is.
     """
 
-    def __init__(self, paths, allow_dirs=True):
+    def __init__(self, paths: Any, allow_dirs: bool = True) -> None:
         """
         Args:
             paths (Union[str, os.PathLike, Sequence]): Files (JSON list, JSON feed dict, ``.npz``)
@@ -68,14 +69,14 @@ class StreamingDataLoader:
         self.paths = paths
         self.allow_dirs = allow_dirs
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"StreamingDataLoader({self.paths!r}, allow_dirs={self.allow_dirs!r})"
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield from iterate_from_files(self.paths, iterate_input_file, allow_dirs=self.allow_dirs)
 
 
-def load_inputs(paths) -> list[OrderedDict]:
+def load_inputs(paths: Any) -> list[OrderedDict]:  # type: ignore[type-arg]
     """
     Loads saved inputs from one or more paths, concatenated in order.
 
@@ -85,7 +86,7 @@ def load_inputs(paths) -> list[OrderedDict]:
     return list(StreamingDataLoader(paths))
 
 
-def save_inputs(feed_dicts, dest, description="inference input data"):
+def save_inputs(feed_dicts: Any, dest: Any, description: str = "inference input data") -> None:
     """
     Saves feed dicts (one per iteration): ``.npz`` when ``dest`` ends in ``.npz``, else a JSON
     list in Polygraphy's format. Written atomically.

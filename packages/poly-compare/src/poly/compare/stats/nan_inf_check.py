@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +15,7 @@ from poly.core.arrays.host import host_array
 __all__ = ["validate_run_results", "validate_stream"]
 
 
-def _validate_output(runner_name, output_name, output, check_inf, check_nan, iter_prefix):
+def _validate_output(runner_name: Any, output_name: Any, output: Any, check_inf: Any, check_nan: Any, iter_prefix: Any) -> Any:
     G_LOGGER.start(
         f"{runner_name:35} | {iter_prefix}Validating output: {output_name} (check_inf={check_inf}, check_nan={check_nan})"
     )
@@ -46,7 +48,7 @@ def _validate_output(runner_name, output_name, output, check_inf, check_nan, ite
         return valid
 
 
-def validate_run_results(run_results, check_inf, check_nan, fail_fast, iteration=None, emit_summary=True) -> bool:
+def validate_run_results(run_results: Any, check_inf: Any, check_nan: Any, fail_fast: Any, iteration: Any = None, emit_summary: bool = True) -> bool:
     """
     Checks every output of ``run_results`` for NaNs (``check_nan``) and non-finite values
     (``check_inf``), logging each output's statistics.
@@ -73,7 +75,7 @@ def validate_run_results(run_results, check_inf, check_nan, fail_fast, iteration
     return all_valid
 
 
-def validate_stream(stream, check_inf, check_nan):
+def validate_stream(stream: Any, check_inf: Any, check_nan: Any) -> Iterator[Any]:
     """Passes a stream of single-iteration ``RunResults`` through, validating each; an invalid one is an error."""
     try:
         for index, single in enumerate(stream):

@@ -8,11 +8,12 @@ Polygraphy's so that verdicts agree (README.md, "The native error-statistics eng
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from poly import _native
 from poly.compare.stats.gpu.dispatch import device_error_stats
@@ -22,6 +23,17 @@ __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code
 
 _CODES: dict[str, int] = dict(_native.DTYPE_CODES)
 Index = tuple[int, ...]
+
+
+class SupportsCudaArrayInterface(Protocol):
+    """A CUDA array (CuPy, a torch CUDA tensor, ``DeviceView``): anything with ``__cuda_array_interface__``."""
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]: ...
+
+
+ErrorStatsInput = npt.ArrayLike | SupportsCudaArrayInterface
+"""What ``error_stats`` compares: a host array-like or a CUDA array."""
 
 
 _CODE_CACHE: dict[np.dtype, int] = {}
@@ -76,7 +88,7 @@ class ValueSummary:
     __slots__ = ("mean", "std", "var", "min", "max", "_argmin", "_argmax", "_shape", "mean_abs", "mean_square",
                  "nan_count", "inf_count", "_median", "_median_source")
 
-    def __init__(self, d: dict[str, Any], shape: tuple[int, ...], median_source):
+    def __init__(self, d: dict[str, Any], shape: tuple[int, ...], median_source: Callable[[], float]) -> None:
         self.mean: float = d["mean"]
         self.std: float = d["std"]
         self.var: float = d["var"]
@@ -88,7 +100,7 @@ class ValueSummary:
         self.nan_count: int = d["nan"]
         self.inf_count: int = d["inf"]
         self._median: float | None = None
-        self._median_source = median_source
+        self._median_source: Callable[[], float] | None = median_source
 
     @property
     def argmin(self) -> Index | None:
@@ -104,7 +116,8 @@ class ValueSummary:
     def median(self) -> float:
         """Exact median (numpy.median semantics), computed lazily."""
         if self._median is None:
-            self._median = self._median_source()
+            source = cast("Callable[[], float]", self._median_source)  # set until the median is known
+            self._median = source()
             self._median_source = None  # drop the references to the arrays
         return self._median
 
@@ -140,8 +153,8 @@ class ErrorStats:
         return self.mismatches == 0
 
 
-def _as_array(x: Any, name: str) -> np.ndarray:
-    arr = host_array(x)
+def _as_array(x: ErrorStatsInput, name: str) -> npt.NDArray[Any]:
+    arr: npt.NDArray[Any] = host_array(x)
     if arr.dtype not in _CODE_CACHE and arr.dtype.kind not in "biuf" and arr.dtype.name != "bfloat16":
         raise ValueError(f"error statistics: {name} has unsupported dtype {arr.dtype}")
     if not arr.dtype.isnative:
@@ -161,8 +174,8 @@ def _diff(d: dict[str, Any], shape: tuple[int, ...], median: bool, quantiles: Se
 
 
 def error_stats(
-    a: Any,
-    b: Any,
+    a: ErrorStatsInput,
+    b: ErrorStatsInput,
     *,
     atol: float = 1e-5,
     rtol: float = 1e-5,
@@ -215,7 +228,7 @@ def error_stats(
                               bool(infinities_compare_equal), int(threads))
     shape = a_arr.shape
 
-    def median_of(stream: str):
+    def median_of(stream: str) -> Callable[[], float]:
         def compute() -> float:
             return _native.order_stats(a_arr, b_arr, code_a, code_b, stream, [None],
                                        bool(infinities_compare_equal), int(threads))[0]
@@ -225,7 +238,7 @@ def error_stats(
 
 
 def _from_raw(raw: dict[str, Any], shape: tuple[int, ...], atol: float, rtol: float, median: bool,
-              qs: list[float], median_of) -> ErrorStats:
+              qs: list[float], median_of: Callable[[str], Callable[[], float]]) -> ErrorStats:
     return ErrorStats(
         shape=shape, size=raw["size"], atol=float(atol), rtol=float(rtol), compute_dtype=raw["compute_dtype"],
         absdiff=_diff(raw["absdiff"], shape, median, qs), reldiff=_diff(raw["reldiff"], shape, median, qs),

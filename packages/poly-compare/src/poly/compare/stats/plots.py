@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ def resolve_display(flag: str, show: bool, save_dir: str | None) -> tuple[bool, 
     return False, save_dir
 
 
-def require_matplotlib():
+def require_matplotlib() -> Any:
     """Imports matplotlib, or raises ``MissingModuleError`` (a ``PolyException``) with one line
     naming ``pip install matplotlib``."""
     for module in (matplotlib, colors, figure):
@@ -66,13 +67,13 @@ def require_matplotlib():
     return matplotlib.load()
 
 
-def _new_figure(show: bool, **kwargs):
+def _new_figure(show: bool, **kwargs: Any) -> Any:
     if show:
         return pyplot.figure(**kwargs)
     return figure.Figure(**kwargs)
 
 
-def _finish(fig, path, show, **save_kwargs):
+def _finish(fig: Any, path: Any, show: Any, **save_kwargs: Any) -> None:
     try:
         if path is not None:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -84,7 +85,7 @@ def _finish(fig, path, show, **save_kwargs):
             pyplot.close(fig)
 
 
-def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_lognorm=None):
+def build_heatmaps(arr: Any, min_val: Any, max_val: Any, prefix: Any, save_dir: Any = None, show: Any = None, use_lognorm: Any = None) -> str:  # type: ignore[return]
     """
     Draws an array as heatmaps: the last two dimensions are an image; leading dimensions are
     flattened into a grid of images, several figures when there are many.
@@ -108,8 +109,8 @@ def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_
     arr = arr.reshape((-1,) + original_shape[-2:])
     num_images, height, width = arr.shape
 
-    def coord(index):
-        parts = []
+    def coord(index: Any) -> str:
+        parts: list[Any] = []
         for dim in reversed(original_shape[:-2]):
             parts.insert(0, index % dim)
             index //= dim
@@ -149,8 +150,8 @@ def build_heatmaps(arr, min_val, max_val, prefix, save_dir=None, show=None, use_
             _finish(fig, path, bool(show))
 
 
-def scatter_plot_error_magnitude(absdiff, reldiff, reference_output, min_reldiff, max_reldiff, runner0_name,
-                                 runner1_name, out0_name, out1_name, save_dir=None, show=None):
+def scatter_plot_error_magnitude(absdiff: Any, reldiff: Any, reference_output: Any, min_reldiff: Any, max_reldiff: Any, runner0_name: Any,
+                                 runner1_name: Any, out0_name: Any, out1_name: Any, save_dir: Any = None, show: Any = None) -> None:
     """
     Plots the absolute and relative differences against the magnitude of the reference (second)
     output, saved as ``error_metrics_<output>.png`` in ``save_dir`` and/or shown.

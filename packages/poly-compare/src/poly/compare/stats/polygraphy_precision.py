@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def _widened(arr: np.ndarray) -> np.ndarray:
     return arr.astype(to) if to is not None else arr
 
 
-def _polygraphy_absdiff(out0: np.ndarray, out1: np.ndarray) -> np.ndarray:
+def _polygraphy_absdiff(out0: np.ndarray, out1: np.ndarray) -> Any:
     """``|out0 - out1|`` as Polygraphy computes it: NumPy arithmetic on the widened outputs, so an
     integer pair wraps around in its promoted integer type and ``|INT_MIN|`` stays negative
     (``out0 xor out1`` for two bool outputs)."""
@@ -85,7 +86,7 @@ def is_floating(arr: np.ndarray) -> bool:
     return arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
 
 
-def polygraphy_diffs(out0: np.ndarray, out1: np.ndarray, infinities_compare_equal: bool = False):
+def polygraphy_diffs(out0: np.ndarray, out1: np.ndarray, infinities_compare_equal: bool = False) -> tuple[Any, ...]:
     """``(absdiff, reldiff)`` arrays exactly as Polygraphy's simple comparison builds them."""
     absdiff = _polygraphy_absdiff(out0, out1)
     with np.errstate(all="ignore"):
@@ -101,7 +102,7 @@ def polygraphy_diffs(out0: np.ndarray, out1: np.ndarray, infinities_compare_equa
 # ---- the tolerance: elementwise, next to a bound, for one statistic ----------------------------------
 
 
-def exceeds_tolerance(value, tol) -> bool:
+def exceeds_tolerance(value: Any, tol: Any) -> bool:
     """Whether a statistic fails its tolerance: above it, or NaN (a value that is no number, such as
     None, is not NaN)."""
     try:
@@ -129,11 +130,11 @@ def _relative_margin(size: int, element_eps: float) -> float:
     return 2 * element_eps + 8 * _FLOAT32_EPS * (64 + size / _NUMPY_BUFFER)
 
 
-def _has_bfloat16(dtypes) -> bool:
+def _has_bfloat16(dtypes: Any) -> bool:
     return any(np.dtype(d).kind == "V" and np.dtype(d).name == "bfloat16" for d in dtypes)
 
 
-def near_bound(value: float, bound: float, size: int, dtypes, absolute_margin: float = 0.0) -> bool:
+def near_bound(value: float, bound: float, size: int, dtypes: Any, absolute_margin: float = 0.0) -> bool:
     """
     Whether ``value`` (a float64 figure of outputs of ``dtypes`` with ``size`` elements) lies so
     close to ``bound`` that Polygraphy's float32 figure could fall on the other side of it.
@@ -153,13 +154,13 @@ def near_bound(value: float, bound: float, size: int, dtypes, absolute_margin: f
 # ---- Polygraphy's statistics from the native figures ---------------------------------------------
 
 
-def _numpy_diff_stats(diff: np.ndarray, quantiles) -> DiffStats:
+def _numpy_diff_stats(diff: np.ndarray, quantiles: Any) -> DiffStats:
     """Every statistic of ``diff`` computed by NumPy, as Polygraphy computes them (for the rare
     pairs whose differences the native figures cannot map to Polygraphy's)."""
     flat = np.asarray(diff).reshape(-1)
     shape = np.shape(diff)
 
-    def index(flat_index):
+    def index(flat_index: Any) -> Any:
         return tuple(int(i) for i in np.unravel_index(int(flat_index), shape)) if shape else ()
 
     with np.errstate(all="ignore"):
@@ -259,7 +260,7 @@ def _integer_divisor_reldiff(out0: np.ndarray, out1: np.ndarray, rel: DiffStats,
     zero_absdiff = zero_absdiff.astype(np.float64)
     shape = out1.shape
 
-    def index(flat):
+    def index(flat: Any) -> Any:
         return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
 
     undefined = (zero_absdiff == 0) | np.isnan(zero_absdiff)
@@ -292,8 +293,8 @@ def _compares_in_float32(out0: np.ndarray, out1: np.ndarray) -> bool:
     return not both_bool and out0.dtype.name in _DIFFERENCES_IN_FLOAT32 and out1.dtype.name in _DIFFERENCES_IN_FLOAT32
 
 
-def simple_error_stats(out0, out1, atol=1e-5, rtol=1e-5, quantiles=(), infinities_compare_equal=False, threads=0,
-                       median=True):
+def simple_error_stats(out0: Any, out1: Any, atol: float = 1e-5, rtol: float = 1e-5, quantiles: Any = (), infinities_compare_equal: bool = False, threads: int = 0,
+                       median: bool = True) -> tuple[Any, ...]:
     """
     The error statistics of ``out0`` against ``out1`` exactly as Polygraphy's simple comparison
     defines them (relative differences divide by ``out1``).
@@ -353,10 +354,10 @@ def _polygraphy_stat(diff: np.ndarray, stat: str, quantile: float | None = None)
             return float(np.max(_widened(diff)))
         if stat == "median":
             return float(np.median(_widened(diff)))
-        return float(np.quantile(diff, quantile))
+        return float(np.quantile(diff, quantile))  # type: ignore[arg-type]
 
 
-def _replaced(frozen, **changes):
+def _replaced(frozen: Any, **changes: Any) -> Any:
     """A copy of a frozen dataclass instance with ``changes`` (``dataclasses.replace`` runs
     ``__init__`` again, which costs more than the comparison of a small output)."""
     if not hasattr(frozen, "__dict__"):
@@ -370,13 +371,13 @@ def _replaced(frozen, **changes):
     return new
 
 
-def _stat_of(diff: DiffStats, stat: str, quantile: float) -> float | None:
+def _stat_of(diff: DiffStats, stat: str, quantile: float) -> Any:
     if stat == "quantile":
         return diff.quantiles.get(quantile)
     return getattr(diff, stat)
 
 
-def _decide_at_polygraphy_precision(out0, out1, absd: DiffStats, rel: DiffStats, options,
+def _decide_at_polygraphy_precision(out0: Any, out1: Any, absd: DiffStats, rel: DiffStats, options: Any,
                                    infinities_compare_equal: bool = False) -> tuple[DiffStats, DiffStats]:
     """
     The absolute and relative difference statistics with the mean as Polygraphy reports it (a
@@ -395,7 +396,7 @@ def _decide_at_polygraphy_precision(out0, out1, absd: DiffStats, rel: DiffStats,
                 diffs = polygraphy_diffs(np.asarray(out0), np.asarray(out1), infinities_compare_equal)
             exact = _polygraphy_stat(diffs[index], stat, quantile)
             if stat == "quantile":
-                changes["quantiles"] = {**diff.quantiles, quantile: exact}
+                changes["quantiles"] = {**diff.quantiles, quantile: exact}  # type: ignore[assignment]
             else:
                 changes[stat] = exact
         fixed.append(_replaced(diff, **changes))
@@ -408,7 +409,7 @@ def _as_float32(value: float) -> float:
     return float(np.float32(value))
 
 
-def polygraphy_error_stats(out0, out1, options, infinities_compare_equal: bool = False, quantiles=None,
+def polygraphy_error_stats(out0: Any, out1: Any, options: Any, infinities_compare_equal: bool = False, quantiles: Any = None,
                            median: bool | None = None, threads: int = 0) -> tuple[ErrorStats, DiffStats, DiffStats]:
     """
     The statistics of ``out0`` against ``out1`` that decide the simple comparison of one output,
@@ -439,12 +440,12 @@ def polygraphy_error_stats(out0, out1, options, infinities_compare_equal: bool =
 # ---- L2, cosine, PSNR and SNR as Polygraphy computes them -----------------------------------------
 
 
-def _square(x: np.ndarray) -> np.ndarray:
+def _square(x: np.ndarray) -> Any:
     # Polygraphy passes the exponent as a 0-d int64 array, which promotes float32 to float64
     return np.power(x, np.asarray(2))
 
 
-def polygraphy_metric(name: str, out0, out1) -> float:
+def polygraphy_metric(name: str, out0: Any, out1: Any) -> float:
     """The metric ``name`` (``l2_norm``, ``cosine_similarity``, ``psnr`` or ``snr``) of two outputs
     exactly as Polygraphy computes it (NumPy, in the dtype of the widened outputs)."""
     a, b = _widened(np.asarray(out0)), _widened(np.asarray(out1))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,9 +57,9 @@ class ArrayStats:
     var: float
     median: float
     min: float
-    argmin: tuple | None
+    argmin: tuple | None  # type: ignore[type-arg]
     max: float
-    argmax: tuple | None
+    argmax: tuple | None  # type: ignore[type-arg]
     avg_magnitude: float
     quantiles: dict[float, float] | None = field(default=None)
     nan_count: int = 0
@@ -84,18 +85,18 @@ def _summary_to_stats(summary: ValueSummary, order: Sequence[float], with_quanti
     )
 
 
-def _order_requests(arr: np.ndarray) -> list:
+def _order_requests(arr: np.ndarray) -> list:  # type: ignore[type-arg]
     # None asks for the median; bool data shows no quantiles (NumPy has none for bool).
     return [None] + ([] if arr.dtype == np.bool_ else list(LOGGED_QUANTILES))
 
 
-def _order(a: np.ndarray, b: np.ndarray, stream: str, requests: list) -> list[float]:
+def _order(a: np.ndarray, b: np.ndarray, stream: str, requests: list) -> list[float]:  # type: ignore[type-arg]
     if a.size == 0:
         return [math.nan] * len(requests)
     return _native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), stream, requests, False, 0)
 
 
-def array_stats(arr) -> ArrayStats | None:
+def array_stats(arr: Any) -> ArrayStats | None:
     """Statistics of one array; None for data types the native engine cannot read."""
     arr = np.asarray(arr)
     if not _supported(arr):
@@ -105,7 +106,7 @@ def array_stats(arr) -> ArrayStats | None:
     return _summary_to_stats(summary, _order(arr, arr, "a", requests), len(requests) > 1)
 
 
-def pair_stats(arr0, arr1) -> tuple[ArrayStats | None, ArrayStats | None]:
+def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | None]:
     """Statistics of two arrays, in one pass over both when their shapes agree."""
     arr0, arr1 = np.asarray(arr0), np.asarray(arr1)
     if arr0.shape != arr1.shape or not (_supported(arr0) and _supported(arr1)):
@@ -132,7 +133,7 @@ def diff_stats_view(diff: DiffStats, with_quantiles: bool = True) -> ArrayStats:
     )
 
 
-def _fmt_index(index) -> str:
+def _fmt_index(index: Any) -> str:
     if index is None:
         return "()"
     return str(tuple(int(i) for i in index))
@@ -153,7 +154,7 @@ def str_output_stats(stats: ArrayStats | None, label: str | None = None) -> str:
     return text
 
 
-def _edges(low: float, high: float, dtype) -> np.ndarray | None:
+def _edges(low: float, high: float, dtype: Any) -> np.ndarray | None:
     """numpy.histogram's 10 uniform edges over [low, high], in the data's precision."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return None
@@ -196,7 +197,7 @@ def str_histogram(arr: np.ndarray, hist_range: tuple[float, float] | None = None
     edges = _edges(hist_range[0], hist_range[1], arr.dtype if arr.dtype.kind == "f" else np.float64)
     if edges is None:
         return ""
-    return format_histogram(_native.histogram(arr, None, code, code, "a", edges.astype(np.float64).tolist()), edges)
+    return format_histogram(_native.histogram(arr, None, code, code, "a", edges.astype(np.float64).tolist()), edges)  # type: ignore[arg-type]
 
 
 def str_diff_histogram(out0: np.ndarray, out1: np.ndarray, stream: str, low: float, high: float,
@@ -209,7 +210,7 @@ def str_diff_histogram(out0: np.ndarray, out1: np.ndarray, stream: str, low: flo
     a, b = np.asarray(out0), np.asarray(out1)
     counts = _native.histogram(a, b, dtype_code(a.dtype), dtype_code(b.dtype), stream,
                                edges.astype(np.float64).tolist(), infinities_compare_equal)
-    return format_histogram(counts, edges)
+    return format_histogram(counts, edges)  # type: ignore[arg-type]
 
 
 def log_output_stats(
@@ -242,7 +243,7 @@ def log_output_stats(
     if not G_LOGGER.is_enabled(severity):
         return
 
-    def array():
+    def array() -> Any:
         return invoke_if_callable(values)
 
     with G_LOGGER.indent():
@@ -254,7 +255,7 @@ def log_output_stats(
             G_LOGGER.log(lambda: str_histogram(array(), hist_range), severity, error_ok=True)
 
 
-def _hist_range(stats0: ArrayStats | None, stats1: ArrayStats | None):
+def _hist_range(stats0: ArrayStats | None, stats1: ArrayStats | None) -> Any:
     if stats0 is None or stats1 is None:
         return None
     low, high = min(stats0.min, stats1.min), max(stats0.max, stats1.max)
@@ -263,7 +264,7 @@ def _hist_range(stats0: ArrayStats | None, stats1: ArrayStats | None):
     return (low, high)
 
 
-def log_compared_output_stats(iter_result0, iter_result1, match_dicts, runner0_name: str, runner1_name: str) -> None:
+def log_compared_output_stats(iter_result0: Any, iter_result1: Any, match_dicts: Any, runner0_name: str, runner1_name: str) -> None:
     """
     Logs the statistics of every compared output of both runners, once per iteration after all
     comparison functions ran; an output is logged in full (at INFO) when any function failed it.

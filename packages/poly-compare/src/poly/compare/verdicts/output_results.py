@@ -9,6 +9,7 @@ Serialized under Polygraphy 0.53's class names and fields (``OutputCompareResult
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from poly.compare.verdicts.thresholds import (
     CosineSimilarityThreshold,
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-def _to_float(value):
+def _to_float(value: Any) -> Any:
     return None if value is None else float(value)
 
 
@@ -45,20 +46,20 @@ class CompareResult:
     stored metric values, so a saved result can be checked again against another threshold.
     """
 
-    _THRESHOLD_CLASS = None
+    _THRESHOLD_CLASS: Any = None
 
-    def __init__(self, thresholds=None):
+    def __init__(self, thresholds: Any = None) -> None:
         self.thresholds = thresholds
         """The ``Threshold`` this result is checked against."""
-        self.output0_name = None
+        self.output0_name: Any = None
         """The first runner's output name (set by the comparison)."""
-        self.output1_name = None
+        self.output1_name: Any = None
         """The second runner's output name it was compared with."""
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.thresholds.passed(self.metric_values()))
 
-    def set_thresholds(self, thresholds):
+    def set_thresholds(self, thresholds: Any) -> None:
         """Checks this result against ``thresholds`` from now on."""
         self.thresholds = thresholds
 
@@ -67,15 +68,15 @@ class CompareResult:
         """The names of the metric fields of this result type."""
         return cls._THRESHOLD_CLASS.metric_fields() if cls._THRESHOLD_CLASS else []
 
-    def metric_values(self) -> OrderedDict:
+    def metric_values(self) -> OrderedDict:  # type: ignore[type-arg]
         """Metric field name -> stored value."""
         return OrderedDict((name, getattr(self, name)) for name in self.metric_fields())
 
-    def describe(self):
+    def describe(self) -> Any:
         """A ``(line, passed)`` summary, or None when the threshold has none (``simple``)."""
         return self.thresholds.describe(self.metric_values())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         values = ", ".join(f"{key}={value!r}" for key, value in self.metric_values().items())
         return f"{type(self).__name__}({values}, thresholds={self.thresholds!r})"
 
@@ -87,17 +88,17 @@ class OutputCompareResult(CompareResult):
 
     def __init__(
         self,
-        max_absdiff,
-        max_reldiff,
-        mean_absdiff,
-        mean_reldiff,
-        median_absdiff,
-        median_reldiff,
-        quantile_absdiff,
-        quantile_reldiff,
-        thresholds=None,
-        passed=None,
-    ):
+        max_absdiff: Any,
+        max_reldiff: Any,
+        mean_absdiff: Any,
+        mean_reldiff: Any,
+        median_absdiff: Any,
+        median_reldiff: Any,
+        quantile_absdiff: Any,
+        quantile_reldiff: Any,
+        thresholds: Any = None,
+        passed: Any = None,
+    ) -> None:
         """
         Args:
             max_absdiff, max_reldiff (float): The largest absolute/relative difference: the
@@ -126,12 +127,12 @@ class OutputCompareResult(CompareResult):
         """Whether the output matched (``bool(self)``)."""
         return bool(self)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self._stored_passed is not None:
             return bool(self._stored_passed)
         return super().__bool__()
 
-    def set_thresholds(self, thresholds):
+    def set_thresholds(self, thresholds: Any) -> None:
         super().set_thresholds(thresholds)
         self._stored_passed = None
 
@@ -144,12 +145,12 @@ class OutputCompareResult(CompareResult):
         stat = "max" if stat == "elemwise" else stat
         return getattr(self, f"{stat}_absdiff", None), getattr(self, f"{stat}_reldiff", None)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"(atol={self.max_absdiff}, rtol={self.max_reldiff})"
 
 
 class _SingleMetricResult(CompareResult):
-    def __init__(self, value, thresholds=None):
+    def __init__(self, value: Any, thresholds: Any = None) -> None:
         super().__init__(thresholds=thresholds)
         setattr(self, self.metric_fields()[0], value)
 
@@ -164,7 +165,7 @@ class L2Result(_SingleMetricResult):
 
     _THRESHOLD_CLASS = L2Threshold
 
-    def __init__(self, l2_norm, thresholds=None):
+    def __init__(self, l2_norm: Any, thresholds: Any = None) -> None:
         super().__init__(l2_norm, thresholds)
 
 
@@ -173,7 +174,7 @@ class CosineSimilarityResult(_SingleMetricResult):
 
     _THRESHOLD_CLASS = CosineSimilarityThreshold
 
-    def __init__(self, cosine_similarity, thresholds=None):
+    def __init__(self, cosine_similarity: Any, thresholds: Any = None) -> None:
         super().__init__(cosine_similarity, thresholds)
 
 
@@ -182,7 +183,7 @@ class PsnrResult(_SingleMetricResult):
 
     _THRESHOLD_CLASS = PsnrThreshold
 
-    def __init__(self, psnr, thresholds=None):
+    def __init__(self, psnr: Any, thresholds: Any = None) -> None:
         super().__init__(psnr, thresholds)
 
 
@@ -191,7 +192,7 @@ class SnrResult(_SingleMetricResult):
 
     _THRESHOLD_CLASS = SnrThreshold
 
-    def __init__(self, snr, thresholds=None):
+    def __init__(self, snr: Any, thresholds: Any = None) -> None:
         super().__init__(snr, thresholds)
 
 
@@ -200,7 +201,7 @@ class PerceptualMetricsResult(_SingleMetricResult):
 
     _THRESHOLD_CLASS = LpipsThreshold
 
-    def __init__(self, lpips=None, thresholds=None):
+    def __init__(self, lpips: Any = None, thresholds: Any = None) -> None:
         super().__init__(lpips, thresholds)
 
 
@@ -210,9 +211,9 @@ class _MultiMetricResult(CompareResult):
         """Whether every metric passed (``bool(self)``)."""
         return bool(self)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self.thresholds is None:
-            return bool(self._stored_passed)
+            return bool(self._stored_passed)  # type: ignore[attr-defined]
         return super().__bool__()
 
 
@@ -221,7 +222,7 @@ class DistanceMetricsResult(_MultiMetricResult):
 
     _THRESHOLD_CLASS = DistanceMetricsThreshold
 
-    def __init__(self, l2_norm, cosine_similarity, thresholds=None, passed=None):
+    def __init__(self, l2_norm: Any, cosine_similarity: Any, thresholds: Any = None, passed: Any = None) -> None:
         super().__init__(thresholds=thresholds)
         self.l2_norm = _to_float(l2_norm)
         self.cosine_similarity = _to_float(cosine_similarity)
@@ -233,7 +234,7 @@ class QualityMetricsResult(_MultiMetricResult):
 
     _THRESHOLD_CLASS = QualityMetricsThreshold
 
-    def __init__(self, psnr, snr, thresholds=None, passed=None):
+    def __init__(self, psnr: Any, snr: Any, thresholds: Any = None, passed: Any = None) -> None:
         super().__init__(thresholds=thresholds)
         self.psnr = _to_float(psnr)
         self.snr = _to_float(snr)
@@ -241,7 +242,7 @@ class QualityMetricsResult(_MultiMetricResult):
 
 
 @Encoder.register(OutputCompareResult)
-def _encode_output_compare_result(result):
+def _encode_output_compare_result(result: Any) -> Any:
     dct = {name: getattr(result, name) for name in OutputCompareResult.metric_fields()}
     dct["thresholds"] = result.thresholds
     dct["passed"] = result._stored_passed
@@ -249,23 +250,23 @@ def _encode_output_compare_result(result):
 
 
 @Decoder.register(OutputCompareResult)
-def _decode_output_compare_result(dct):
-    return OutputCompareResult(
+def _decode_output_compare_result(dct: Any) -> Any:
+    return OutputCompareResult(  # type: ignore[misc]
         *(dct.get(name) for name in OutputCompareResult.metric_fields()),
         thresholds=dct.get("thresholds"),
         passed=dct.get("passed"),
     )
 
 
-def _register_single(typ):
+def _register_single(typ: Any) -> Any:
     (name,) = typ.metric_fields()
 
     @Encoder.register(typ)
-    def encode(result):
+    def encode(result: Any) -> dict[Any, Any]:
         return {name: getattr(result, name), "thresholds": result.thresholds}
 
     @Decoder.register(typ)
-    def decode(dct):
+    def decode(dct: Any) -> Any:
         return typ(dct.get(name), thresholds=dct.get("thresholds"))
 
 
@@ -273,20 +274,20 @@ for _typ in (PerceptualMetricsResult, L2Result, CosineSimilarityResult, PsnrResu
     _register_single(_typ)
 
 
-def _register_multi(typ):
+def _register_multi(typ: Any) -> Any:
     names = typ.metric_fields()
 
     @Encoder.register(typ)
-    def encode(result):
+    def encode(result: Any) -> Any:
         dct = {name: getattr(result, name) for name in names}
         dct["thresholds"] = result.thresholds
         dct["passed"] = bool(result)
         return dct
 
     @Decoder.register(typ)
-    def decode(dct):
+    def decode(dct: Any) -> Any:
         return typ(*(dct.get(name) for name in names), thresholds=dct.get("thresholds"), passed=dct.get("passed"))
 
 
-for _typ in (DistanceMetricsResult, QualityMetricsResult):
+for _typ in (DistanceMetricsResult, QualityMetricsResult):  # type: ignore[assignment]
     _register_multi(_typ)

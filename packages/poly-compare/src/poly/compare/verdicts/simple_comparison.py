@@ -75,7 +75,7 @@ class OptionDeclaration:
     """Polygraphy appended this argument to ``CompareFunc.simple`` after all the others."""
 
 
-def _option(type_: type, default, help_text: str, **declared) -> Any:
+def _option(type_: type, default: Any, help_text: str, **declared: Any) -> Any:
     # the dataclass default is None ("not given"), as in Polygraphy's signature: a copy of the
     # options keeps what was given apart from what was defaulted (--gen-script writes only the former)
     return dataclasses.field(default=None, metadata={"declaration": (type_, default, help_text, declared)})
@@ -103,8 +103,8 @@ class SimpleCompareOptions:
         float, 1e-5, "Absolute tolerance", per_output=True, flag="--atol", example="1e-5 out0:1e-3",
         dict_label="atol", decides_verdict=True)
     fail_fast: bool | None = _option(bool, False, "Stop comparing after the first failure", flag="--fail-fast")
-    find_output_func: Callable | None = _option(
-        Callable, None, "Given an output name and index of the first result and the second result, the names of "
+    find_output_func: Callable | None = _option(  # type: ignore[type-arg]
+        Callable, None, "Given an output name and index of the first result and the second result, the names of "  # type: ignore[arg-type]
         "the second result's outputs to compare with ([] or None skips the output); by default, name matching "
         "with a fallback to position")
     check_error_stat: str | Mapping[str, str] | None = _option(
@@ -152,7 +152,7 @@ class SimpleCompareOptions:
         return inspect.Signature(params)
 
     @classmethod
-    def from_arguments(cls, *args, **kwargs) -> SimpleCompareOptions:
+    def from_arguments(cls, *args: Any, **kwargs: Any) -> SimpleCompareOptions:
         """The options from the arguments of ``CompareFunc.simple`` (positional in Polygraphy's
         order, or by keyword); a TypeError for an argument it does not take."""
         return cls(**cls.signature().bind(*args, **kwargs).arguments)
@@ -194,7 +194,7 @@ class SimpleCompareOptions:
 
     def needed_quantiles(self) -> list[float]:
         """The quantiles the verdict of resolved options needs."""
-        return [self.error_quantile] if self.check_error_stat == "quantile" else []
+        return [self.error_quantile] if self.check_error_stat == "quantile" else []  # type: ignore[list-item]
 
 
 def _declare() -> tuple[OptionDeclaration, ...]:
@@ -220,7 +220,7 @@ def _describe_options() -> str:
     return "\n".join(lines) + "\n"
 
 
-SimpleCompareOptions.__doc__ += _describe_options()
+SimpleCompareOptions.__doc__ += _describe_options()  # type: ignore[operator]
 
 DEFAULT_ATOL = SimpleCompareOptions.declaration("atol").default
 DEFAULT_RTOL = SimpleCompareOptions.declaration("rtol").default
@@ -251,8 +251,8 @@ def simple_verdict(stats: ErrorStats, absdiff: DiffStats, reldiff: DiffStats, op
     """
     stat = options.check_error_stat
     quantile = options.error_quantile
-    q_abs = absdiff.quantiles.get(quantile) if stat == "quantile" else None
-    q_rel = reldiff.quantiles.get(quantile) if stat == "quantile" else None
+    q_abs = absdiff.quantiles.get(quantile) if stat == "quantile" else None  # type: ignore[arg-type]
+    q_rel = reldiff.quantiles.get(quantile) if stat == "quantile" else None  # type: ignore[arg-type]
     return OutputCompareResult(
         absdiff.max, reldiff.max, absdiff.mean, reldiff.mean, absdiff.median, reldiff.median, q_abs, q_rel,
         thresholds=options.threshold,

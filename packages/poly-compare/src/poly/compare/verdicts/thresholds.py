@@ -9,6 +9,7 @@ accuracy results saved by either tool load in the other.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from poly.compare.stats.polygraphy_precision import exceeds_tolerance
 from poly.core import G_LOGGER
@@ -52,19 +53,19 @@ class Threshold:
         """The verdict on ``metric_values`` (metric field name -> value)."""
         raise NotImplementedError()
 
-    def describe(self, metric_values: Mapping[str, float]):
+    def describe(self, metric_values: Mapping[str, float]) -> None:
         """A ``(line, passed)`` summary of the check, or None when there is no one-line summary."""
         return None
 
-    def _fields(self):
+    def _fields(self) -> dict[Any, Any]:
         return {}
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._fields() == other._fields()
 
-    __hash__ = None
+    __hash__: Any = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{key}={value!r}" for key, value in self._fields().items())
         return f"{type(self).__name__}({args})"
 
@@ -83,7 +84,7 @@ class SimpleThreshold(Threshold):
         "quantile_reldiff",
     ]
 
-    def __init__(self, check_error_stat, atol, rtol):
+    def __init__(self, check_error_stat: Any, atol: Any, rtol: Any) -> None:
         """
         Args:
             check_error_stat (str): ``elemwise``, ``max``, ``mean``, ``median`` or ``quantile``.
@@ -94,10 +95,10 @@ class SimpleThreshold(Threshold):
         self.atol = atol
         self.rtol = rtol
 
-    def _fields(self):
+    def _fields(self) -> dict[Any, Any]:
         return {"check_error_stat": self.check_error_stat, "atol": self.atol, "rtol": self.rtol}
 
-    def passed(self, metric_values):
+    def passed(self, metric_values: Any) -> bool:
         """
         Passes unless both the absolute and the relative statistic exceed their tolerances.
         ``elemwise`` cannot be judged from statistics and is refused.
@@ -144,27 +145,27 @@ class _MetricThreshold(Threshold):
     _METRIC_UNIT = ""
     _HIGHER_IS_BETTER = False
 
-    def __init__(self, threshold):
+    def __init__(self, threshold: Any) -> None:
         """
         Args:
             threshold (float): The bound the metric is checked against.
         """
         self.threshold = threshold
 
-    def _fields(self):
+    def _fields(self) -> dict[Any, Any]:
         return {"threshold": self.threshold}
 
     @classmethod
-    def metric_fields(cls):
+    def metric_fields(cls) -> list[Any]:
         return [cls._METRIC_FIELD]
 
-    def passed(self, metric_values):
+    def passed(self, metric_values: Any) -> bool:
         value = metric_values.get(self._METRIC_FIELD)
         if value is None:
             return False
         return bool(value >= self.threshold if self._HIGHER_IS_BETTER else value <= self.threshold)
 
-    def describe(self, metric_values):
+    def describe(self, metric_values: Any) -> Any:
         value = metric_values.get(self._METRIC_FIELD)
         if value is None:
             return None
@@ -218,7 +219,7 @@ class LpipsThreshold(_MetricThreshold):
     _METRIC_FIELD = "lpips"
     _METRIC_LABEL = "LPIPS"
 
-    def passed(self, metric_values):
+    def passed(self, metric_values: Any) -> bool:
         value = metric_values.get("lpips")
         return value is None or bool(value <= self.threshold)
 
@@ -228,11 +229,11 @@ class _CombinedThreshold(Threshold):
 
     _PARTS: dict[str, type] = {}
 
-    def __init__(self, **bounds):
+    def __init__(self, **bounds: Any) -> None:
         for name in self._PARTS:
             setattr(self, name, bounds[name])
 
-    def _fields(self):
+    def _fields(self) -> dict[Any, Any]:
         return {name: getattr(self, name) for name in self._PARTS}
 
     def parts(self) -> list[_MetricThreshold]:
@@ -240,13 +241,13 @@ class _CombinedThreshold(Threshold):
         return [typ(getattr(self, name)) for name, typ in self._PARTS.items()]
 
     @classmethod
-    def metric_fields(cls):
-        return [typ._METRIC_FIELD for typ in cls._PARTS.values()]
+    def metric_fields(cls) -> list[Any]:
+        return [typ._METRIC_FIELD for typ in cls._PARTS.values()]  # type: ignore[attr-defined]
 
-    def passed(self, metric_values):
+    def passed(self, metric_values: Any) -> bool:
         return all(part.passed(metric_values) for part in self.parts())
 
-    def describe(self, metric_values):
+    def describe(self, metric_values: Any) -> Any:
         lines = [part.describe(metric_values) for part in self.parts()]
         lines = [line for line in lines if line is not None]
         if not lines:
@@ -260,7 +261,7 @@ class DistanceMetricsThreshold(_CombinedThreshold):
 
     _PARTS = {"l2_tolerance": L2Threshold, "cosine_similarity_threshold": CosineSimilarityThreshold}
 
-    def __init__(self, l2_tolerance, cosine_similarity_threshold):
+    def __init__(self, l2_tolerance: Any, cosine_similarity_threshold: Any) -> None:
         super().__init__(l2_tolerance=l2_tolerance, cosine_similarity_threshold=cosine_similarity_threshold)
 
 
@@ -270,17 +271,17 @@ class QualityMetricsThreshold(_CombinedThreshold):
 
     _PARTS = {"psnr_tolerance": PsnrThreshold, "snr_tolerance": SnrThreshold}
 
-    def __init__(self, psnr_tolerance, snr_tolerance):
+    def __init__(self, psnr_tolerance: Any, snr_tolerance: Any) -> None:
         super().__init__(psnr_tolerance=psnr_tolerance, snr_tolerance=snr_tolerance)
 
 
-def _register(typ, fields):
+def _register(typ: Any, fields: Any) -> Any:
     @Encoder.register(typ)
-    def encode(threshold):
+    def encode(threshold: Any) -> dict[Any, Any]:
         return {name: getattr(threshold, name) for name in fields}
 
     @Decoder.register(typ)
-    def decode(dct):
+    def decode(dct: Any) -> Any:
         return typ(*(dct[name] for name in fields))
 
 

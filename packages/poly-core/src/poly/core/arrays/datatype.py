@@ -9,7 +9,11 @@ the first conversion that needs them, with a clear error when they are missing. 
 objects are recognised by their type's module and name, never by importing their library.
 """
 
+from __future__ import annotations
+
 import enum
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +83,7 @@ class DataTypeEntry:
     Entries are singletons: copying or pickling one yields the same object.
     """
 
-    def __init__(self, member, name, itemsize, kind):
+    def __init__(self, member: str, name: str, itemsize: float, kind: _Kind) -> None:
         self._member = member
         self.name = name
         """The human-readable name, e.g. ``"float32"``."""
@@ -88,56 +92,59 @@ class DataTypeEntry:
         self._kind = kind
 
     @property
-    def is_floating(self):
+    def is_floating(self) -> bool:
         """Whether this is a floating-point type."""
         return self._kind is _Kind.FLOATING_POINT
 
     @property
-    def is_integral(self):
+    def is_integral(self) -> bool:
         """Whether this is an integer type (bool is neither floating nor integral)."""
         return self._kind is _Kind.INTEGRAL
 
-    def numpy(self):
+    def numpy(self) -> np.dtype[Any]:
         """Returns the NumPy dtype (see ``DataType.to_dtype``)."""
-        return DataType.to_dtype(self, "numpy")
+        dtype: np.dtype[Any] = DataType.to_dtype(self, "numpy")
+        return dtype
 
-    def onnx(self):
+    def onnx(self) -> int:
         """Returns the ONNX ``TensorProto.DataType`` value (see ``DataType.to_dtype``)."""
-        return DataType.to_dtype(self, "onnx")
+        value: int = DataType.to_dtype(self, "onnx")
+        return value
 
-    def tensorrt(self):
+    def tensorrt(self) -> Any:
         """Returns the TensorRT ``DataType`` (see ``DataType.to_dtype``)."""
         return DataType.to_dtype(self, "tensorrt")
 
-    def torch(self):
+    def torch(self) -> Any:
         """Returns the PyTorch dtype (see ``DataType.to_dtype``)."""
         return DataType.to_dtype(self, "torch")
 
-    def onnxruntime(self):
+    def onnxruntime(self) -> str:
         """Returns the ONNX-Runtime type string, e.g. ``"tensor(float)"``."""
-        return DataType.to_dtype(self, "onnxruntime")
+        name: str = DataType.to_dtype(self, "onnxruntime")
+        return name
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DataType.{self._member}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str], DataTypeEntry], tuple[str]]:
         return (_entry, (self._member,))
 
-    def __copy__(self):
+    def __copy__(self) -> DataTypeEntry:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: object) -> DataTypeEntry:
         return self
 
 
-def _entry(member):
+def _entry(member: str) -> DataTypeEntry:
     return DataType.__members__[member]
 
 
-def _normalize(name):
+def _normalize(name: str) -> str:
     return name.strip().lower().replace("_", "").replace("-", "")
 
 
@@ -151,11 +158,34 @@ class DataType:
 
     __members__ = {member: DataTypeEntry(member, *row[:3]) for member, row in _TABLE.items()}
 
+    # set from __members__ below the class
+    FLOAT64: DataTypeEntry
+    FLOAT32: DataTypeEntry
+    FLOAT16: DataTypeEntry
+    BFLOAT16: DataTypeEntry
+    FLOAT8E4M3FN: DataTypeEntry
+    FLOAT8E4M3FNUZ: DataTypeEntry
+    FLOAT8E5M2: DataTypeEntry
+    FLOAT8E5M2FNUZ: DataTypeEntry
+    FLOAT8E8M0: DataTypeEntry
+    FLOAT4: DataTypeEntry
+    INT64: DataTypeEntry
+    INT32: DataTypeEntry
+    INT16: DataTypeEntry
+    INT8: DataTypeEntry
+    INT4: DataTypeEntry
+    UINT64: DataTypeEntry
+    UINT32: DataTypeEntry
+    UINT16: DataTypeEntry
+    UINT8: DataTypeEntry
+    BOOL: DataTypeEntry
+    STRING: DataTypeEntry
+
     SOURCES = ("numpy", "onnx", "tensorrt", "torch", "onnxruntime")
     """Library names accepted by ``from_dtype`` (as ``source_module``) and ``to_dtype``."""
 
     @staticmethod
-    def from_dtype(dtype, source_module=None, *, source=None):
+    def from_dtype(dtype: object, source_module: str | None = None, *, source: str | None = None) -> DataTypeEntry | Any:
         """
         Converts a data type of another library to a ``DataTypeEntry``.
 
@@ -203,7 +233,7 @@ class DataType:
         return result
 
     @staticmethod
-    def to_dtype(dtype, target_module="numpy", *, target=None):
+    def to_dtype(dtype: object, target_module: str = "numpy", *, target: str | None = None) -> Any:
         """
         Converts a ``DataTypeEntry`` to the corresponding type of another library.
 
@@ -258,7 +288,7 @@ _BY_TORCH_NAME = {row[6]: DataType.__members__[m] for m, row in _TABLE.items() i
 _BY_TORCH_NAME.update({"double": DataType.FLOAT64, "float": DataType.FLOAT32, "half": DataType.FLOAT16})
 
 
-def _onnxrt_string(member):
+def _onnxrt_string(member: Any) -> str:
     return f"tensor({_TABLE[member][4][0].lower()})"
 
 
@@ -268,11 +298,11 @@ _BY_ONNXRT = {_onnxrt_string(m): DataType.__members__[m] for m in _TABLE}
 # -- importers: return a DataTypeEntry or None ----------------------------------------------
 
 
-def _type_module(obj):
+def _type_module(obj: Any) -> Any:
     return (getattr(type(obj), "__module__", None) or "").split(".")[0]
 
 
-def _from_numpy(dtype):
+def _from_numpy(dtype: Any) -> Any:
     try:
         dtype = np.dtype(dtype)
     except (TypeError, ValueError):
@@ -282,7 +312,7 @@ def _from_numpy(dtype):
     return _BY_NUMPY_NAME.get(dtype.name)
 
 
-def _from_onnx(dtype):
+def _from_onnx(dtype: Any) -> Any:
     if isinstance(dtype, bool):
         return None
     if isinstance(dtype, (int, np.integer)):
@@ -292,31 +322,31 @@ def _from_onnx(dtype):
     return None
 
 
-def _trt_name(dtype):
+def _trt_name(dtype: Any) -> Any:
     if isinstance(dtype, str):
         return dtype.strip().split(".")[-1].upper()
     name = getattr(dtype, "name", None)
     return name.upper() if isinstance(name, str) else None
 
 
-def _from_tensorrt(dtype):
+def _from_tensorrt(dtype: Any) -> Any:
     if not isinstance(dtype, str) and not _type_module(dtype).startswith("tensorrt"):
         return None
     return _BY_TRT_NAME.get(_trt_name(dtype))
 
 
-def _from_torch(dtype):
+def _from_torch(dtype: Any) -> Any:
     text = str(dtype)
     if isinstance(dtype, str) or _type_module(dtype) == "torch":
         return _BY_TORCH_NAME.get(text.strip().removeprefix("torch."))
     return None
 
 
-def _from_onnxruntime(dtype):
+def _from_onnxruntime(dtype: Any) -> Any:
     return _BY_ONNXRT.get(dtype.strip()) if isinstance(dtype, str) else None
 
 
-def _from_string(name):
+def _from_string(name: Any) -> Any:
     name = name.strip()
     if name.startswith("tensor("):
         return _from_onnxruntime(name)
@@ -329,7 +359,7 @@ def _from_string(name):
         return None
 
 
-def _guess(dtype):
+def _guess(dtype: Any) -> Any:
     if isinstance(dtype, str):
         return _from_string(dtype)
     if isinstance(dtype, bool):
@@ -356,7 +386,7 @@ _IMPORTERS = {
 # -- exporters: return the foreign type or None ------------------------------------------------
 
 
-def _to_numpy(entry):
+def _to_numpy(entry: Any) -> Any:
     name = _TABLE[entry._member][3]
     if name == "str":
         return np.dtype(np.str_)
@@ -371,11 +401,11 @@ def _to_numpy(entry):
     return np.dtype(typ) if typ is not None else None
 
 
-def _to_onnx(entry):
+def _to_onnx(entry: Any) -> Any:
     return _TABLE[entry._member][4][1]
 
 
-def _to_tensorrt(entry):
+def _to_tensorrt(entry: Any) -> Any:
     name = _TABLE[entry._member][5]
     if name is None:
         return None
@@ -388,7 +418,7 @@ def _to_tensorrt(entry):
     return getattr(trt_types, name, None)
 
 
-def _to_torch(entry):
+def _to_torch(entry: Any) -> Any:
     name = _TABLE[entry._member][6]
     if name is None:
         return None
@@ -398,7 +428,7 @@ def _to_torch(entry):
         raise DataTypeConversionException("PyTorch is not installed: pip install torch") from None
 
 
-def _to_onnxruntime(entry):
+def _to_onnxruntime(entry: Any) -> Any:
     return _onnxrt_string(entry._member)
 
 

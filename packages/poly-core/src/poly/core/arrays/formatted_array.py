@@ -1,5 +1,7 @@
 """``FormattedArray``: an array whose semantic shape differs from its layout in memory."""
 
+from typing import Any
+
 from poly.core.json import Decoder, Encoder, add_json_methods
 
 __all__ = ["FormattedArray"]
@@ -16,7 +18,7 @@ class FormattedArray:
     as Polygraphy's ``FormattedArray`` (``array`` and ``shape`` keys).
     """
 
-    def __init__(self, array, shape):
+    def __init__(self, array: Any, shape: Any) -> None:
         """
         Args:
             array (Union[numpy.ndarray, DeviceView]): The data.
@@ -25,15 +27,15 @@ class FormattedArray:
         self.array = array
         self.shape = shape
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"FormattedArray(array=<{type(self.array).__name__}>, shape={tuple(self.shape)})"
 
 
 @Encoder.register(FormattedArray)
-def _encode(farray):
+def _encode(farray: Any) -> dict[Any, Any]:
     return {"array": farray.array, "shape": list(farray.shape)}
 
 
 @Decoder.register(FormattedArray)
-def _decode(dct):
+def _decode(dct: Any) -> Any:
     return FormattedArray(dct["array"], dct["shape"])

@@ -16,6 +16,8 @@ Neither PyTorch nor CuPy is imported: they are recognised by the module of the o
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from poly.core.arrays.ops import is_torch
@@ -30,12 +32,12 @@ ml_dtypes = lazy_import("ml_dtypes", purpose="bfloat16 tensors as NumPy arrays")
 _DLPACK_CPU = 1  # kDLCPU in DLPack's device type enumeration
 
 
-def is_cupy(obj) -> bool:
+def is_cupy(obj: Any) -> bool:
     """Whether ``obj`` is a CuPy array (found without importing CuPy)."""
     return type(obj).__module__.split(".")[0] == "cupy" and hasattr(obj, "get")
 
 
-def is_device_array(obj) -> bool:
+def is_device_array(obj: Any) -> Any:
     """Whether ``obj`` lives in GPU memory (a CUDA tensor, a CuPy array or any object with
     ``__cuda_array_interface__``), i.e. whether ``host_array`` copies it."""
     if is_torch(obj):
@@ -43,7 +45,7 @@ def is_device_array(obj) -> bool:
     return is_cupy(obj) or _is_device_view(obj) or hasattr(obj, "__cuda_array_interface__")
 
 
-def _torch_to_numpy(tensor) -> np.ndarray:
+def _torch_to_numpy(tensor: Any) -> Any:
     tensor = tensor.detach()
     if tensor.device.type != "cpu":
         tensor = tensor.cpu()
@@ -54,24 +56,24 @@ def _torch_to_numpy(tensor) -> np.ndarray:
     return tensor.numpy()
 
 
-def _torch_int16_dtype(tensor):
+def _torch_int16_dtype(tensor: Any) -> Any:
     # torch.int16 from the tensor's own module, so that this module never imports torch itself
     import sys
 
     return sys.modules[type(tensor).__module__.split(".")[0]].int16
 
 
-def _bfloat16() -> np.dtype:
+def _bfloat16() -> Any:
     return np.dtype(ml_dtypes.bfloat16)  # a clear MissingModuleError where ml_dtypes is not installed
 
 
-def _is_device_view(obj) -> bool:
+def _is_device_view(obj: Any) -> bool:
     # poly's DeviceView/DeviceArray, or Polygraphy's (same names and interface)
     return isinstance(obj, DeviceView) or (
         type(obj).__name__ in ("DeviceView", "DeviceArray") and hasattr(obj, "ptr") and hasattr(obj, "numpy"))
 
 
-def _device_copy(obj, copy) -> np.ndarray:
+def _device_copy(obj: Any, copy: Any) -> Any:
     try:
         return copy()
     except PolyException:
@@ -81,7 +83,7 @@ def _device_copy(obj, copy) -> np.ndarray:
         raise PolyException(f"Cannot copy a {type(obj).__name__} from the GPU to the host: {first_line}") from None
 
 
-def _from_cuda_array_interface(obj) -> np.ndarray:
+def _from_cuda_array_interface(obj: Any) -> np.ndarray:
     interface = obj.__cuda_array_interface__
     shape = tuple(int(dim) for dim in interface["shape"])
     dtype = np.dtype(interface["typestr"])
@@ -92,10 +94,10 @@ def _from_cuda_array_interface(obj) -> np.ndarray:
     ptr = interface["data"][0]
     if ptr is None or 0 in shape:
         return np.empty(shape, dtype)
-    return _device_copy(obj, DeviceView(ptr, shape, dtype).numpy)
+    return _device_copy(obj, DeviceView(ptr, shape, dtype).numpy)  # type: ignore[no-any-return]
 
 
-def _c_strides(shape, itemsize):
+def _c_strides(shape: Any, itemsize: Any) -> tuple[Any, ...]:
     strides, step = [], itemsize
     for dim in reversed(shape):
         strides.append(step)
@@ -103,7 +105,7 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def host_array(obj) -> np.ndarray:
+def host_array(obj: Any) -> Any:
     """
     ``obj`` as a NumPy array in host memory (see the module's description for the kinds
     accepted); NumPy arrays are returned as they are, CPU tensors share their memory.

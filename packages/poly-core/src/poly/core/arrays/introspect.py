@@ -1,13 +1,15 @@
 """Duck-typed access to the dtype and shape of arrays from any library (NumPy, CuPy, PyTorch...)."""
 
+from __future__ import annotations
+
 import numpy as np
 
-from poly.core.arrays.datatype import DataType
+from poly.core.arrays.datatype import DataType, DataTypeEntry
 
 __all__ = ["array_dtype", "array_shape"]
 
 
-def array_dtype(arr):
+def array_dtype(arr: object) -> DataTypeEntry:
     """
     Returns the ``DataTypeEntry`` of an array-like: anything with a ``dtype`` attribute, or an
     object exposing ``__cuda_array_interface__`` / ``__array_interface__``.
@@ -23,7 +25,7 @@ def array_dtype(arr):
     return DataType.from_dtype(dtype)
 
 
-def array_shape(arr):
+def array_shape(arr: object) -> tuple[int, ...]:
     """Returns the shape of an array-like as a tuple of ints."""
     shape = getattr(arr, "shape", None)
     if shape is None:

@@ -5,6 +5,7 @@ bytes) to a file. Both are lazy loaders with immediately evaluated twins (``byte
 """
 
 import os
+from typing import Any
 
 from poly.core.backend.loader import BaseLoader
 from poly.core.files.read_write import load_file, save_file
@@ -17,14 +18,14 @@ __all__ = ["BytesFromPath", "bytes_from_path", "SaveBytes", "save_bytes"]
 class BytesFromPath(BaseLoader):
     """Loader that reads a file's bytes."""
 
-    def __init__(self, path):
+    def __init__(self, path: Any) -> None:
         """
         Args:
             path (Union[str, os.PathLike, Callable() -> str]): The file, or a loader of its path.
         """
         self.path = path
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             bytes: The file's contents.
@@ -39,7 +40,7 @@ class BytesFromPath(BaseLoader):
 class SaveBytes(BaseLoader):
     """Loader that writes bytes to a file (atomically) and returns them."""
 
-    def __init__(self, obj, path):
+    def __init__(self, obj: Any, path: Any) -> None:
         """
         Args:
             obj (Union[bytes, Callable() -> bytes]): The bytes, or a loader of them.
@@ -48,7 +49,7 @@ class SaveBytes(BaseLoader):
         self.obj = obj
         self.path = path
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             bytes: The bytes saved.

@@ -1,5 +1,7 @@
 """The loader base class: a lazy, reusable callable that produces something (a model, an engine)."""
 
+from typing import Any
+
 from poly.core.func import check_called_by, constantmethod
 
 __all__ = ["BaseLoader"]
@@ -20,17 +22,17 @@ class BaseLoader:
     attributes raises ``PolyInternalException``: a loader can be called any number of times.
     """
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         impl = cls.__dict__.get("call_impl")
         if impl is not None and not hasattr(impl, "__poly_checked_caller__"):
-            cls.call_impl = check_called_by("__call__")(impl)
+            cls.call_impl = check_called_by("__call__")(impl)  # type: ignore[method-assign]
 
-    def call_impl(self, *args, **kwargs):
+    def call_impl(self, *args: Any, **kwargs: Any) -> Any:
         """Does the loader's work. Subclasses override this rather than ``__call__``."""
         raise NotImplementedError("BaseLoader is an abstract class; implement call_impl()")
 
     @constantmethod
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Runs the loader by forwarding the arguments to ``call_impl``."""
         return self.call_impl(*args, **kwargs)

@@ -1,7 +1,15 @@
 """``BaseRunner``: the interface every inference backend implements."""
 
+from __future__ import annotations
+
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 from poly.core.arrays.datatype import DataType
 from poly.core.arrays.introspect import array_dtype, array_shape
@@ -14,11 +22,11 @@ from poly.core.tensors.shape import is_valid_shape_override
 __all__ = ["BaseRunner", "check_inputs"]
 
 
-def _names(items):
+def _names(items: Iterable[str]) -> list[str]:
     return sorted(items, key=str)
 
 
-def check_inputs(feed_dict, input_metadata):
+def check_inputs(feed_dict: Mapping[str, Any], input_metadata: TensorMetadata) -> None:
     """
     Checks ``feed_dict`` against the expected inputs and raises ``PolyException`` at the first
     problem (raised, not logged: a caller that skips bad feed dicts, such as validation, reports
@@ -88,19 +96,19 @@ class BaseRunner:
         "deactivate_impl": "deactivate",
     }
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for impl, caller in BaseRunner.IMPL_CALLERS.items():
             method = cls.__dict__.get(impl)
             if method is not None and not hasattr(method, "__poly_checked_caller__"):
                 setattr(cls, impl, check_called_by(caller)(method))
 
-    RUNNER_COUNTS = defaultdict(int)
+    RUNNER_COUNTS: defaultdict[str, int] = defaultdict(int)
     """Runners created so far, by name prefix; numbers default names."""
 
     is_active = False
 
-    def __init__(self, name=None, prefix=None):
+    def __init__(self, name: str | None = None, prefix: str | None = None) -> None:
         """
         Args:
             name (str): The runner's name.
@@ -115,22 +123,23 @@ class BaseRunner:
             BaseRunner.RUNNER_COUNTS[prefix] += 1
             name = f"{prefix}-N{count}-{time.strftime('%x')}-{time.strftime('%X')}"
         self.name = name
-        self.inference_time = None
+        self.inference_time: float | None = None
         """Seconds taken by the last ``infer()``; ``infer_impl`` may set it to a more precise figure."""
         self.is_active = False
         """Whether the runner is activated."""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.activate()
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.deactivate()
 
-    def activate_impl(self):
+    def activate_impl(self) -> None:
         """Acquires resources (sessions, engines, buffers). Override this, not ``activate``."""
 
-    def activate(self):
+    def activate(self) -> None:
         """Activates the runner for inference; prefer ``with runner:``."""
         if self.is_active:
             G_LOGGER.warning(
@@ -141,10 +150,10 @@ class BaseRunner:
         self.activate_impl()
         self.is_active = True
 
-    def deactivate_impl(self):
+    def deactivate_impl(self) -> None:
         """Releases resources. Override this, not ``deactivate``."""
 
-    def deactivate(self):
+    def deactivate(self) -> None:
         """Deactivates the runner; warns when it is not active."""
         if not self.is_active:
             G_LOGGER.warning(
@@ -158,11 +167,11 @@ class BaseRunner:
         finally:
             self.is_active = False
 
-    def get_input_metadata_impl(self):
+    def get_input_metadata_impl(self) -> TensorMetadata:
         """Returns a ``TensorMetadata`` of the model's inputs. Subclasses must implement it."""
         raise NotImplementedError("BaseRunner is an abstract class; implement get_input_metadata_impl()")
 
-    def get_input_metadata(self, use_numpy_dtypes=None):
+    def get_input_metadata(self, use_numpy_dtypes: bool | None = None) -> TensorMetadata:
         """
         Returns the model's inputs: names, ``DataTypeEntry`` data types and shapes (dynamic
         dimensions as -1, None or names). The runner must be active.
@@ -189,11 +198,12 @@ class BaseRunner:
                 entry.use_numpy_dtype()
         return meta
 
-    def infer_impl(self, feed_dict, *args, **kwargs):
+    def infer_impl(self, feed_dict: Mapping[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Runs inference and returns a dict of output arrays. Subclasses must implement it."""
         raise NotImplementedError("BaseRunner is an abstract class; implement infer_impl()")
 
-    def infer(self, feed_dict, check_inputs=True, *args, **kwargs):
+    def infer(self, feed_dict: Mapping[str, Any], check_inputs: bool = True, *args: Any, **kwargs: Any
+              ) -> dict[str, Any]:
         """
         Runs inference on ``feed_dict`` (input name -> array). The runner must be active.
 
@@ -228,7 +238,7 @@ class BaseRunner:
             self.inference_time = elapsed
         return outputs
 
-    def last_inference_time(self):
+    def last_inference_time(self) -> float | None:
         """
         Returns the seconds taken by the last ``infer()``, or None (with a warning) when there
         was none since activation.
@@ -239,7 +249,7 @@ class BaseRunner:
             )
         return self.inference_time
 
-    def __del__(self):
+    def __del__(self) -> None:
         if getattr(self, "is_active", False):
             # Interpreter shutdown may have torn down the logger's streams already.
             try:

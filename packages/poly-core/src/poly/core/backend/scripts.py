@@ -8,6 +8,7 @@ import importlib.util
 import os
 import sys
 import uuid
+from typing import Any
 
 from poly.core.backend.loader import BaseLoader
 from poly.core.func import funcify
@@ -17,7 +18,7 @@ from poly.core.logging.logger import G_LOGGER
 __all__ = ["import_from_script", "InvokeFromScript", "invoke_from_script"]
 
 
-def import_from_script(path: str, name: str):
+def import_from_script(path: str, name: str) -> Any:
     """
     Runs the Python script at ``path`` as a module and returns its attribute ``name``. The
     script's directory is on ``sys.path`` while it is imported, so it can import its neighbours.
@@ -66,7 +67,7 @@ class InvokeFromScript(BaseLoader):
     through this loader (``loader.thresholds_for``).
     """
 
-    def __init__(self, path, name):
+    def __init__(self, path: Any, name: Any) -> None:
         """
         Args:
             path (str): The script (a ``.py`` file).
@@ -76,22 +77,22 @@ class InvokeFromScript(BaseLoader):
         self.name = name
 
     @property
-    def __name__(self):
+    def __name__(self) -> Any:
         return self.name
 
-    def load(self):
+    def load(self) -> Any:
         """Imports the script and returns the (instantiated, when a class) object."""
         obj = import_from_script(self.path, self.name)
         return obj() if isinstance(obj, type) else obj
 
-    def call_impl(self, *args, **kwargs):
+    def call_impl(self, *args: Any, **kwargs: Any) -> Any:
         """
         Returns:
             object: What the script's function returns for these arguments.
         """
         return self.load()(*args, **kwargs)
 
-    def __getattr__(self, attr):
+    def __getattr__(self, attr: Any) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
         return getattr(self.load(), attr)

@@ -12,6 +12,7 @@ view of it does; ``free()`` drops the array's reference.
 
 import ctypes
 import math
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class CudaDriver:
     context poly's native buffers use, so pointers from either work with the other.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         try:
             self._lib = ctypes.CDLL("libcuda.so.1")
         except OSError as err:
@@ -53,46 +54,46 @@ class CudaDriver:
             self._check(self._lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
             self._check(self._lib.cuCtxSetCurrent(context), "cuCtxSetCurrent")
 
-    def _check(self, status, what, unavailable=False):
+    def _check(self, status: Any, what: Any, unavailable: bool = False) -> None:
         if status != 0:
             message = f"CUDA driver call {what} failed with error {status}"
             if unavailable:
                 raise cuda.CudaUnavailableError(f"CUDA is unavailable: {message}")
             G_LOGGER.critical(message, cuda.CudaError)
 
-    def _ensure_context(self):
+    def _ensure_context(self) -> None:
         current = ctypes.c_void_p()
         self._lib.cuCtxGetCurrent(ctypes.byref(current))
         if not current.value:  # a new thread: make the primary context current here too
-            self.__init__()
+            self.__init__()  # type: ignore[misc]
 
-    def malloc(self, nbytes):
+    def malloc(self, nbytes: Any) -> Any:
         """Allocates ``nbytes`` of device memory; returns the pointer (an int)."""
         self._ensure_context()
         ptr = ctypes.c_uint64()
         self._check(self._lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(max(int(nbytes), 1))), "cuMemAlloc")
         return ptr.value
 
-    def free(self, ptr):
+    def free(self, ptr: Any) -> None:
         """Frees device memory from ``malloc``."""
         self._check(self._lib.cuMemFree_v2(ctypes.c_uint64(ptr)), "cuMemFree")
 
-    def create_stream(self):
+    def create_stream(self) -> Any:
         """Creates a stream; returns its handle (an int)."""
         self._ensure_context()
         stream = ctypes.c_void_p()
         self._check(self._lib.cuStreamCreate(ctypes.byref(stream), 0), "cuStreamCreate")
         return stream.value or 0
 
-    def stream_synchronize(self, ptr):
+    def stream_synchronize(self, ptr: Any) -> None:
         """Waits for the work queued on the stream ``ptr``."""
         self._check(self._lib.cuStreamSynchronize(ctypes.c_void_p(ptr)), "cuStreamSynchronize")
 
-    def destroy_stream(self, ptr):
+    def destroy_stream(self, ptr: Any) -> None:
         """Destroys the stream ``ptr``."""
         self._check(self._lib.cuStreamDestroy_v2(ctypes.c_void_p(ptr)), "cuStreamDestroy")
 
-    def memcpy(self, dst, src, nbytes, kind, stream_ptr=None):
+    def memcpy(self, dst: Any, src: Any, nbytes: Any, kind: Any, stream_ptr: Any = None) -> None:
         """
         Copies ``nbytes`` from pointer ``src`` to pointer ``dst``; asynchronously on the stream
         ``stream_ptr`` when given (host memory must then stay valid until the stream is synchronised).
@@ -127,10 +128,10 @@ class CudaDriver:
 #: Polygraphy's name of the driver wrapper class.
 Cuda = CudaDriver
 
-_WRAPPER = []
+_WRAPPER: list[Any] = []
 
 
-def wrapper():
+def wrapper() -> Any:
     """The process-wide ``CudaDriver`` (created at first use; raises ``CudaUnavailableError``
     where there is no driver or GPU)."""
     if not _WRAPPER:
@@ -141,38 +142,38 @@ def wrapper():
 class Stream:
     """A CUDA stream (a ``poly.core.cuda.Stream``); usable as a context manager, which frees it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.native = cuda.Stream()
 
     @property
-    def ptr(self):
+    def ptr(self) -> Any:
         """The ``cudaStream_t`` handle as an int."""
         return self.native.ptr
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits for the work queued on the stream."""
         self.native.synchronize()
 
-    def free(self):
+    def free(self) -> None:
         """Destroys the stream."""
         self.native.free()
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         self.free()
 
 
-def _stream_handle(stream):
+def _stream_handle(stream: Any) -> Any:
     return None if stream is None else getattr(stream, "ptr", stream)
 
 
-def _native_stream(stream):
+def _native_stream(stream: Any) -> Any:
     return getattr(stream, "native", stream)
 
 
-def _host_array(host_buffer):
+def _host_array(host_buffer: Any) -> Any:
     """A NumPy array sharing the host buffer's memory (NumPy arrays, CPU torch tensors)."""
     if is_torch(host_buffer):
         if host_buffer.device.type != "cpu":
@@ -184,7 +185,7 @@ def _host_array(host_buffer):
 class DeviceView:
     """A typed, shaped view of device memory at ``ptr`` (owned elsewhere)."""
 
-    def __init__(self, ptr, shape, dtype):
+    def __init__(self, ptr: Any, shape: Any, dtype: Any) -> None:
         """
         Args:
             ptr (int): The device address.
@@ -196,20 +197,20 @@ class DeviceView:
         self.dtype = dtype
 
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         """The data type, as a NumPy dtype."""
         return self._dtype
 
     @dtype.setter
-    def dtype(self, value):
+    def dtype(self, value: Any) -> None:
         self._dtype = DataType.to_dtype(DataType.from_dtype(value), "numpy")
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> Any:
         """Bytes covered by the view."""
         return math.prod(self.shape) * self._dtype.itemsize
 
-    def _check_host(self, host_buffer, copying_from):
+    def _check_host(self, host_buffer: Any, copying_from: Any) -> Any:
         if nbytes(host_buffer) < self.nbytes and not copying_from:
             G_LOGGER.critical(f"Host buffer of {nbytes(host_buffer)} bytes is too small for {self.nbytes} bytes "
                               f"of device data (shape {self.shape}, dtype {self._dtype})")
@@ -218,7 +219,7 @@ class DeviceView:
             G_LOGGER.critical("Host buffers must be contiguous (np.ascontiguousarray / tensor.contiguous())")
         return array
 
-    def copy_to(self, host_buffer, stream=None):
+    def copy_to(self, host_buffer: Any, stream: Any = None) -> Any:
         """
         Copies the viewed data into ``host_buffer`` (a contiguous NumPy array or CPU torch
         tensor of at least ``nbytes``); synchronously unless a ``stream`` is given.
@@ -232,13 +233,13 @@ class DeviceView:
         wrapper().memcpy(data_ptr(array), self.ptr, self.nbytes, MemcpyKind.DeviceToHost, _stream_handle(stream))
         return host_buffer
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """A new NumPy array holding a copy of the data."""
         array = np.empty(self.shape, dtype=self._dtype)
         self.copy_to(array)
         return array
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(ptr={hex(self.ptr)}, shape={self.shape}, dtype={self._dtype})"
 
 
@@ -248,7 +249,7 @@ class DeviceArray(DeviceView):
     only when needed, ``free`` releases it; usable as a context manager, which frees it.
     """
 
-    def __init__(self, shape=None, dtype=None, allocator=None):
+    def __init__(self, shape: Any = None, dtype: Any = None, allocator: Any = None) -> None:
         """
         Args:
             shape (Sequence[int]): The shape. Defaults to ``()`` (one element).
@@ -261,11 +262,11 @@ class DeviceArray(DeviceView):
         self.resize(() if shape is None else shape)
 
     @staticmethod
-    def raw(shape=None, allocator=None):
+    def raw(shape: Any = None, allocator: Any = None) -> Any:
         """A ``DeviceArray`` of bytes (uint8): ``shape`` counts bytes."""
         return DeviceArray(shape=shape, dtype=np.uint8, allocator=allocator)
 
-    def resize(self, shape):
+    def resize(self, shape: Any) -> Any:
         """Gives the array ``shape``, reallocating only when it needs more memory than it has."""
         self.shape = tuple(int(d) for d in shape)
         if self.nbytes > self.allocated_nbytes:
@@ -274,7 +275,7 @@ class DeviceArray(DeviceView):
         self.ptr = self._buffer.ptr
         return self
 
-    def free(self):
+    def free(self) -> None:
         """Releases the memory (views of it keep it alive, see poly-core's README); the array is
         left empty (shape ``()``, no memory)."""
         self._buffer.free()
@@ -282,13 +283,13 @@ class DeviceArray(DeviceView):
         self.shape = ()
         self.ptr = 0
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         self.free()
 
-    def copy_from(self, host_buffer, stream=None):
+    def copy_from(self, host_buffer: Any, stream: Any = None) -> Any:
         """
         Copies a contiguous host buffer (NumPy array or CPU torch tensor, no larger than this
         array's memory) in; synchronously unless a ``stream`` is given. The array keeps its
@@ -306,7 +307,7 @@ class DeviceArray(DeviceView):
         wrapper().memcpy(self.ptr, data_ptr(array), array.nbytes, MemcpyKind.HostToDevice, _stream_handle(stream))
         return self
 
-    def view(self, shape=None, dtype=None):
+    def view(self, shape: Any = None, dtype: Any = None) -> Any:
         """A ``DeviceView`` of the array's memory, with its own shape and dtype if given."""
         view = DeviceView(self.ptr, self.shape if shape is None else shape, self._dtype if dtype is None else dtype)
         if view.nbytes > self.nbytes:
@@ -314,5 +315,5 @@ class DeviceArray(DeviceView):
                               f"the {self.nbytes} bytes of the array (shape {self.shape}, dtype {self._dtype})")
         return view
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self._dtype})"

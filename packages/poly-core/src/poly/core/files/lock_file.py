@@ -2,6 +2,7 @@
 
 import os
 import sys
+from typing import Any
 
 __all__ = ["LockFile"]
 
@@ -14,19 +15,19 @@ class LockFile:
     new file while another process still holds the old one.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: Any) -> None:
         """
         Args:
             path (Union[str, file-like]): The file to lock.
         """
         self.is_file_like = hasattr(path, "read") and hasattr(path, "write")
         self.lock_path = None if self.is_file_like else os.fspath(path) + ".lock"
-        self._fhandle = None
+        self._fhandle: Any = None
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         if self.is_file_like:
             return None
-        self._fhandle = open(self.lock_path, "ab+")  # noqa: SIM115 - held until __exit__
+        self._fhandle = open(self.lock_path, "ab+")  # type: ignore[arg-type]  # noqa: SIM115 - held until __exit__
         if sys.platform.startswith("win"):
             import msvcrt
 
@@ -43,7 +44,7 @@ class LockFile:
             fcntl.lockf(self._fhandle.fileno(), fcntl.LOCK_EX)
         return self._fhandle
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         if self.is_file_like or self._fhandle is None:
             return
         try:

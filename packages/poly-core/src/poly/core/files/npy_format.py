@@ -16,6 +16,7 @@ import math
 import struct
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ _MAX_HEADER_LEN = 1 << 16
 class NpyHeader:
     """What an ``.npy`` header says, with the sizes it implies."""
 
-    shape: tuple
+    shape: tuple  # type: ignore[type-arg]
     fortran_order: bool
     dtype: np.dtype
     data_offset: int
@@ -61,7 +62,7 @@ def _preamble(head: bytes) -> tuple[tuple[int, int], int]:
     return version, 8 + size_len + header_len
 
 
-def parse_npy_header(buf) -> NpyHeader:
+def parse_npy_header(buf: Any) -> NpyHeader:
     """
     Parses the ``.npy`` header at the start of ``buf`` (bytes-like); the data need not follow.
 
@@ -105,7 +106,7 @@ def parse_npy_header(buf) -> NpyHeader:
     return NpyHeader(tuple(shape), bool(fortran_order), dtype, data_offset, count)
 
 
-def read_npy_header(f) -> NpyHeader:
+def read_npy_header(f: Any) -> NpyHeader:
     """
     Reads and parses the ``.npy`` header from a binary file object positioned at its start,
     leaving it positioned at the data (reads at most the header's length).
@@ -125,7 +126,7 @@ def _describe(nbytes: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if nbytes < 1024 or unit == "PiB":
             return f"{nbytes} {unit}" if unit == "bytes" else f"{nbytes:.3g} {unit}"
-        nbytes /= 1024
+        nbytes /= 1024  # type: ignore[assignment]
     return ""
 
 
@@ -141,7 +142,7 @@ def check_data_size(header: NpyHeader, available: int) -> None:
 
 
 
-def array_from_data(header: NpyHeader, data) -> np.ndarray:
+def array_from_data(header: NpyHeader, data: Any) -> Any:
     """
     The array ``header`` describes, over ``data`` (bytes-like: the bytes after the header),
     after checking that they are enough (trailing bytes are ignored, as NumPy does). Writable
@@ -155,7 +156,7 @@ def array_from_data(header: NpyHeader, data) -> np.ndarray:
     check_data_size(header, view.nbytes)
     order = "F" if header.fortran_order else "C"
     if header.count == 0:
-        return np.empty(header.shape, dtype=header.dtype, order=order)
+        return np.empty(header.shape, dtype=header.dtype, order=order)  # type: ignore[call-overload]
     arr = np.frombuffer(view, dtype=header.dtype, count=header.count)
     if header.dtype.kind == "U" and header.dtype.itemsize:
         # UCS-4 code units past U+10FFFF make NumPy fail (SystemError) when the text is read
@@ -165,10 +166,10 @@ def array_from_data(header: NpyHeader, data) -> np.ndarray:
             raise ValueError(f"its {header.dtype} text holds code points beyond Unicode; the data is corrupt")
     if view.readonly:
         arr = arr.copy()
-    return arr.reshape(header.shape, order=order)
+    return arr.reshape(header.shape, order=order)  # type: ignore[call-overload]
 
 
-def array_from_npy(buf) -> np.ndarray:
+def array_from_npy(buf: Any) -> np.ndarray:
     """
     The array of the ``.npy`` bytes ``buf`` (see ``array_from_data``).
 
@@ -176,7 +177,7 @@ def array_from_npy(buf) -> np.ndarray:
         ValueError: A one-line reason when the header is corrupt or the data is short.
     """
     header = parse_npy_header(buf)
-    return array_from_data(header, memoryview(buf)[header.data_offset:])
+    return array_from_data(header, memoryview(buf)[header.data_offset:])  # type: ignore[no-any-return]
 
 
 MAX_DEFLATE_RATIO = 1032
@@ -184,7 +185,7 @@ MAX_DEFLATE_RATIO = 1032
 size times this is corrupt."""
 
 
-def array_from_zip_member(archive, info, archive_size: int) -> np.ndarray:
+def array_from_zip_member(archive: Any, info: Any, archive_size: int) -> np.ndarray:
     """
     The array of one ``.npy`` member of an open ``zipfile.ZipFile`` (an ``.npz``), read
     without trusting the sizes of the zip directory or of the ``.npy`` header: both are checked
@@ -204,4 +205,4 @@ def array_from_zip_member(archive, info, archive_size: int) -> np.ndarray:
         buffer = bytearray(header.nbytes)
         if header.nbytes and member.readinto(buffer) != header.nbytes:
             raise ValueError(f"member '{info.filename}' is shorter than its .npy header claims")
-    return array_from_data(header, buffer)
+    return array_from_data(header, buffer)  # type: ignore[no-any-return]

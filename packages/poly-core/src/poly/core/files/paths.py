@@ -4,13 +4,14 @@ directories and turning names into safe file names."""
 import glob
 import os
 import re
+from typing import Any
 
 from poly.core.logging.logger import G_LOGGER
 
 __all__ = ["makedirs", "get_file_size", "add_file_suffix", "find_in_dirs", "sanitize_filename"]
 
 
-def makedirs(path):
+def makedirs(path: Any) -> None:
     """Creates the directory that will hold the file ``path`` (nothing for a bare file name)."""
     dir_path = os.path.dirname(path)
     if dir_path:
@@ -20,7 +21,7 @@ def makedirs(path):
         os.makedirs(dir_path, exist_ok=True)
 
 
-def get_file_size(src):
+def get_file_size(src: Any) -> Any:
     """The size in bytes of the file at path ``src`` (0 when it does not exist) or of the open
     file ``src``."""
     if hasattr(src, "fileno"):
@@ -28,14 +29,14 @@ def get_file_size(src):
     return os.stat(src).st_size if os.path.exists(src) else 0
 
 
-def add_file_suffix(path, suffix):
+def add_file_suffix(path: Any, suffix: Any) -> str:
     """``path`` with ``suffix`` before its extension: ``add_file_suffix("a/b.onnx", "_fp16")``
     gives ``"a/b_fp16.onnx"``."""
     stem, ext = os.path.splitext(path)
     return f"{stem}{suffix}{ext}"
 
 
-def find_in_dirs(name_glob, dirs):
+def find_in_dirs(name_glob: Any, dirs: Any) -> Any:
     """The paths matching ``name_glob`` in the first of ``dirs`` that has any, else []."""
     for dir_name in dirs:
         paths = glob.glob(os.path.join(dir_name, name_glob))
@@ -44,7 +45,7 @@ def find_in_dirs(name_glob, dirs):
     return []
 
 
-def sanitize_filename(path):
+def sanitize_filename(path: Any) -> Any:
     """``path`` made a single safe file name: path separators and every other character that is
     not a letter, digit, ``.``, ``-`` or ``_`` become ``_`` (``"out/x:0"`` gives ``"out_x_0"``)."""
     return re.sub(r"[^\w.\-]+", "_", path).strip("_")

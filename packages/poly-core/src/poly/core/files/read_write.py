@@ -6,18 +6,27 @@ renamed over the destination, so a reader never sees a half-written file and an 
 mid-write leaves the previous file untouched.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
+from typing import IO, Any, TypeGuard, cast
+
+StrPath = str | os.PathLike[str]
+"""A path: ``str`` or ``os.PathLike``."""
+BytesLike = bytes | bytearray | memoryview
+"""The bytes-like objects poly writes."""
 
 __all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text", "save_file", "load_file"]
 
-_UMASK = None
+_UMASK: int | None = None
 _UMASK_LOCK = threading.Lock()
 
 
-def _umask():
+def _umask() -> int:
     # os.umask can only be read by setting it; do it once, under a lock.
     global _UMASK
     with _UMASK_LOCK:
@@ -27,14 +36,14 @@ def _umask():
         return _UMASK
 
 
-def _final_permissions(path):
+def _final_permissions(path: StrPath) -> int:
     try:
         return os.stat(path).st_mode & 0o7777
     except OSError:
         return 0o666 & ~_umask()
 
 
-def _fsync_dir(dir_path):
+def _fsync_dir(dir_path: StrPath) -> None:
     # Makes the rename itself durable; not every platform lets a directory be opened.
     try:
         fd = os.open(dir_path, os.O_RDONLY)
@@ -49,7 +58,8 @@ def _fsync_dir(dir_path):
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="wb", encoding=None, newline=None, durable=True):
+def atomic_write(path: StrPath, mode: str = "wb", encoding: str | None = None, newline: str | None = None,
+                 durable: bool = True) -> Iterator[IO[Any]]:
     """
     Context manager that yields a file object whose contents replace ``path`` on success.
 
@@ -80,6 +90,7 @@ def atomic_write(path, mode="wb", encoding=None, newline=None, durable=True):
 
     fd, tmp_path = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=dir_path)
     try:
+        f: IO[Any]
         if "b" in mode:
             f = os.fdopen(fd, "wb")
         else:
@@ -99,7 +110,7 @@ def atomic_write(path, mode="wb", encoding=None, newline=None, durable=True):
         _fsync_dir(dir_path)
 
 
-def atomic_write_bytes(path, data, durable=True):
+def atomic_write_bytes(path: StrPath, data: BytesLike, durable: bool = True) -> None:
     """
     Atomically replaces ``path`` with ``data``.
 
@@ -112,7 +123,7 @@ def atomic_write_bytes(path, data, durable=True):
         f.write(data)
 
 
-def atomic_write_text(path, text, encoding="utf-8"):
+def atomic_write_text(path: StrPath, text: str, encoding: str = "utf-8") -> None:
     """
     Atomically replaces ``path`` with ``text``.
 
@@ -125,11 +136,12 @@ def atomic_write_text(path, text, encoding="utf-8"):
         f.write(text)
 
 
-def _is_file_like(obj):
+def _is_file_like(obj: object) -> TypeGuard[IO[Any]]:
     return hasattr(obj, "write") or hasattr(obj, "read")
 
 
-def save_file(contents, dest, mode="wb", description=None, durable=True):
+def save_file(contents: str | BytesLike, dest: StrPath | IO[Any], mode: str = "wb", description: str | None = None,
+              durable: bool = True) -> StrPath | IO[Any]:
     """
     Writes ``contents`` to a path (atomically) or to a file-like object.
 
@@ -153,12 +165,12 @@ def save_file(contents, dest, mode="wb", description=None, durable=True):
         dest.flush()
         return dest
 
-    with atomic_write(dest, mode, durable=durable) as f:
+    with atomic_write(cast("StrPath", dest), mode, durable=durable) as f:
         f.write(contents)
     return dest
 
 
-def load_file(src, mode="rb", description=None):
+def load_file(src: StrPath | IO[Any], mode: str = "rb", description: str | None = None) -> Any:
     """
     Reads the whole of a path or file-like object.
 
@@ -184,9 +196,9 @@ def load_file(src, mode="rb", description=None):
             src.seek(0)
         contents = src.read()
         if seekable:
-            src.seek(position)
+            src.seek(cast(int, position))
         return contents
 
     encoding = None if "b" in mode else "utf-8"
-    with open(src, mode, encoding=encoding) as f:
+    with open(cast("StrPath", src), mode, encoding=encoding) as f:
         return f.read()

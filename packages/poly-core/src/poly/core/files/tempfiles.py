@@ -3,11 +3,12 @@
 import os
 import tempfile
 import weakref
+from typing import Any
 
 __all__ = ["NamedTemporaryFile"]
 
 
-def _remove_quietly(path):
+def _remove_quietly(path: Any) -> None:
     try:
         os.remove(path)
     except OSError:
@@ -24,7 +25,7 @@ class NamedTemporaryFile:
     removed when this object is garbage-collected.
     """
 
-    def __init__(self, mode=None, prefix=None, suffix=None):
+    def __init__(self, mode: Any = None, prefix: Any = None, suffix: Any = None) -> None:
         """
         Args:
             mode (str): The mode ``__enter__`` opens the file with. Defaults to ``"wb+"``.
@@ -34,14 +35,14 @@ class NamedTemporaryFile:
         self.mode = "wb+" if mode is None else mode
         fd, self.name = tempfile.mkstemp(prefix=prefix or "", suffix=suffix or "")
         os.close(fd)
-        self._handle = None
+        self._handle: Any = None
         self._finalizer = weakref.finalize(self, _remove_quietly, self.name)
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         self._handle = open(self.name, self.mode)
         return self._handle
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         self._handle.flush()
         os.fsync(self._handle.fileno())
         self._handle.close()

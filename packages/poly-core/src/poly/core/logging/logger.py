@@ -7,6 +7,8 @@ optional timestamps and file/line information, a log file, and ``critical()`` th
 then raises ``PolyException``. Messages below CRITICAL go to stdout, CRITICAL to stderr.
 """
 
+from __future__ import annotations
+
 import contextlib
 import enum
 import functools
@@ -16,10 +18,25 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import poly.core.constants as constants
 from poly.core import config
 from poly.core.logging.exception import PolyException, PolyInternalException
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from types import ModuleType, TracebackType
+    from typing import TypeAlias
+
+    #: A message: the text, or a callable returning it (called only when the severity is enabled).
+    Message: TypeAlias = str | Callable[..., str]
+    #: What ``module_severity`` accepts: a severity, or path prefix to severity.
+    SeverityValue: TypeAlias = int | Mapping[str, int] | set[str | int] | frozenset[str | int]
+
+_F = TypeVar("_F", bound="Callable[..., Any]")
+_TrieNode = dict[str, Any]
 
 __all__ = ["Logger", "LogMode", "SeverityTrie", "G_LOGGER", "printable", "LoggerIndent", "LoggerVerbosity",
            "has_colors"]
@@ -40,7 +57,7 @@ class LogMode(enum.IntEnum):
     """Log the message only the first time; later identical messages are dropped."""
 
 
-def printable(text):
+def printable(text: str) -> str:
     """
     ``text`` with what UTF-8 cannot encode (lone surrogates, as a damaged file's JSON can hold:
     ``"\\udcff"``) written as backslash escapes, so printing it cannot fail.
@@ -54,7 +71,7 @@ def printable(text):
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _print(text, stream, flush):
+def _print(text: str, stream: IO[str], flush: bool) -> None:
     try:
         print(text, file=stream, flush=flush)
     except UnicodeEncodeError:  # a stream whose encoding lacks some of the characters
@@ -62,7 +79,7 @@ def _print(text, stream, flush):
         print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream, flush=flush)
 
 
-def _split_path(path):
+def _split_path(path: str | None) -> list[str]:
     # Leading, trailing and doubled separators create empty components, which carry no meaning.
     parts = os.path.normpath(path).replace("\\", "/").split("/") if path else []
     return [part for part in parts if part and part != "."]
@@ -77,7 +94,7 @@ class SeverityTrie:
     ``onnx/``); other files use their absolute path.
     """
 
-    def __init__(self, severity_dict):
+    def __init__(self, severity_dict: Mapping[str, int]) -> None:
         """
         Args:
             severity_dict (Dict[str, int]): Path prefix to severity; must contain ``""``.
@@ -85,7 +102,7 @@ class SeverityTrie:
         if "" not in severity_dict:
             raise ValueError("severity_dict must include the default severity under the key ''")
         self._dict = dict(severity_dict)
-        self._trie = {}
+        self._trie: _TrieNode = {}
         for path, severity in severity_dict.items():
             node = self._trie
             for component in _split_path(path):
@@ -93,7 +110,7 @@ class SeverityTrie:
             node[""] = severity
         self.has_non_default_entries = len(self._trie) > 1
 
-    def get(self, path=None):
+    def get(self, path: str | None = None) -> int:
         """
         Returns the severity that applies to ``path`` (the default when ``path`` is None).
 
@@ -103,29 +120,30 @@ class SeverityTrie:
         Returns:
             int: The severity.
         """
-        severity = self._trie[""]
+        severity: int = self._trie[""]
         if path is None or not self.has_non_default_entries:
             return severity
         node = self._trie
         for component in _split_path(path):
-            node = node.get(component)
-            if node is None:
+            child: _TrieNode | None = node.get(component)
+            if child is None:
                 break
+            node = child
             severity = node.get("", severity)
         return severity
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, int]:
         """Returns the path-to-severity dictionary this trie was built from."""
         return dict(self._dict)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, SeverityTrie) and self._dict == other._dict
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"SeverityTrie({self._dict!r})"
 
 
-def _display_path(path):
+def _display_path(path: str | None) -> str | None:
     """The path shown by line information: ``module_path``'s, with files outside poly that lie
     under the working directory shown relative to it (``tests/test_x.py``, as Polygraphy shows
     its own tests)."""
@@ -138,7 +156,7 @@ def _display_path(path):
     return os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
 
 
-def _path_severity_pair(value):
+def _path_severity_pair(value: object) -> dict[str, int] | None:
     """``{path: severity}`` for a set holding one path and one int severity, else None."""
     if not isinstance(value, (set, frozenset)) or len(value) != 2:
         return None
@@ -218,7 +236,7 @@ class Logger:
     LOG_FORMATS = ("timestamp", "line-info", "no-colors")
     """The values ``log_format`` accepts."""
 
-    def __init__(self, severity=INFO, colors=True, letter=True, timestamp=False, line_info=False):
+    def __init__(self, severity: SeverityValue = INFO, colors: bool = True, letter: bool = True, timestamp: bool = False, line_info: bool = False) -> None:
         """
         Args:
             severity (Union[int, Dict[str, int]]):
@@ -231,17 +249,17 @@ class Logger:
         """
         self._lock = threading.RLock()
         self.logging_indent = 0
-        self.once_logged = set()
+        self.once_logged: set[str] = set()
         self.colors = colors
         self.letter = letter
         self.timestamp = timestamp
         self.line_info = line_info
-        self.logger_callbacks = []
-        self._log_path = None
-        self._log_file = None
-        self._module_severity = None
+        self.logger_callbacks: list[Callable[[SeverityTrie], object]] = []
+        self._log_path: str | None = None
+        self._log_file: IO[str] | None = None
+        self._module_severity: SeverityTrie
         self.module_severity = severity
-        self._python_logger = None
+        self._python_logger: logging.Logger | None = None
 
     #: Python ``logging`` has no negative levels: poly's lowest severities go to these levels.
     PYTHON_LOGGING_LEVELS = {ULTRA_VERBOSE: 2, SUPER_VERBOSE: 4, EXTRA_VERBOSE: 6}
@@ -253,7 +271,7 @@ class Logger:
     # -- configuration -------------------------------------------------------------------------
 
     @property
-    def module_severity(self):
+    def module_severity(self) -> SeverityTrie:
         """
         The ``SeverityTrie`` of severities below which messages are dropped.
 
@@ -266,32 +284,32 @@ class Logger:
         return self._module_severity
 
     @module_severity.setter
-    def module_severity(self, value):
+    def module_severity(self, value: SeverityValue | SeverityTrie) -> None:
         if not isinstance(value, SeverityTrie):
-            value = _path_severity_pair(value) or value
-            value = dict(value) if isinstance(value, dict) else {"": value}
-            value.setdefault("", Logger.INFO)
-            for key, severity in value.items():
+            given: object = _path_severity_pair(value) or value
+            entries: dict[str, object] = dict(given) if isinstance(given, dict) else {"": given}
+            entries.setdefault("", Logger.INFO)
+            for key, severity in entries.items():
                 if isinstance(severity, bool) or not isinstance(severity, int):
                     raise TypeError(f"Severity for {key!r} must be an int, not {severity!r}")
-            value = SeverityTrie(value)
+            value = SeverityTrie(cast("dict[str, int]", entries))
         self._module_severity = value
         for callback in self.logger_callbacks:
             callback(self._module_severity)
 
     @property
-    def severity(self):
+    def severity(self) -> int:
         """The default severity (the ``""`` entry of ``module_severity``); assignable."""
         return self._module_severity.get()
 
     @severity.setter
-    def severity(self, value):
+    def severity(self, value: int) -> None:
         entries = self._module_severity.to_dict() if self._module_severity else {}
         entries[""] = value
         self.module_severity = entries
 
     @property
-    def log_format(self):
+    def log_format(self) -> list[str]:
         """
         The active formats, a list drawn from ``"timestamp"``, ``"line-info"`` and ``"no-colors"``.
         Assigning sets ``timestamp``, ``line_info`` and ``colors`` accordingly.
@@ -306,7 +324,7 @@ class Logger:
         return formats
 
     @log_format.setter
-    def log_format(self, formats):
+    def log_format(self, formats: str | Sequence[str] | None) -> None:
         formats = [formats] if isinstance(formats, str) else list(formats or [])
         unknown = [fmt for fmt in formats if fmt not in Logger.LOG_FORMATS]
         if unknown:
@@ -316,7 +334,7 @@ class Logger:
         self.colors = "no-colors" not in formats
 
     @property
-    def log_file(self):
+    def log_file(self) -> str | None:
         """
         Path of a file that receives every logged message, without colours, or None.
 
@@ -326,7 +344,7 @@ class Logger:
         return self._log_path
 
     @log_file.setter
-    def log_file(self, value):
+    def log_file(self, value: str | os.PathLike[str] | None) -> None:
         with self._lock:
             if self._log_file is not None:
                 self._log_file.close()
@@ -341,7 +359,7 @@ class Logger:
                 self._log_path = value
 
     @property
-    def use_python_logging_system(self):
+    def use_python_logging_system(self) -> bool:
         """
         Whether messages go to Python's ``logging`` (logger ``"Polygraphy"``, the message with its
         severity letter, at the severity's value as level; the three levels below VERBOSE at
@@ -350,10 +368,10 @@ class Logger:
         return self._python_logger is not None
 
     @use_python_logging_system.setter
-    def use_python_logging_system(self, value):
+    def use_python_logging_system(self, value: bool) -> None:
         self._python_logger = logging.getLogger(Logger.PYTHON_LOGGER_NAME) if value else None
 
-    def register_callback(self, callback):
+    def register_callback(self, callback: Callable[[SeverityTrie], object]) -> None:
         """
         Registers ``callback(severity_trie)``, called now and whenever ``module_severity`` changes.
 
@@ -364,7 +382,7 @@ class Logger:
         self.logger_callbacks.append(callback)
 
     @classmethod
-    def severity_from_name(cls, name):
+    def severity_from_name(cls, name: str) -> int:
         """
         Returns the severity called ``name`` (case-insensitive; ``-`` may replace ``_``).
 
@@ -382,7 +400,7 @@ class Logger:
     # -- context managers ----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def indent(self, level=1):
+    def indent(self, level: int = 1) -> Iterator[Logger]:
         """
         Context manager that indents messages logged inside it by ``level`` more tabs.
 
@@ -397,7 +415,7 @@ class Logger:
             self.logging_indent = old
 
     @contextlib.contextmanager
-    def verbosity(self, severity=CRITICAL):
+    def verbosity(self, severity: SeverityValue | SeverityTrie = CRITICAL) -> Iterator[Logger]:
         """
         Context manager that sets ``module_severity`` for its duration and restores the previous
         value afterwards.
@@ -417,7 +435,7 @@ class Logger:
     # -- paths ---------------------------------------------------------------------------------
 
     @staticmethod
-    def module_path(path):
+    def module_path(path: str | os.PathLike[str]) -> str:
         """
         Returns ``path`` relative to the ``poly/`` package directory that contains it, or the
         absolute path for files outside poly.
@@ -438,7 +456,7 @@ class Logger:
         return abs_path
 
     @staticmethod
-    def _caller(stack_depth=None):
+    def _caller(stack_depth: int | None = None) -> tuple[str | None, int | None]:
         frame = inspect.currentframe()  # this helper's own frame
         if stack_depth is not None:
             # Polygraphy's convention, kept for callers ported from it: frame 0 is this helper,
@@ -449,7 +467,7 @@ class Logger:
                 raise ValueError("call stack is not deep enough")  # as sys._getframe(stack_depth)
         else:
             # The first frame outside this file is the caller, however the call was routed.
-            frame = frame.f_back
+            frame = frame.f_back if frame is not None else None
             while frame is not None and os.path.normcase(frame.f_code.co_filename) == _THIS_FILE:
                 frame = frame.f_back
             if frame is None:
@@ -458,7 +476,7 @@ class Logger:
 
     # -- logging -------------------------------------------------------------------------------
 
-    def is_enabled(self, severity, path=None):
+    def is_enabled(self, severity: int, path: str | None = None) -> bool:
         """
         Whether a message of ``severity`` from the file ``path`` would be logged.
 
@@ -468,7 +486,7 @@ class Logger:
         """
         return severity >= self._module_severity.get(path)
 
-    def _format(self, message, severity, file_path, line_no):
+    def _format(self, message: str, severity: int, file_path: str | None, line_no: int | None) -> str:
         prefix = ""
         if self.letter:
             prefix += Logger.SEVERITY_LETTER_MAPPING.get(severity, f"[{severity}]") + " "
@@ -480,7 +498,7 @@ class Logger:
         continuation = "\n" + tab + " " * len(prefix)
         return prefix + tab + continuation.join(str(message).splitlines())
 
-    def _use_colors(self, stream):
+    def _use_colors(self, stream: IO[str]) -> bool:
         if not self.colors or os.environ.get("NO_COLOR"):
             return False
         try:
@@ -488,7 +506,7 @@ class Logger:
         except Exception:
             return False
 
-    def log(self, message, severity, mode=LogMode.EACH, stack_depth=None, error_ok=False):
+    def log(self, message: Message, severity: int, mode: LogMode = LogMode.EACH, stack_depth: int | None = None, error_ok: bool = False) -> None:
         """
         Logs ``message`` at ``severity``.
 
@@ -543,43 +561,43 @@ class Logger:
                 text = f"{color}{text}{_ANSI_RESET}"
             _print(text, stream, flush=severity >= Logger.WARNING)
 
-    def ultra_verbose(self, message, mode=LogMode.EACH):
+    def ultra_verbose(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at ULTRA_VERBOSE severity."""
         self.log(message, Logger.ULTRA_VERBOSE, mode=mode, error_ok=True)
 
-    def super_verbose(self, message, mode=LogMode.EACH):
+    def super_verbose(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at SUPER_VERBOSE severity."""
         self.log(message, Logger.SUPER_VERBOSE, mode=mode, error_ok=True)
 
-    def extra_verbose(self, message, mode=LogMode.EACH):
+    def extra_verbose(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at EXTRA_VERBOSE severity."""
         self.log(message, Logger.EXTRA_VERBOSE, mode=mode, error_ok=True)
 
-    def verbose(self, message, mode=LogMode.EACH):
+    def verbose(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at VERBOSE severity."""
         self.log(message, Logger.VERBOSE, mode=mode, error_ok=True)
 
-    def info(self, message, mode=LogMode.EACH):
+    def info(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at INFO severity."""
         self.log(message, Logger.INFO, mode=mode)
 
-    def start(self, message, mode=LogMode.EACH):
+    def start(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` at START severity: the start of a task."""
         self.log(message, Logger.START, mode=mode)
 
-    def finish(self, message, mode=LogMode.EACH):
+    def finish(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` at FINISH severity: the successful end of a task."""
         self.log(message, Logger.FINISH, mode=mode)
 
-    def warning(self, message, mode=LogMode.EACH):
+    def warning(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at WARNING severity."""
         self.log(message, Logger.WARNING, mode=mode)
 
-    def error(self, message, mode=LogMode.EACH):
+    def error(self, message: Message, mode: LogMode = LogMode.EACH) -> None:
         """Logs ``message`` (a string or a callable returning one) at ERROR severity."""
         self.log(message, Logger.ERROR, mode=mode)
 
-    def internal_error(self, message):
+    def internal_error(self, message: Message) -> None:
         """
         Reports a broken internal invariant when ``poly.core.config.INTERNAL_CORRECTNESS_CHECKS``
         is set: logs ``message`` at CRITICAL and raises ``PolyInternalException``. Does nothing
@@ -592,7 +610,7 @@ class Logger:
         self.log(str(message), Logger.CRITICAL)
         raise PolyInternalException(str(message))
 
-    def critical(self, message, ExceptionType=None):
+    def critical(self, message: Message, ExceptionType: type[BaseException] | None = None) -> NoReturn:
         """
         Logs ``message`` at CRITICAL severity, then raises it.
 
@@ -609,7 +627,7 @@ class Logger:
         self.log(message, Logger.CRITICAL)
         raise (ExceptionType or PolyException)(message) from None
 
-    def module_info(self, module, name=None, severity=VERBOSE):
+    def module_info(self, module: ModuleType, name: str | None = None, severity: int = VERBOSE) -> None:
         """
         Logs, once, the name, version and location of an imported module.
 
@@ -619,7 +637,7 @@ class Logger:
             severity (int): The severity. Defaults to VERBOSE.
         """
 
-        def describe():
+        def describe() -> str:
             text = name or f"Loaded Module: {module.__name__}"
             version = getattr(module, "__version__", None)
             if version is not None:
@@ -631,29 +649,29 @@ class Logger:
 
         self.log(describe, severity, mode=LogMode.ONCE, error_ok=True)
 
-    def log_exception(self, func):
+    def log_exception(self, func: _F) -> _F:
         """
         Decorator that logs exceptions escaping ``func`` (other than ``PolyException``, which
         ``critical`` already logged) before re-raising them.
         """
 
         @functools.wraps(func)
-        def wrapped(*args, **kwargs):
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
             try:
                 return func(*args, **kwargs)
             except PolyException:
                 raise
             except Exception as err:
-                self.error(err)
+                self.error(str(err))
                 raise
 
-        return wrapped
+        return cast("_F", wrapped)
 
 
 G_LOGGER = Logger()
 
 
-def has_colors():
+def has_colors() -> bool:
     """Whether the logger can color its messages: always, poly writes the terminal's color codes
     itself (Polygraphy needs the ``colored`` module); ``Logger.colors`` and ``NO_COLOR`` decide."""
     return True
@@ -662,17 +680,18 @@ def has_colors():
 class LoggerIndent:
     """Context manager that sets a logger's indentation (absolute, in tabs) for its duration."""
 
-    def __init__(self, logger, indent):
+    def __init__(self, logger: Logger, indent: int) -> None:
         self.logger = logger
         self.indent = indent
         self.old_indent = logger.logging_indent
 
-    def __enter__(self):
+    def __enter__(self) -> LoggerIndent:
         self.old_indent = self.logger.logging_indent
         self.logger.logging_indent = self.indent
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.logger.logging_indent = self.old_indent
 
 
@@ -680,16 +699,17 @@ class LoggerVerbosity:
     """Context manager that sets a logger's ``module_severity`` for its duration (what
     ``Logger.verbosity()`` does)."""
 
-    def __init__(self, logger, severity):
+    def __init__(self, logger: Logger, severity: SeverityValue | SeverityTrie) -> None:
         self.logger = logger
         self.module_severity = severity
         self.old_severity = logger.module_severity
 
-    def __enter__(self):
+    def __enter__(self) -> LoggerVerbosity:
         self.old_severity = self.logger.module_severity
         self.logger.module_severity = self.module_severity
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         self.logger.module_severity = self.old_severity
 """The global logger."""

@@ -3,6 +3,8 @@ strict shape check, and inputs loaded for a model whose input shape differs)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from poly.core.logging.logger import G_LOGGER
@@ -11,7 +13,7 @@ from poly.core.tensors.shape import is_dimension_dynamic, is_shape_dynamic, volu
 __all__ = ["try_match_shape"]
 
 
-def _freeze(arr: np.ndarray, shape: list) -> list:
+def _freeze(arr: np.ndarray, shape: list) -> list:  # type: ignore[type-arg]
     # Dynamic dimensions take what the array implies: with one dynamic dimension, whatever the
     # volume leaves over; with several, the array's own dimensions when the ranks agree.
     dynamic = [dim for dim in shape if is_dimension_dynamic(dim)]
@@ -25,7 +27,7 @@ def _freeze(arr: np.ndarray, shape: list) -> list:
     return shape
 
 
-def _reshape(arr: np.ndarray, shape: list) -> np.ndarray:
+def _reshape(arr: np.ndarray, shape: list) -> np.ndarray:  # type: ignore[type-arg]
     original = arr.shape
     try:
         arr = np.ascontiguousarray(arr).reshape(shape)
@@ -37,7 +39,7 @@ def _reshape(arr: np.ndarray, shape: list) -> np.ndarray:
     return arr
 
 
-def _permute(arr: np.ndarray, shape: list) -> np.ndarray:
+def _permute(arr: np.ndarray, shape: list) -> np.ndarray:  # type: ignore[type-arg]
     original = arr.shape
     if sorted(original) != sorted(shape):
         G_LOGGER.extra_verbose(f"Array of shape: {original} cannot be permuted to: {tuple(shape)}")
@@ -55,7 +57,7 @@ def _permute(arr: np.ndarray, shape: list) -> np.ndarray:
     return arr
 
 
-def try_match_shape(arr: np.ndarray, shape) -> np.ndarray:
+def try_match_shape(arr: np.ndarray, shape: Any) -> np.ndarray:
     """
     Tries to make ``arr`` take ``shape`` the way Polygraphy does, without failing: dynamic
     dimensions of ``shape`` are first fixed from the array; an array of another rank is

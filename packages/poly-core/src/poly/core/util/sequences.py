@@ -1,38 +1,40 @@
 """Small helpers on values, sequences and dictionaries (Polygraphy's ``util`` names)."""
 
+from typing import Any
+
 from poly.core.logging.logger import G_LOGGER
 
 __all__ = ["default", "unique_list", "invert_dict", "is_sequence", "unpack_args", "find_str_in_iterable",
            "check_sequence_contains"]
 
 
-def default(value, default_value):
+def default(value: Any, default_value: Any) -> Any:
     """``value``, or ``default_value`` when ``value`` is None (for mutable defaults)."""
     return value if value is not None else default_value
 
 
-def unique_list(sequence):
+def unique_list(sequence: Any) -> list[Any]:
     """The elements of ``sequence`` without repeats, in their first order."""
     return list(dict.fromkeys(sequence))
 
 
-def invert_dict(dct):
+def invert_dict(dct: Any) -> dict[Any, Any]:
     """``{value: key}`` for every item of ``dct`` (later keys win on repeated values)."""
     return {value: key for key, value in dct.items()}
 
 
-def is_sequence(obj):
+def is_sequence(obj: Any) -> bool:
     """Whether ``obj`` is iterable and not a string, dictionary or set."""
     return hasattr(obj, "__iter__") and not isinstance(obj, (str, bytes, dict, set))
 
 
-def unpack_args(args, num):
+def unpack_args(args: Any, num: Any) -> tuple[Any, ...]:
     """The first ``num`` elements of ``args`` (a sequence or one value), padded with None."""
     args = list(args) if is_sequence(args) else [args]
     return tuple((args + [None] * num)[:num])
 
 
-def find_str_in_iterable(name, seq, index=None):
+def find_str_in_iterable(name: Any, seq: Any, index: Any = None) -> Any:
     """
     Finds ``name`` in ``seq``: an exact match, else the first case-insensitive substring match
     either way, else the element at ``index`` (when given and in range), else None.
@@ -49,8 +51,8 @@ def find_str_in_iterable(name, seq, index=None):
     return None
 
 
-def check_sequence_contains(sequence, items, name=None, items_name=None, log_func=None, check_missing=None,
-                            check_extra=None):
+def check_sequence_contains(sequence: Any, items: Any, name: Any = None, items_name: Any = None, log_func: Any = None, check_missing: Any = None,
+                            check_extra: Any = None) -> tuple[Any, ...]:
     """
     Reports the ``items`` that ``sequence`` lacks and the extra elements it holds, through
     ``log_func`` (default ``G_LOGGER.critical``, which raises).

@@ -1,12 +1,14 @@
 """Text helpers for messages and ``__repr__``s: ``indent_block`` and ``make_repr``."""
 
+from typing import Any
+
 from poly.core import constants
 from poly.core.util.scalars import is_inf, is_nan
 
 __all__ = ["indent_block", "make_repr"]
 
 
-def indent_block(block, level=1):
+def indent_block(block: Any, level: int = 1) -> Any:
     """Indents every line of ``str(block)`` by ``level`` tabs."""
     tab = constants.TAB * level
     return tab + f"\n{tab}".join(str(block).splitlines())
@@ -15,11 +17,11 @@ def indent_block(block, level=1):
 class _Verbatim(str):
     """A string whose ``repr`` is itself (``float('nan')`` written as code, not as a string)."""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return str(self)
 
 
-def _reprable(obj):
+def _reprable(obj: Any) -> Any:
     # repr(float("nan")) is "nan", which is not code: write float('nan') instead, also inside
     # the built-in containers.
     if is_nan(obj) or is_inf(obj):
@@ -31,7 +33,7 @@ def _reprable(obj):
     return obj
 
 
-def make_repr(type_str, *args, **kwargs):
+def make_repr(type_str: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
     """
     A ``__repr__`` string for a call of ``type_str`` with these arguments, leaving out keyword
     arguments that are None: ``make_repr("Example", None, "s", w=None, x=2)`` gives

@@ -1,6 +1,7 @@
 """``version``: comparable version tuples without third-party packages."""
 
 import re
+from typing import Any
 
 __all__ = ["version"]
 
@@ -8,7 +9,7 @@ _PART = re.compile(r"(\d+)|([A-Za-z]+)")
 _PRE = {"dev": -4, "a": -3, "alpha": -3, "b": -2, "beta": -2, "rc": -1, "c": -1}
 
 
-def version(version_str):
+def version(version_str: Any) -> tuple[Any, ...]:
     """
     Returns a tuple that orders versions as expected: ``version("10.0") > version("8.6.1")``,
     ``version("1.0rc1") < version("1.0") < version("1.0.post1")``. Local parts (``+cu121``) are

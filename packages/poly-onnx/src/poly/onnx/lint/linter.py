@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import Any
 
 from poly.core import G_LOGGER, PolyException
 from poly.core.optional_import import lazy_import
@@ -44,7 +45,7 @@ _ORT_WARNING = 2
 """ONNX-Runtime's log severity of warnings."""
 
 
-def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_data_dir=None) -> LintReport:
+def lint_onnx(path: Any, data_loader: Any, providers: Any = None, input_shapes: Any = None, external_data_dir: Any = None) -> LintReport:
     """
     Lints the ONNX model at ``path``.
 
@@ -104,7 +105,7 @@ def lint_onnx(path, data_loader, providers=None, input_shapes=None, external_dat
 # -- loading -------------------------------------------------------------------------------------
 
 
-def _load(path, external_data_dir, report):
+def _load(path: Any, external_data_dir: Any, report: Any) -> Any:
     from poly.onnx.model.errors import ModelLoadError
     from poly.onnx.model.io import OnnxFromPath
 
@@ -130,7 +131,7 @@ def _load(path, external_data_dir, report):
 # -- graph-level checks ------------------------------------------------------------------------
 
 
-def _name_unnamed_nodes(graph):
+def _name_unnamed_nodes(graph: Any) -> None:
     taken = {node.name for node in graph.node}
     suffix = 0
     for index, node in enumerate(graph.node):
@@ -145,8 +146,8 @@ def _name_unnamed_nodes(graph):
         taken.add(name)
 
 
-def _check_duplicate_names(graph, report):
-    indices = OrderedDict()
+def _check_duplicate_names(graph: Any, report: Any) -> None:
+    indices: Any = OrderedDict()
     for index, node in enumerate(graph.node):
         indices.setdefault(node.name, []).append(index)
     for name, ids in indices.items():
@@ -159,7 +160,7 @@ def _check_duplicate_names(graph, report):
             )
 
 
-def _check_spec(model, path, report) -> bool:
+def _check_spec(model: Any, path: Any, report: Any) -> bool:
     """onnx.checker on the model (its node-level errors are left to node-by-node linting)."""
     for output in model.graph.output:
         if output.type.HasField("tensor_type") and not output.type.tensor_type.HasField("shape"):
@@ -178,7 +179,7 @@ def _check_spec(model, path, report) -> bool:
     return True
 
 
-def _report_unused(graph, report) -> set:
+def _report_unused(graph: Any, report: Any) -> set:
     """Warns about graph inputs and nodes that no output depends on; returns the used nodes' indices."""
     producer = {name: index for index, node in enumerate(graph.node) for name in node.output if name}
     needed = [o.name for o in graph.output]
@@ -203,7 +204,7 @@ def _report_unused(graph, report) -> set:
     return used
 
 
-def _reads(node):
+def _reads(node: Any) -> list[Any]:
     """The tensors a node reads: its inputs, then what its subgraphs (If/Loop/Scan) read from
     enclosing scopes, without repeats."""
     names = [name for name in node.input if name]
@@ -212,10 +213,10 @@ def _reads(node):
         for subgraph in subgraphs:
             names += _outer_names(subgraph)
     seen = set()
-    return [name for name in names if not (name in seen or seen.add(name))]
+    return [name for name in names if not (name in seen or seen.add(name))]  # type: ignore[func-returns-value]
 
 
-def _outer_names(graph):
+def _outer_names(graph: Any) -> Any:
     """The names a subgraph (and the subgraphs of its nodes) reads from enclosing scopes."""
     defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
     outer = []
@@ -232,7 +233,7 @@ def _outer_names(graph):
 class _NodeLinter:
     """Runs the model, or its nodes one at a time, in ONNX-Runtime."""
 
-    def __init__(self, model, providers):
+    def __init__(self, model: Any, providers: Any) -> None:
         from poly.onnx.model.ir_version import onnxruntime_max_ir_version
 
         self.model = model
@@ -240,7 +241,7 @@ class _NodeLinter:
         self.max_ir = onnxruntime_max_ir_version()
         self.initializers = {t.name: t for t in model.graph.initializer}
 
-    def input_metadata(self):
+    def input_metadata(self) -> Any:
         from poly.core import DataType, TensorMetadata
 
         meta = TensorMetadata()
@@ -255,7 +256,7 @@ class _NodeLinter:
             meta.add(vi.name, dtype=dtype, shape=shape)
         return meta
 
-    def first_feed_dict(self, data_loader):
+    def first_feed_dict(self, data_loader: Any) -> Any:
         """The first feed dict of ``data_loader``, checked against the model's inputs."""
         import numpy as np
 
@@ -274,13 +275,13 @@ class _NodeLinter:
             )
         return OrderedDict((name, np.asarray(value)) for name, value in feed_dict.items())
 
-    def _session(self, model, log_warnings=False):
+    def _session(self, model: Any, log_warnings: bool = False) -> Any:
         model.ir_version = min(model.ir_version, self.max_ir)
         options = onnxrt.SessionOptions()
         options.log_severity_level = _ORT_WARNING if log_warnings else 3
         return onnxrt.InferenceSession(model.SerializeToString(), sess_options=options, providers=self.providers)
 
-    def run_whole_model(self, feed_dict):
+    def run_whole_model(self, feed_dict: Any) -> tuple[Any, ...]:
         """Runs the whole model: (None, [ONNX-Runtime's warning lines]) or (the error, [])."""
         model = onnx.ModelProto()
         model.CopyFrom(self.model)
@@ -295,7 +296,7 @@ class _NodeLinter:
             return err, []
         return None, [line for line in captured.text.splitlines() if line.strip()]
 
-    def _singleton(self, node, cache):
+    def _singleton(self, node: Any, cache: Any) -> Any:
         """A model of ``node`` alone: its computed inputs as graph inputs, its weights as initializers."""
         helper = onnx.helper
         inputs, initializers = [], []
@@ -318,10 +319,10 @@ class _NodeLinter:
         model.functions.extend(self.model.functions)
         return model
 
-    def lint_nodes(self, feed_dict, report):
+    def lint_nodes(self, feed_dict: Any, report: Any) -> None:
         """Runs every node on its own, in order; records a passing, failing or custom-op entry per node."""
         cache = dict(feed_dict)
-        pending = {}
+        pending: dict[Any, Any] = {}
         for node in self.model.graph.node:
             for name in _reads(node):
                 if name not in self.initializers:
@@ -340,7 +341,7 @@ class _NodeLinter:
             if outputs:
                 cache.update(outputs)
 
-    def _run_node(self, node, cache, report):
+    def _run_node(self, node: Any, cache: Any, report: Any) -> Any:
         import numpy as np
 
         model = self._singleton(node, cache)

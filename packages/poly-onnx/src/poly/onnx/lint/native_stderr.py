@@ -10,6 +10,8 @@ import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["capture_native_stderr", "CapturedText"]
 
@@ -17,12 +19,12 @@ __all__ = ["capture_native_stderr", "CapturedText"]
 class CapturedText:
     """What a ``capture_native_stderr`` block wrote; ``text`` is filled when the block ends."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.text = ""
 
 
 @contextlib.contextmanager
-def capture_native_stderr():
+def capture_native_stderr() -> Iterator[Any]:
     """
     Redirects file descriptor 2 to a temporary file for the duration of the block.
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import re
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.core.json import save_json
@@ -94,7 +95,7 @@ class LintReport:
     (and no longer passing); a node checked without one is passing.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lint_entries: list[dict] = []
         self.passing: dict[str, None] = {}
         """Passing node names, in the order they were checked."""
@@ -111,7 +112,7 @@ class LintReport:
         if node_name not in self.failing:
             self.passing[node_name] = None
 
-    def add(self, level: LintLevel, source: LintSource, message: str, node_name=None, op=None, log=True) -> None:
+    def add(self, level: LintLevel, source: LintSource, message: str, node_name: Any = None, op: Any = None, log: bool = True) -> None:
         """
         Adds an entry (ONNX-Runtime decorations stripped from ``message``) and logs it as
         ``LINT | [Name: NODE, Op: OP | ]MESSAGE`` at the entry's level. An exception about a node
@@ -124,7 +125,7 @@ class LintReport:
             G_LOGGER.log(f"LINT | {scope}{message}", severity=severity)
         entry = {"level": level.value, "source": source.value, "message": message}
         if node_name:
-            entry["nodes"] = [node_name]
+            entry["nodes"] = [node_name]  # type: ignore[assignment]
             if level == LintLevel.EXCEPTION:
                 self.failing[node_name] = None
                 self.passing.pop(node_name, None)
@@ -139,6 +140,6 @@ class LintReport:
             "lint_entries": list(self.lint_entries),
         }
 
-    def save(self, path) -> None:
+    def save(self, path: Any) -> None:
         """Writes the JSON report (atomically)."""
         save_json(self.to_dict(), path, description="linting report")

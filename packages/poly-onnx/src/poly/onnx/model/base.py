@@ -4,6 +4,8 @@ a model, and the base class of loaders that may work on a copy.
 """
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import invoke_if_callable
@@ -26,7 +28,7 @@ PROTOBUF_THRESHOLD = 2_000_000_000
 protobuf cannot serialize messages of 2 GiB or more, and this leaves some headroom."""
 
 
-def load_model(model, what="model"):
+def load_model(model: Any, what: str = "model") -> Any:
     """
     Resolves a ``ModelProto`` or a callable that returns one.
 
@@ -46,14 +48,14 @@ def load_model(model, what="model"):
     return resolved
 
 
-def copy_model(model):
+def copy_model(model: Any) -> Any:
     """Returns a deep copy of an ONNX ``ModelProto``."""
     new_model = onnx.ModelProto()
     new_model.CopyFrom(model)
     return new_model
 
 
-def tensor_size(tensor):
+def tensor_size(tensor: Any) -> Any:
     """Serialized size of a ``TensorProto`` in bytes, estimated from its shape past 2 GiB."""
     try:
         return tensor.ByteSize()
@@ -64,7 +66,7 @@ def tensor_size(tensor):
         return count * onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
 
 
-def model_size(model):
+def model_size(model: Any) -> Any:
     """
     Serialized size of a ``ModelProto`` in bytes (tensors already in external files not counted).
 
@@ -77,7 +79,7 @@ def model_size(model):
         return sum(tensor_size(t) for graph in iter_graphs(model.graph) for t in graph.initializer)
 
 
-def iter_graphs(graph):
+def iter_graphs(graph: Any) -> Iterator[Any]:
     """Yields ``graph`` and, depth first, every subgraph of its nodes (If/Loop/Scan bodies)."""
     yield graph
     for node in graph.node:
@@ -89,7 +91,7 @@ def iter_graphs(graph):
                     yield from iter_graphs(subgraph)
 
 
-def describe_source(path):
+def describe_source(path: Any) -> str:
     """A short, quoted description of a file for error messages."""
     return f"'{os.fspath(path)}'"
 
@@ -99,7 +101,7 @@ class BaseLoadOnnxCopy(BaseLoader):
     Base class of loaders that modify an ONNX model and may first make a copy of it.
     """
 
-    def __init__(self, model, copy=None):
+    def __init__(self, model: Any, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -112,7 +114,7 @@ class BaseLoadOnnxCopy(BaseLoader):
         self._model = model
         self.copy = True if copy is None else bool(copy)
 
-    def load(self):
+    def load(self) -> Any:
         """Returns the model to work on: the resolved model, or a copy of it."""
         model = load_model(self._model)
         return copy_model(model) if self.copy else model

@@ -6,6 +6,8 @@ failures ONNX-Runtime reports in its own terms.
 
 import os
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER, PolyException
 from poly.core.optional_import import lazy_import
@@ -39,11 +41,11 @@ class UnsupportedModelError(PolyException):
     """A well-formed model that uses something the installed libraries cannot handle."""
 
 
-def _where(source):
+def _where(source: Any) -> Any:
     return f" {source}" if source else ""
 
 
-def _guess_content(data):
+def _guess_content(data: Any) -> str:
     # Says what the bytes look like when they are not a parsable ModelProto.
     head = bytes(data[:16])
     if not head:
@@ -60,7 +62,7 @@ def _guess_content(data):
     return "it is not an ONNX model (or is corrupt)"
 
 
-def parse_model_bytes(data, source=None):
+def parse_model_bytes(data: Any, source: Any = None) -> Any:
     """
     Parses a serialized ``ModelProto``.
 
@@ -87,7 +89,7 @@ def parse_model_bytes(data, source=None):
     return model
 
 
-def check_is_model(model, source=None, data=None):
+def check_is_model(model: Any, source: Any = None, data: Any = None) -> None:
     """
     Rejects a ``ModelProto`` that parsed but is not a model: no graph, no IR version, or no
     opset for a graph that has nodes (what a file cut at a field boundary looks like).
@@ -106,7 +108,7 @@ def check_is_model(model, source=None, data=None):
         G_LOGGER.critical(f"Failed to load ONNX model{_where(source)}: {problem}", ModelLoadError)
 
 
-def _external_int(info, key, tensor, source):
+def _external_int(info: Any, key: Any, tensor: Any, source: Any) -> Any:
     text = info.get(key)
     if text is None or text == "":
         return None
@@ -123,13 +125,13 @@ def _external_int(info, key, tensor, source):
     return value
 
 
-def _external_info(tensor, source=None):
+def _external_info(tensor: Any, source: Any = None) -> tuple[Any, ...]:
     info = {entry.key: entry.value for entry in tensor.external_data}
     offset = _external_int(info, "offset", tensor, source) or 0
     return info.get("location", ""), offset, _external_int(info, "length", tensor, source)
 
 
-def _inside(base_dir, location):
+def _inside(base_dir: Any, location: Any) -> bool:
     # Relative, and still inside base_dir once "..", symbolic links and the like are resolved.
     if not location or "\0" in location or os.path.isabs(location):
         return False
@@ -137,7 +139,7 @@ def _inside(base_dir, location):
     return os.path.commonpath([base, os.path.realpath(os.path.join(base, location))]) == base
 
 
-def external_data_tensors(model):
+def external_data_tensors(model: Any) -> Iterator[Any]:
     """Yields the tensors (initializers and Constant values, subgraphs included) stored externally."""
     for graph in iter_graphs(model.graph):
         for tensor in graph.initializer:
@@ -152,7 +154,7 @@ def external_data_tensors(model):
                     yield attr.t
 
 
-def check_external_data(model, base_dir, source=None):
+def check_external_data(model: Any, base_dir: Any, source: Any = None) -> None:
     """
     Checks that every external-data location of ``model`` is a relative path inside
     ``base_dir``, names a file that exists, and that the file is long enough for the bytes each
@@ -192,11 +194,11 @@ def check_external_data(model, base_dir, source=None):
             )
 
 
-def _opset_map(model):
+def _opset_map(model: Any) -> dict[Any, Any]:
     return {("ai.onnx" if imp.domain == "" else imp.domain): imp.version for imp in model.opset_import}
 
 
-def _onnxruntime_schemas():
+def _onnxruntime_schemas() -> Any:
     # (domain, op) pairs ONNX-Runtime itself registers (com.microsoft contrib ops and others).
     try:
         return {(schema.domain, schema.name) for schema in ort_pybind.get_all_operator_schema()}
@@ -204,7 +206,7 @@ def _onnxruntime_schemas():
         return None
 
 
-def find_unknown_ops(model):
+def find_unknown_ops(model: Any) -> Any:
     """
     Returns the nodes (subgraphs included) whose op no registry knows: not an ONNX standard op
     at the model's opset, not a function defined in the model, not an ONNX-Runtime op.
@@ -233,13 +235,13 @@ def find_unknown_ops(model):
                     continue
                 if ort_schemas is False:
                     ort_schemas = _onnxruntime_schemas()
-                if ort_schemas is None or (node.domain, node.op_type) in ort_schemas:
+                if ort_schemas is None or (node.domain, node.op_type) in ort_schemas:  # type: ignore[operator]
                     continue
             unknown.append((node.name, node.op_type, domain, version))
     return unknown
 
 
-def check_known_ops(model, source=None):
+def check_known_ops(model: Any, source: Any = None) -> None:
     """
     Raises one clear error naming the first unknown op (see ``find_unknown_ops``).
 
@@ -295,7 +297,7 @@ _ORT_PATTERNS = [
 ]
 
 
-def explain_onnxruntime_error(err, source=None):
+def explain_onnxruntime_error(err: Any, source: Any = None) -> Any:
     """
     Turns an ONNX-Runtime exception into a ``PolyException`` with one readable line.
 

@@ -3,6 +3,8 @@ Conversions between ONNX models and onnx-graphsurgeon graphs: ``gs_from_onnx`` a
 ``onnx_from_gs`` (with their lazy loaders ``GsFromOnnx`` and ``OnnxFromGs``).
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify, invoke_if_callable
 from poly.core.optional_import import lazy_import
@@ -16,7 +18,7 @@ __all__ = ["GsFromOnnx", "gs_from_onnx", "OnnxFromGs", "onnx_from_gs", "copy_mod
 _MODEL_FIELDS = ("producer_name", "producer_version", "domain", "model_version", "doc_string")
 
 
-def copy_model_metadata(src, dst):
+def copy_model_metadata(src: Any, dst: Any) -> Any:
     """
     Copies the model-level fields that a round trip through onnx-graphsurgeon drops
     (producer, domain, model version, doc string, metadata properties) from ``src`` to ``dst``.
@@ -29,7 +31,7 @@ def copy_model_metadata(src, dst):
     return dst
 
 
-def export_graph(graph, source_model=None, do_type_check=False, **export_kwargs):
+def export_graph(graph: Any, source_model: Any = None, do_type_check: bool = False, **export_kwargs: Any) -> Any:
     """
     Exports an onnx-graphsurgeon graph, keeping what the export alone would lose: the
     model-level fields of ``source_model``, and validity for IR versions before 4, where every
@@ -52,7 +54,7 @@ class GsFromOnnx(BaseLoader):
     Functor that creates an onnx-graphsurgeon graph from an ONNX ModelProto.
     """
 
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         """
         Creates an onnx-graphsurgeon graph from an ONNX ModelProto.
 
@@ -62,7 +64,7 @@ class GsFromOnnx(BaseLoader):
         """
         self._model = model
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx_graphsurgeon.Graph: The onnx-graphsurgeon representation of the model.
@@ -75,7 +77,7 @@ class OnnxFromGs(BaseLoader):
     Functor that exports an onnx-graphsurgeon graph to an ONNX ModelProto.
     """
 
-    def __init__(self, graph, do_type_check=None, **export_kwargs):
+    def __init__(self, graph: Any, do_type_check: Any = None, **export_kwargs: Any) -> None:
         """
         Exports an onnx-graphsurgeon graph to ONNX.
 
@@ -91,7 +93,7 @@ class OnnxFromGs(BaseLoader):
         self.do_type_check = bool(do_type_check)
         self.export_kwargs = export_kwargs
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The exported model.

@@ -6,6 +6,8 @@ file per tensor). Every file is written to a temporary name and renamed into pla
 
 import os
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, atomic_write, atomic_write_bytes
 from poly.core.func import funcify, invoke_if_callable
@@ -51,7 +53,7 @@ class OnnxFromPath(BaseLoader):
     Functor that loads an ONNX model from a file, with its external data.
     """
 
-    def __init__(self, path, external_data_dir=None, ignore_external_data=None):
+    def __init__(self, path: Any, external_data_dir: Any = None, ignore_external_data: Any = None) -> None:
         """
         Loads an ONNX model from a file.
 
@@ -69,7 +71,7 @@ class OnnxFromPath(BaseLoader):
         self.external_data_dir = external_data_dir
         self.ignore_external_data = bool(ignore_external_data)
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The ONNX model.
@@ -117,7 +119,7 @@ class OnnxFromBytes(BaseLoader):
     Functor that deserializes an ONNX model.
     """
 
-    def __init__(self, serialized_onnx):
+    def __init__(self, serialized_onnx: Any) -> None:
         """
         Deserializes an ONNX model.
 
@@ -127,7 +129,7 @@ class OnnxFromBytes(BaseLoader):
         """
         self._serialized_onnx = serialized_onnx
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The ONNX model.
@@ -143,7 +145,7 @@ class BytesFromOnnx(BaseLoader):
     Functor that serializes an ONNX model.
     """
 
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         """
         Serializes an ONNX model.
 
@@ -153,7 +155,7 @@ class BytesFromOnnx(BaseLoader):
         """
         self._model = model
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             bytes: The serialized model.
@@ -168,12 +170,12 @@ class BytesFromOnnx(BaseLoader):
         return model.SerializeToString()
 
 
-def _initializers(model):
+def _initializers(model: Any) -> Iterator[Any]:
     for graph in iter_graphs(model.graph):
         yield from graph.initializer
 
 
-def _check_location(location, model_dir):
+def _check_location(location: Any, model_dir: Any) -> Any:
     # External data must live under the model's directory: runtimes refuse paths that leave it.
     if os.path.isabs(location):
         rel = os.path.relpath(location, model_dir)
@@ -186,7 +188,7 @@ def _check_location(location, model_dir):
     return rel
 
 
-def _file_name_for(tensor_name, used):
+def _file_name_for(tensor_name: Any, used: Any) -> Any:
     base = re.sub(r"[^A-Za-z0-9._-]", "_", tensor_name).lstrip(".") or "tensor"
     name, index = base, 1
     while name in used:
@@ -196,12 +198,12 @@ def _file_name_for(tensor_name, used):
     return name
 
 
-def _is_repeated(field):
+def _is_repeated(field: Any) -> Any:
     is_repeated = getattr(field, "is_repeated", None)  # protobuf >= 6; older ones have label
     return is_repeated if is_repeated is not None else field.label == field.LABEL_REPEATED
 
 
-def _copy_fields(src, dst, skip=()):
+def _copy_fields(src: Any, dst: Any, skip: Any = ()) -> None:
     for field, value in src.ListFields():
         if field.name in skip:
             continue
@@ -213,7 +215,7 @@ def _copy_fields(src, dst, skip=()):
             setattr(dst, field.name, value)
 
 
-def _external_tensor(tensor, location, offset, length):
+def _external_tensor(tensor: Any, location: Any, offset: Any, length: Any) -> Any:
     # The tensor's description without its bytes.
     ref = onnx.TensorProto()
     _copy_fields(tensor, ref, skip=("raw_data", "data_location", "external_data"))
@@ -224,7 +226,7 @@ def _external_tensor(tensor, location, offset, length):
     return ref
 
 
-def _skeleton(model, placed):
+def _skeleton(model: Any, placed: Any) -> Any:
     """
     A copy of ``model`` whose externalized initializers refer to their files. Only the small
     parts are copied; the caller's model is neither modified nor duplicated.
@@ -241,7 +243,7 @@ def _skeleton(model, placed):
     return skeleton
 
 
-def _write_external(tensors, model_dir, location, one_file, reserved):
+def _write_external(tensors: Any, model_dir: Any, location: Any, one_file: Any, reserved: Any) -> Any:
     """Writes the tensors' bytes; returns (tensor, path, location, offset, length) for each."""
     placed = []
     if one_file:
@@ -277,13 +279,13 @@ class SaveOnnx(BaseLoader):
 
     def __init__(
         self,
-        model,
-        path,
-        external_data_path=None,
-        size_threshold=None,
-        all_tensors_to_one_file=None,
-        durable=True,
-    ):
+        model: Any,
+        path: Any,
+        external_data_path: Any = None,
+        size_threshold: Any = None,
+        all_tensors_to_one_file: Any = None,
+        durable: bool = True,
+    ) -> None:
         """
         Saves an ONNX model to the specified path.
 
@@ -315,7 +317,7 @@ class SaveOnnx(BaseLoader):
         self.all_tensors_to_one_file = all_tensors_to_one_file
         self.durable = durable
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model, unchanged: tensors written to external data stay in memory too.
@@ -345,7 +347,7 @@ class SaveOnnx(BaseLoader):
         self._save_with_external_data(model, path, external_data_path)
         return model
 
-    def _save_with_external_data(self, model, path, external_data_path):
+    def _save_with_external_data(self, model: Any, path: Any, external_data_path: Any) -> None:
         model_dir = os.path.dirname(os.path.abspath(path))
         location = external_data_path or f"{os.path.basename(path)}.data"
         location = _check_location(location, model_dir)

@@ -11,6 +11,7 @@ from ``onnx.helper.VERSION_TABLE``.
 
 import functools
 import re
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.core.func import funcify
@@ -50,7 +51,7 @@ _TYPE_MIN_IR = {
 _DOMAIN_COLUMN = {"": 2, "ai.onnx": 2, "ai.onnx.ml": 3, "ai.onnx.training": 4, "ai.onnx.preview.training": 4}
 
 
-def _probe_model(ir_version, opset):
+def _probe_model(ir_version: Any, opset: Any) -> Any:
     helper, TensorProto = onnx.helper, onnx.TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
@@ -60,7 +61,7 @@ def _probe_model(ir_version, opset):
     return model.SerializeToString()
 
 
-def _probe(ir_version, opset, pattern):
+def _probe(ir_version: Any, opset: Any, pattern: Any) -> Any:
     # ONNX-Runtime states its limit when it refuses a model; asking with an absurd version makes it say so.
     options = onnxrt.SessionOptions()
     options.log_severity_level = 3
@@ -75,7 +76,7 @@ def _probe(ir_version, opset, pattern):
 
 
 @functools.cache
-def onnxruntime_max_ir_version():
+def onnxruntime_max_ir_version() -> Any:
     """
     Returns the newest model IR version the installed ONNX-Runtime loads.
 
@@ -86,7 +87,7 @@ def onnxruntime_max_ir_version():
 
 
 @functools.cache
-def onnxruntime_max_opset():
+def onnxruntime_max_opset() -> Any:
     """
     Returns the newest ``ai.onnx`` opset the installed ONNX-Runtime officially supports.
 
@@ -96,7 +97,7 @@ def onnxruntime_max_opset():
     return found if found is not None else onnx.defs.onnx_opset_version()
 
 
-def _min_ir_for_opset(domain, version):
+def _min_ir_for_opset(domain: Any, version: Any) -> tuple[Any, ...]:
     column = _DOMAIN_COLUMN.get(domain)
     if column is None:
         return None, None  # custom domains put no constraint on the IR version
@@ -108,10 +109,10 @@ def _min_ir_for_opset(domain, version):
     return min(candidates), f"opset {version} of domain '{domain or 'ai.onnx'}'"
 
 
-def _used_types(model):
+def _used_types(model: Any) -> Any:
     used = set()
 
-    def visit_type(type_proto):
+    def visit_type(type_proto: Any) -> None:
         kind = type_proto.WhichOneof("value")
         if kind in ("tensor_type", "sparse_tensor_type"):
             used.add(getattr(type_proto, kind).elem_type)
@@ -136,7 +137,7 @@ def _used_types(model):
     return used
 
 
-def required_ir_version(model):
+def required_ir_version(model: Any) -> tuple[Any, ...]:
     """
     Returns the lowest IR version ``model`` can be stamped with, and why.
 
@@ -155,13 +156,13 @@ def required_ir_version(model):
     names = {value: name for name, value in onnx.TensorProto.DataType.items()}
     for elem_type in _used_types(model):
         name = names.get(elem_type)
-        version = _TYPE_MIN_IR.get(name, 0)
+        version = _TYPE_MIN_IR.get(name, 0)  # type: ignore[arg-type]
         if version > required:
             required, reason = version, f"data type {name}"
     return required, reason
 
 
-def _onnx_opset(model):
+def _onnx_opset(model: Any) -> Any:
     for opset in model.opset_import:
         if opset.domain in ("", "ai.onnx"):
             return opset.version
@@ -174,7 +175,7 @@ class LowerIrVersion(BaseLoadOnnxCopy):
     installed ONNX-Runtime) reads, when the model's opsets and data types allow it.
     """
 
-    def __init__(self, model, max_ir_version=None, max_opset=None, copy=None):
+    def __init__(self, model: Any, max_ir_version: Any = None, max_opset: Any = None, copy: Any = None) -> None:
         """
         Lowers the IR version of an ONNX model.
 
@@ -194,7 +195,7 @@ class LowerIrVersion(BaseLoadOnnxCopy):
         self.max_ir_version = max_ir_version
         self.max_opset = max_opset
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model, with an IR version the target reads.

@@ -8,6 +8,7 @@ depend on them (to all-gather).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.onnx.multi_device.hints import (
@@ -54,11 +55,11 @@ class ShardHintOptions:
     nb_rank: int = 1
 
 
-def _rank(tensor, fallback):
+def _rank(tensor: Any, fallback: Any) -> Any:
     return len(tensor.shape) if tensor.shape else fallback
 
 
-def _sequence_axis(tensor, default):
+def _sequence_axis(tensor: Any, default: Any) -> Any:
     for index, dim in enumerate(tensor.shape or []):
         if dim in SEQUENCE_DIM_NAMES:
             G_LOGGER.info(f"Found the sequence axis of tensor {tensor.name} at index {index} (dimension {dim!r})")
@@ -66,7 +67,7 @@ def _sequence_axis(tensor, default):
     return default
 
 
-def _reachable(start, step):
+def _reachable(start: Any, step: Any) -> Any:
     """Nodes reachable from ``start`` (included) going through ``step(node)`` -> nodes."""
     seen, todo = {id(start): start}, [start]
     while todo:
@@ -77,15 +78,15 @@ def _reachable(start, step):
     return seen.values()
 
 
-def _upstream(node):
+def _upstream(node: Any) -> list[Any]:
     return [producer for t in node.inputs for producer in t.inputs]
 
 
-def _downstream(node):
+def _downstream(node: Any) -> list[Any]:
     return [consumer for t in node.outputs for consumer in t.outputs]
 
 
-def suggest_shard_hints(graph, options: ShardHintOptions | None = None) -> ShardHints:
+def suggest_shard_hints(graph: Any, options: ShardHintOptions | None = None) -> ShardHints:
     """The sharding hints for ``graph`` (an onnx-graphsurgeon graph) under ``options``."""
     options = options or ShardHintOptions()
     if options.cp_type not in CP_TYPES:
@@ -99,20 +100,20 @@ def suggest_shard_hints(graph, options: ShardHintOptions | None = None) -> Shard
     layers, inputs, outputs = [], {}, {}
     kv_rank = None
     for match in find_attention_layers(graph):
-        G_LOGGER.info(f"Found attention layer with Q tensor {match.q.name}")
+        G_LOGGER.info(f"Found attention layer with Q tensor {match.q.name}")  # type: ignore[attr-defined]
         if not kv_rank:
-            kv_rank = _rank(match.k if match.k.shape else match.v, options.kv_rank)
+            kv_rank = _rank(match.k if match.k.shape else match.v, options.kv_rank)  # type: ignore[attr-defined]
         if options.suggest_io:
             for node in _reachable(match.second_matmul, _upstream):
                 inputs.update({t.name: t for t in node.inputs if t.name in graph_inputs})
             for node in _reachable(match.second_matmul, _downstream):
                 outputs.update({t.name: t for t in node.outputs if t.name in graph_outputs})
-        layers.append(AttentionLayerHint(match.q.name, gather_kv=options.cp_type == "native", gather_q=False,
+        layers.append(AttentionLayerHint(match.q.name, gather_kv=options.cp_type == "native", gather_q=False,  # type: ignore[attr-defined]
                                          replace=replace))
     if not layers:
         G_LOGGER.warning("Found no attention layer (MatMul -> Softmax -> MatMul) in the model")
 
-    def shard_tensors(tensors, order, default_idx, fallback_rank):
+    def shard_tensors(tensors: Any, order: Any, default_idx: Any, fallback_rank: Any) -> list[Any]:
         return [ShardTensor(t.name, _sequence_axis(t, default_idx), _rank(t, fallback_rank))
                 for name in order if name in tensors for t in [tensors[name]]]
 

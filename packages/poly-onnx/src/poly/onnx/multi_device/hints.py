@@ -9,6 +9,7 @@ settings under ``dist_collectives``); the earlier layout, with ``group_size``, `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from poly.core import DataFormatError
 from poly.core.json import Decoder, Encoder, add_json_methods
@@ -23,7 +24,7 @@ SHARDABLE_PARALLELISMS = ("CP",)
 """Kinds of parallelism `poly multi-device shard` implements: context parallelism."""
 
 
-def _entry(dct, key, kind, what):
+def _entry(dct: Any, key: Any, kind: Any, what: Any) -> Any:
     if key not in dct:
         raise DataFormatError(f"invalid sharding hints: {what} has no '{key}' entry")
     value = dct[key]
@@ -34,7 +35,7 @@ def _entry(dct, key, kind, what):
     return value
 
 
-def _optional_int(dct, key, what):
+def _optional_int(dct: Any, key: Any, what: Any) -> Any:
     value = dct.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise DataFormatError(f"invalid sharding hints: '{key}' of {what} must be an integer or null, not {value!r}")
@@ -57,32 +58,32 @@ class DistCollective:
     reduce_scatter_reduce_op: str = "max"
     """The reduction of the reduce-scatters."""
 
-    def node_attrs(self, collective_operation, reduce_op):
+    def node_attrs(self, collective_operation: Any, reduce_op: Any) -> dict[Any, Any]:
         """The attributes of one DistCollective node (``groups`` is added after export)."""
         return {"group_size": self.group_size, "root": self.root, "nb_rank": self.nb_rank,
                 "reduce_op": reduce_op, "collective_operation": collective_operation}
 
 
 @Encoder.register(DistCollective)
-def _encode_dist_collective(dist):
+def _encode_dist_collective(dist: Any) -> dict[Any, Any]:
     return {"group_size": dist.group_size, "root": dist.root, "nb_rank": dist.nb_rank,
             "reduce_op": dist.reduce_scatter_reduce_op, "groups": dist.groups}
 
 
-def _groups(dct, what):
+def _groups(dct: Any, what: Any) -> Any:
     groups = dct.get("groups") or []
     if not isinstance(groups, list) or any(isinstance(g, bool) or not isinstance(g, int) for g in groups):
         raise DataFormatError(f"invalid sharding hints: 'groups' of {what} must be a list of integers, not {groups!r}")
     return groups
 
 
-def _int_or(dct, key, default, what):
+def _int_or(dct: Any, key: Any, default: Any, what: Any) -> Any:
     value = _optional_int(dct, key, what)
     return default if value is None else value
 
 
 @Decoder.register(DistCollective)
-def _decode_dist_collective(dct):
+def _decode_dist_collective(dct: Any) -> Any:
     what = "a DistCollective"
     reduce_op = dct.get("reduce_op") or "max"
     if not isinstance(reduce_op, str):
@@ -106,13 +107,13 @@ class FusedAttention:
 
 
 @Encoder.register(FusedAttention)
-def _encode_fused_attention(fused):
+def _encode_fused_attention(fused: Any) -> dict[Any, Any]:
     return {"is_causal": fused.is_causal, "q_shuffle": fused.q_shuffle, "k_shuffle": fused.k_shuffle,
             "v_shuffle": fused.v_shuffle, "nb_rank": fused.nb_rank}
 
 
 @Decoder.register(FusedAttention)
-def _decode_fused_attention(dct):
+def _decode_fused_attention(dct: Any) -> Any:
     what = "a FusedAttention"
     return FusedAttention(_entry(dct, "is_causal", bool, what), dct.get("q_shuffle"), dct.get("k_shuffle"),
                           dct.get("v_shuffle"), _int_or(dct, "nb_rank", 1, what))
@@ -131,12 +132,12 @@ class ShardTensor:
 
 
 @Encoder.register(ShardTensor)
-def _encode_shard_tensor(tensor):
+def _encode_shard_tensor(tensor: Any) -> dict[Any, Any]:
     return {"name": tensor.name, "seq_len_idx": tensor.seq_len_idx, "rank": tensor.rank}
 
 
 @Decoder.register(ShardTensor)
-def _decode_shard_tensor(dct):
+def _decode_shard_tensor(dct: Any) -> Any:
     what = "a ShardTensor"
     return ShardTensor(_entry(dct, "name", str, what), _entry(dct, "seq_len_idx", int, what),
                        _optional_int(dct, "rank", what))
@@ -158,12 +159,12 @@ class AttentionLayerHint:
 
 
 @Encoder.register(AttentionLayerHint)
-def _encode_attention_layer_hint(hint):
+def _encode_attention_layer_hint(hint: Any) -> dict[Any, Any]:
     return {"q": hint.q, "gather_kv": hint.gather_kv, "gather_q": hint.gather_q, "replace": hint.replace}
 
 
 @Decoder.register(AttentionLayerHint)
-def _decode_attention_layer_hint(dct):
+def _decode_attention_layer_hint(dct: Any) -> Any:
     what = "an AttentionLayerHint"
     return AttentionLayerHint(_entry(dct, "q", str, what), _entry(dct, "gather_kv", bool, what),
                               _entry(dct, "gather_q", bool, what), dct.get("replace"))
@@ -186,7 +187,7 @@ class ShardHints:
     kv_rank: int | None = None
     """Rank of the K and V tensors where the model does not record their shapes."""
 
-    def check(self, source="sharding hints"):
+    def check(self, source: str = "sharding hints") -> Any:
         """Raises ``DataFormatError`` naming ``source`` and the entry that poly cannot shard with."""
         if self.parallelism not in SHARDABLE_PARALLELISMS:
             raise DataFormatError(f"{source}: parallelism {self.parallelism!r} is not supported by poly "
@@ -212,7 +213,7 @@ class ShardHints:
 
 
 @Encoder.register(ShardHints)
-def _encode_shard_hints(hints):
+def _encode_shard_hints(hints: Any) -> dict[Any, Any]:
     return {
         "parallelism": hints.parallelism,
         "attention_layers": hints.attention_layers,
@@ -226,7 +227,7 @@ def _encode_shard_hints(hints):
 
 
 @Decoder.register(ShardHints)
-def _decode_shard_hints(dct):
+def _decode_shard_hints(dct: Any) -> Any:
     what = "ShardHints"
     if "dist_collectives" in dct:
         dist = dct["dist_collectives"]

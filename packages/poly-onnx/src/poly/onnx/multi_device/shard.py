@@ -14,6 +14,7 @@ collective that brings it to the front. Running the result needs TensorRT with m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify, invoke_if_callable
@@ -41,12 +42,12 @@ class AttentionMatch:
     v: object
 
 
-def find_attention_layers(graph) -> list[AttentionMatch]:
+def find_attention_layers(graph: Any) -> list[AttentionMatch]:
     """The layers of ``graph`` (an onnx-graphsurgeon graph) of the form MatMul(Q, K) -> Softmax ->
     MatMul(., V), where the intermediate tensors feed nothing else and are not graph outputs."""
     outputs = {t.name for t in graph.outputs}
 
-    def only_consumer(tensor, op):
+    def only_consumer(tensor: Any, op: Any) -> Any:
         if tensor.name in outputs or len(tensor.outputs) != 1:
             return None
         node = tensor.outputs[0]
@@ -66,7 +67,7 @@ def find_attention_layers(graph) -> list[AttentionMatch]:
     return matches
 
 
-def _replace(tensors, old, new):
+def _replace(tensors: Any, old: Any, new: Any) -> None:
     # onnx-graphsurgeon's synchronized lists take item assignment, not slices
     for index, t in enumerate(tensors):
         if t is old:
@@ -74,13 +75,13 @@ def _replace(tensors, old, new):
 
 
 class _Sharder:
-    def __init__(self, graph, hints):
+    def __init__(self, graph: Any, hints: Any) -> None:
         self.graph = graph
         self.hints = hints
         self.count = 0
-        self.renamed_q = {}
+        self.renamed_q: dict[Any, Any] = {}
 
-    def transposes(self, node, seq_len_idx, rank):
+    def transposes(self, node: Any, seq_len_idx: Any, rank: Any) -> None:
         # brings the sequence axis to the front for the collective, and back after it
         source, result = node.inputs[0], node.outputs[0]
         size = len(source.shape) if source.shape else (len(result.shape) if result.shape else rank)
@@ -99,7 +100,7 @@ class _Sharder:
         node.inputs = [before]
         node.outputs = [after]
 
-    def collective(self, tensor, operation, reduce_op, seq_len_idx, rank):
+    def collective(self, tensor: Any, operation: Any, reduce_op: Any, seq_len_idx: Any, rank: Any) -> Any:
         sharded = gs.Variable(f"{tensor.name}_md", dtype=tensor.dtype, shape=tensor.shape)
         name = f"{DIST_OP}_{self.count}"
         self.count += 1
@@ -120,10 +121,10 @@ class _Sharder:
         G_LOGGER.info(f"Inserted {operation.replace('_', '-')} {name} for tensor: {tensor.name}")
         return sharded
 
-    def run(self):
+    def run(self) -> Any:
         tensors = self.graph.tensors()
 
-        def tensor(name, what):
+        def tensor(name: Any, what: Any) -> Any:
             if name not in tensors:
                 G_LOGGER.critical(f"The sharding hints name {what} '{name}', which is not a tensor of the model")
             return tensors[name]
@@ -133,7 +134,7 @@ class _Sharder:
                             self.hints.dist_collectives.reduce_scatter_reduce_op,
                             hint.seq_len_idx, hint.rank)
 
-        matches = {m.q.name: m for m in find_attention_layers(self.graph)}
+        matches = {m.q.name: m for m in find_attention_layers(self.graph)}  # type: ignore[attr-defined]
         G_LOGGER.info(f"Found {len(matches)} attention layer(s) in the model")
         gathered_q = False
         for layer in self.hints.attention_layers:
@@ -147,12 +148,12 @@ class _Sharder:
             for t, wanted, seq_len_idx, rank in ((match.q, layer.gather_q, 0, None),
                                                  (match.k, layer.gather_kv, self.hints.k_seq_len_idx, self.hints.kv_rank),
                                                  (match.v, layer.gather_kv, self.hints.v_seq_len_idx, self.hints.kv_rank)):
-                if not wanted or t.name in done:
+                if not wanted or t.name in done:  # type: ignore[attr-defined]
                     continue
-                if t.name == q_name:
+                if t.name == q_name:  # type: ignore[attr-defined]
                     gathered_q = True
                 self.collective(t, "all_gather", "none", seq_len_idx, rank)
-                done.add(t.name)
+                done.add(t.name)  # type: ignore[attr-defined]
         if gathered_q:
             G_LOGGER.info("Q was gathered: the model's outputs are left unsharded (no all-gather at the outputs)")
         else:
@@ -167,7 +168,7 @@ class ShardModel(BaseLoader):
     Functor that shards a single-device ONNX model for running on several GPUs.
     """
 
-    def __init__(self, model, hints):
+    def __init__(self, model: Any, hints: Any) -> None:
         """
         Shards a single-device ONNX model following sharding hints.
 
@@ -180,7 +181,7 @@ class ShardModel(BaseLoader):
         self._model = model
         self._hints = hints
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The multi-device model, with ``DistCollective`` nodes.
@@ -189,7 +190,7 @@ class ShardModel(BaseLoader):
         source = "sharding hints"
         if isinstance(hints, str):
             source = f"sharding hints file '{hints}'"
-            hints = ShardHints.load(hints)
+            hints = ShardHints.load(hints)  # type: ignore[attr-defined]
         hints.check(source)
         dist = hints.dist_collectives
         G_LOGGER.info(f"Sharding hints: parallelism={hints.parallelism}, group_size={dist.group_size}, "

@@ -7,6 +7,8 @@ plugin node's attributes). It is meant to be reviewed and edited between the two
 
 from __future__ import annotations
 
+from typing import Any
+
 from poly.core import PolyException
 from poly.core.optional_import import lazy_import
 
@@ -15,7 +17,7 @@ yaml = lazy_import("yaml", install="pyyaml")
 __all__ = ["save_plugin_config", "load_plugin_config"]
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """``value`` with NumPy scalars and arrays as Python numbers and lists, tuples as lists:
     what YAML writes without Python-specific tags."""
     if isinstance(value, dict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from poly.core import PolyException
 from poly.core.backend.scripts import import_from_script
@@ -44,7 +45,7 @@ class PluginPattern:
     ``replace_with_plugin(graph, input_tensors, output_tensors, attrs, op)``.
     """
 
-    def __init__(self, plugin_dir: str, name: str):
+    def __init__(self, plugin_dir: str, name: str) -> None:
         self.name = name
         self.path = os.path.join(plugin_dir, name, PATTERN_FILE_NAME)
         if not os.path.isfile(self.path):
@@ -52,7 +53,7 @@ class PluginPattern:
         # The namespace of the script's module: every function it defines, looked up once.
         self.namespace = import_from_script(self.path, "__dict__")
 
-    def function(self, name: str, required: bool = True):
+    def function(self, name: str, required: bool = True) -> Any:
         """The function ``name`` of the script; None when it is missing and not ``required``."""
         func = self.namespace.get(name)
         if func is None and required:
@@ -69,7 +70,7 @@ class PluginPattern:
                                 f"got {metadata!r}")
         return metadata
 
-    def matching_subgraphs(self, graph) -> list:
+    def matching_subgraphs(self, graph: Any) -> list:
         """``get_matching_subgraphs(graph)``, checked: a list of dicts with lists of tensor names
         under "inputs" and "outputs"."""
         matches = self.function("get_matching_subgraphs")(graph)

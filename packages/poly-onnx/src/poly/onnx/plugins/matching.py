@@ -7,6 +7,7 @@ of a plugin config (one per plugin with a match: its name, op and instances), an
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.onnx.model.base import load_model
@@ -16,7 +17,7 @@ from poly.onnx.plugins.discovery import PluginPattern, find_plugins
 __all__ = ["match_plugins", "match_counts"]
 
 
-def match_plugins(model, plugin_dir: str, include: Iterable[str] | None = None,
+def match_plugins(model: Any, plugin_dir: str, include: Iterable[str] | None = None,
                   exclude: Iterable[str] | None = None) -> list:
     """
     Matches the pattern of every plugin of ``plugin_dir`` (see ``find_plugins`` for ``include``

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from poly.core import G_LOGGER, PolyException
 from poly.onnx.model.base import load_model
 from poly.onnx.model.graph import export_graph, gs_from_onnx
@@ -14,7 +16,7 @@ from poly.onnx.plugins.discovery import PluginPattern
 __all__ = ["default_replace_with_plugin", "replace_plugins"]
 
 
-def default_replace_with_plugin(graph, input_tensors: list, output_tensors: list, attrs=None, op=None):
+def default_replace_with_plugin(graph: Any, input_tensors: list, output_tensors: list, attrs: Any = None, op: Any = None) -> Any:
     """
     Replaces the subgraph of ``graph`` (onnx-graphsurgeon) between ``input_tensors`` and
     ``output_tensors`` with one node of type ``op`` and attributes ``attrs``: the nodes that
@@ -34,7 +36,7 @@ def default_replace_with_plugin(graph, input_tensors: list, output_tensors: list
     return node
 
 
-def replace_plugins(model, plugin_dir: str, documents: list) -> tuple:
+def replace_plugins(model: Any, plugin_dir: str, documents: list) -> tuple:
     """
     Replaces, in ``model`` (an ONNX ModelProto or a loader of one), every instance of the plugin
     config ``documents`` (see ``poly.onnx.plugins.load_plugin_config``) with its plugin's node.
@@ -46,7 +48,7 @@ def replace_plugins(model, plugin_dir: str, documents: list) -> tuple:
     model = load_model(model)
     graph = gs_from_onnx(model)
     tensors = graph.tensors()
-    counts = {}
+    counts: dict[Any, Any] = {}
     for document in documents:
         name, op = document["name"], document["op"]
         G_LOGGER.verbose(f"replacing {name}...")

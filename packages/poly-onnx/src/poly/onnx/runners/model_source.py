@@ -7,6 +7,8 @@ messages and the two ways of consuming it: as ONNX-Runtime's input, or as a ``Mo
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.core.func import invoke_if_callable
@@ -22,7 +24,7 @@ PROTOBUF_LIMIT = 2_000_000_000
 protobuf cannot serialize a message of 2 GiB or more."""
 
 
-def _is_model_proto(obj):
+def _is_model_proto(obj: Any) -> bool:
     # Checked by name first so that paths and bytes never import onnx.
     return type(obj).__name__ == "ModelProto" and isinstance(obj, onnx.ModelProto)
 
@@ -34,19 +36,19 @@ class ModelSource:
     BYTES = "bytes"
     PROTO = "proto"
 
-    def __init__(self, kind, value, label):
+    def __init__(self, kind: Any, value: Any, label: Any) -> None:
         self.kind = kind
         self.value = value
         self.label = label
         """How error messages name the model: the quoted path, or a description."""
 
     @property
-    def subject(self):
+    def subject(self) -> Any:
         """The label capitalized, to start a sentence with."""
         return self.label[:1].upper() + self.label[1:]
 
     @staticmethod
-    def resolve(obj, what="model"):
+    def resolve(obj: Any, what: str = "model") -> Any:
         """
         Resolves ``obj`` (calling it first when it is callable) to a ``ModelSource``.
 
@@ -75,7 +77,7 @@ class ModelSource:
         )
 
     @contextlib.contextmanager
-    def ort_input(self):
+    def ort_input(self) -> Iterator[Any]:
         """
         Yields what ``onnxruntime.InferenceSession`` takes for this model: the path, the bytes,
         or, for a ``ModelProto``, its bytes (through a temporary file with external data when
@@ -96,7 +98,7 @@ class ModelSource:
             onnx.save_model(model, path, save_as_external_data=True, location="model.onnx.data")
             yield path
 
-    def load_proto(self):
+    def load_proto(self) -> Any:
         """
         Returns the model as a ``ModelProto`` (external data loaded). A ``ModelProto`` source
         is returned as is, not copied.
@@ -126,7 +128,7 @@ class ModelSource:
             G_LOGGER.critical(self.not_a_model_message(), ModelLoadError)
         return model
 
-    def not_a_model_message(self):
+    def not_a_model_message(self) -> str:
         """The message for a file or bytes that do not parse as an ONNX model."""
         return (
             f"{self.subject} is not a valid ONNX model: it could not be parsed as one "

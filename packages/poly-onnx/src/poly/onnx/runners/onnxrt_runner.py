@@ -2,6 +2,7 @@
 
 import ctypes
 import time
+from typing import Any
 
 import numpy as np
 
@@ -18,33 +19,33 @@ __all__ = ["OnnxrtRunner"]
 # ONNX-Runtime's Python binding converts neither way between NumPy and these types (NumPy has
 # them only through ml_dtypes), so tensors of these types travel as OrtValues over raw bytes.
 _RAW_TYPES = {
-    "tensor(bfloat16)": DataType.BFLOAT16,
-    "tensor(float8e4m3fn)": DataType.FLOAT8E4M3FN,
-    "tensor(float8e4m3fnuz)": DataType.FLOAT8E4M3FNUZ,
-    "tensor(float8e5m2)": DataType.FLOAT8E5M2,
-    "tensor(float8e5m2fnuz)": DataType.FLOAT8E5M2FNUZ,
+    "tensor(bfloat16)": DataType.BFLOAT16,  # type: ignore[attr-defined]
+    "tensor(float8e4m3fn)": DataType.FLOAT8E4M3FN,  # type: ignore[attr-defined]
+    "tensor(float8e4m3fnuz)": DataType.FLOAT8E4M3FNUZ,  # type: ignore[attr-defined]
+    "tensor(float8e5m2)": DataType.FLOAT8E5M2,  # type: ignore[attr-defined]
+    "tensor(float8e5m2fnuz)": DataType.FLOAT8E5M2FNUZ,  # type: ignore[attr-defined]
 }
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16}
 
 
-def _dim(dim):
+def _dim(dim: Any) -> Any:
     # ONNX-Runtime reports a dimension with neither a value nor a name as None.
     return -1 if dim is None else dim
 
 
-def _is_torch(value):
+def _is_torch(value: Any) -> bool:
     return type(value).__module__.split(".")[0] == "torch"
 
 
-def _torch_to_numpy(tensor):
+def _torch_to_numpy(tensor: Any) -> Any:
     tensor = tensor.detach().cpu()
     if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(DataType.BFLOAT16.numpy())
+        return tensor.view(torch.int16).numpy().view(DataType.BFLOAT16.numpy())  # type: ignore[attr-defined]
     return tensor.numpy()
 
 
-def _numpy_to_torch(array):
-    if array.dtype == DataType.BFLOAT16.numpy():
+def _numpy_to_torch(array: Any) -> Any:
+    if array.dtype == DataType.BFLOAT16.numpy():  # type: ignore[attr-defined]
         return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(array)
 
@@ -57,7 +58,7 @@ class OnnxrtRunner(BaseRunner):
     thread_safe_infer = True
     """ONNX-Runtime sessions run from several threads at once; pipelines may infer side by side."""
 
-    def __init__(self, sess, name=None):
+    def __init__(self, sess: Any, name: Any = None) -> None:
         """
         Args:
             sess (Union[onnxruntime.InferenceSession, Callable() -> onnxruntime.InferenceSession]):
@@ -70,10 +71,10 @@ class OnnxrtRunner(BaseRunner):
         """
         super().__init__(name=name, prefix="onnxrt-runner")
         self._sess = sess
-        self.sess = None
+        self.sess: Any = None
         """The ``onnxruntime.InferenceSession`` while the runner is active, else None."""
 
-    def activate_impl(self):
+    def activate_impl(self) -> None:
         sess = invoke_if_callable(self._sess)
         if not (hasattr(sess, "run") and hasattr(sess, "get_inputs") and hasattr(sess, "get_outputs")):
             G_LOGGER.critical(
@@ -88,7 +89,7 @@ class OnnxrtRunner(BaseRunner):
             inp.type in _RAW_TYPES for inp in sess.get_inputs()
         )
 
-    def get_input_metadata_impl(self):
+    def get_input_metadata_impl(self) -> Any:
         meta = TensorMetadata()
         for node in self.sess.get_inputs():
             if node.type.startswith("tensor("):
@@ -100,7 +101,7 @@ class OnnxrtRunner(BaseRunner):
             meta.add(node.name, dtype=dtype, shape=shape)
         return meta
 
-    def infer_impl(self, feed_dict):
+    def infer_impl(self, feed_dict: Any) -> dict[Any, Any]:
         """
         Runs inference with ONNX-Runtime. Call ``infer()`` instead, which checks the inputs
         and forwards its other arguments here.
@@ -144,11 +145,11 @@ class OnnxrtRunner(BaseRunner):
             outputs = [_numpy_to_torch(np.asarray(out)) for out in outputs]
         return dict(zip(self._output_names, outputs, strict=True))
 
-    def deactivate_impl(self):
+    def deactivate_impl(self) -> None:
         self.sess = None
 
 
-def _to_ort_value(array):
+def _to_ort_value(array: Any) -> Any:
     dtype = DataType.from_dtype(array.dtype)
     array = np.ascontiguousarray(array)
     if dtype in _RAW_TYPES.values():
@@ -157,7 +158,7 @@ def _to_ort_value(array):
     return onnxrt.OrtValue.ortvalue_from_numpy(array)
 
 
-def _raw_to_numpy(value, dtype):
+def _raw_to_numpy(value: Any, dtype: Any) -> Any:
     shape = tuple(value.shape())
     np_dtype = dtype.numpy()
     nbytes = value.tensor_size_in_bytes()

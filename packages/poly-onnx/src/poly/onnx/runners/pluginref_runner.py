@@ -6,6 +6,7 @@ Operators without a reference are an error naming the operator.
 """
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -14,14 +15,14 @@ from poly.core.func import invoke_if_callable
 
 __all__ = ["PLUGIN_REFERENCES", "register_reference", "PluginRefRunner"]
 
-PLUGIN_REFERENCES = {}
+PLUGIN_REFERENCES: dict[Any, Any] = {}
 """Operator name -> ``func(attrs, *inputs) -> list of outputs`` (NumPy arrays)."""
 
 
-def register_reference(op):
+def register_reference(op: Any) -> Any:
     """Decorator that registers ``func(attrs, *inputs) -> [outputs]`` as the reference of ``op``."""
 
-    def register(func):
+    def register(func: Any) -> Any:
         PLUGIN_REFERENCES[op] = func
         return func
 
@@ -29,12 +30,12 @@ def register_reference(op):
 
 
 @register_reference("Identity")
-def _identity(attrs, x):
+def _identity(attrs: Any, x: Any) -> list[Any]:
     return [x]
 
 
 @register_reference("InstanceNormalization")
-def _instance_norm(attrs, x, scale, bias):
+def _instance_norm(attrs: Any, x: Any, scale: Any, bias: Any) -> list[Any]:
     axes = tuple(range(2, x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     var = x.var(axis=axes, keepdims=True)
@@ -44,14 +45,14 @@ def _instance_norm(attrs, x, scale, bias):
 
 
 @register_reference("MeanVarianceNormalization")
-def _mean_variance_norm(attrs, x):
+def _mean_variance_norm(attrs: Any, x: Any) -> list[Any]:
     axes = tuple(attrs.get("axes", [0, 2, 3]))
     mean = x.mean(axis=axes, keepdims=True)
     std = np.sqrt((x**2).mean(axis=axes, keepdims=True) - mean**2)
     return [(x - mean) / (std + 1e-9)]
 
 
-def _metadata(tensors):
+def _metadata(tensors: Any) -> Any:
     meta = TensorMetadata()
     for tensor in tensors:
         meta.add(tensor.name, tensor.dtype, tensor.shape)
@@ -61,7 +62,7 @@ def _metadata(tensors):
 class PluginRefRunner(BaseRunner):
     """Runs inference with CPU reference implementations (``PLUGIN_REFERENCES``) of each node."""
 
-    def __init__(self, graph, name=None):
+    def __init__(self, graph: Any, name: Any = None) -> None:
         """
         Args:
             graph (Union[onnx_graphsurgeon.Graph, Callable() -> onnx_graphsurgeon.Graph]):
@@ -70,15 +71,15 @@ class PluginRefRunner(BaseRunner):
         """
         super().__init__(name=name, prefix="pluginref-runner")
         self._graph = graph
-        self.graph = None
+        self.graph: Any = None
 
-    def activate_impl(self):
+    def activate_impl(self) -> None:
         self.graph = invoke_if_callable(self._graph)
 
-    def get_input_metadata_impl(self):
+    def get_input_metadata_impl(self) -> Any:
         return _metadata(self.graph.inputs)
 
-    def infer_impl(self, feed_dict):
+    def infer_impl(self, feed_dict: Any) -> Any:
         start = time.perf_counter()
         values = dict(feed_dict)
         for node in self.graph.nodes:
@@ -93,5 +94,5 @@ class PluginRefRunner(BaseRunner):
         self.inference_time = time.perf_counter() - start
         return outputs
 
-    def deactivate_impl(self):
+    def deactivate_impl(self) -> None:
         self.graph = None

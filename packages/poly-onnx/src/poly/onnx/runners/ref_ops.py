@@ -16,6 +16,9 @@ Each class is built for the model's opset, so that attribute defaults come from 
 that opset version rather than the newest one.
 """
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER
@@ -27,32 +30,32 @@ op_run = lazy_import("onnx.reference.op_run")
 __all__ = ["corrected_ops"]
 
 
-def _coerced_2d(x, axis):
+def _coerced_2d(x: Any, axis: Any) -> Any:
     axis = axis + x.ndim if axis < 0 else axis
     rows = int(np.prod(x.shape[:axis], dtype=np.int64))
     return x.reshape(rows, -1)
 
 
-def _softmax_2d(x):
+def _softmax_2d(x: Any) -> Any:
     shifted = x - x.max(axis=1, keepdims=True)
     exp = np.exp(shifted)
     return exp / exp.sum(axis=1, keepdims=True)
 
 
-def _log_softmax_2d(x):
+def _log_softmax_2d(x: Any) -> Any:
     shifted = x - x.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
-def _hardmax_2d(x):
+def _hardmax_2d(x: Any) -> Any:
     y = np.zeros_like(x)
     if x.shape[1]:
         y[np.arange(x.shape[0]), x.argmax(axis=1)] = 1
     return y
 
 
-def _legacy_normalizer(func):
-    def _run(self, x, axis=None, **_):
+def _legacy_normalizer(func: Any) -> Any:
+    def _run(self: Any, x: Any, axis: Any = None, **_: Any) -> tuple[Any, ...]:
         axis = self.axis if axis is None else axis
         if x.size == 0:
             return (x,)
@@ -61,7 +64,7 @@ def _legacy_normalizer(func):
     return _run
 
 
-def _lrn(self, x, alpha=None, beta=None, bias=None, size=None, **_):
+def _lrn(self: Any, x: Any, alpha: Any = None, beta: Any = None, bias: Any = None, size: Any = None, **_: Any) -> tuple[Any, ...]:
     channels = x.shape[1]
     before, after = (size - 1) // 2, -(-(size - 1) // 2)
     squares = np.square(x.astype(np.float64))
@@ -74,19 +77,19 @@ def _lrn(self, x, alpha=None, beta=None, bias=None, size=None, **_):
     return (y.astype(x.dtype),)
 
 
-def _batchnorm_inference(self, x, scale, bias, mean, var, epsilon=None, **_):
+def _batchnorm_inference(self: Any, x: Any, scale: Any, bias: Any, mean: Any, var: Any, epsilon: Any = None, **_: Any) -> tuple[Any, ...]:
     shape = (1, -1) + (1,) * (x.ndim - 2)
     y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + epsilon) * scale.reshape(shape)
     return ((y + bias.reshape(shape)).astype(x.dtype),)
 
 
-def _dropout_legacy(self, x, ratio=None, is_test=None, **_):
+def _dropout_legacy(self: Any, x: Any, ratio: Any = None, is_test: Any = None, **_: Any) -> tuple[Any, ...]:
     # Dropout-7..9 in inference is the identity; its mask has the input's type (bool only from
     # opset 10) and the spec leaves it unfilled, which ONNX-Runtime returns as zeros.
     return (x.copy(), np.zeros_like(x))
 
 
-def _iter_nodes(graph):
+def _iter_nodes(graph: Any) -> Iterator[Any]:
     for node in graph.node:
         yield node
         for attr in node.attribute:
@@ -97,16 +100,16 @@ def _iter_nodes(graph):
                     yield from _iter_nodes(subgraph)
 
 
-def _spatial(node):
+def _spatial(node: Any) -> Any:
     return next((attr.i for attr in node.attribute if attr.name == "spatial"), 1)
 
 
-def _op_class(op_type, opset, run):
+def _op_class(op_type: Any, opset: Any, run: Any) -> Any:
     attrs = {"op_domain": "", "op_schema": onnx.defs.get_schema(op_type, opset, ""), "_run": run}
     return type(op_type, (op_run.OpRun,), attrs)
 
 
-def corrected_ops(model):
+def corrected_ops(model: Any) -> Any:
     """
     Returns the operator classes to pass as ``new_ops`` to ``onnx.reference.ReferenceEvaluator``
     for ``model``: spec-conforming versions of the operators it uses that onnx.reference gets

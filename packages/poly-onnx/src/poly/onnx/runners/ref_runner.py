@@ -1,6 +1,7 @@
 """``OnnxRefRunner``: runs inference with ONNX's reference evaluator (``onnx.reference``)."""
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ reference = lazy_import("onnx.reference")
 __all__ = ["OnnxRefRunner"]
 
 
-def _shape(value_info):
+def _shape(value_info: Any) -> Any:
     tensor_type = value_info.type.tensor_type
     if not tensor_type.HasField("shape"):
         return None  # rank unknown: nothing to check
@@ -36,7 +37,7 @@ class OnnxRefRunner(BaseRunner):
     mode in opsets 7 to 13) are replaced with conforming implementations (see ``poly.onnx.runners.ref_ops``).
     """
 
-    def __init__(self, model, name=None):
+    def __init__(self, model: Any, name: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, str, os.PathLike, bytes, Callable() -> Union[onnx.ModelProto, str, bytes]]):
@@ -48,12 +49,12 @@ class OnnxRefRunner(BaseRunner):
         """
         super().__init__(name=name, prefix="onnx-ref-runner")
         self._model = model
-        self.model = None
+        self.model: Any = None
         """The ``onnx.ModelProto`` while the runner is active, else None."""
-        self.evaluator = None
+        self.evaluator: Any = None
         """The ``onnx.reference.ReferenceEvaluator`` while the runner is active, else None."""
 
-    def activate_impl(self):
+    def activate_impl(self) -> None:
         source = ModelSource.resolve(self._model, what="model for the reference runner")
         model = source.load_proto()
         try:
@@ -68,7 +69,7 @@ class OnnxRefRunner(BaseRunner):
         self.evaluator = evaluator
         self._output_names = list(evaluator.output_names)
 
-    def get_input_metadata_impl(self):
+    def get_input_metadata_impl(self) -> Any:
         graph = self.model.graph
         initializers = {init.name for init in graph.initializer}
         meta = TensorMetadata()
@@ -83,7 +84,7 @@ class OnnxRefRunner(BaseRunner):
                 meta.add(inp.name, dtype=None, shape=None)
         return meta
 
-    def infer_impl(self, feed_dict):
+    def infer_impl(self, feed_dict: Any) -> dict[Any, Any]:
         """
         Runs the reference evaluator. Call ``infer()`` instead, which checks the inputs and
         forwards its other arguments here.
@@ -105,11 +106,11 @@ class OnnxRefRunner(BaseRunner):
         self.inference_time = time.perf_counter() - start
         return {name: np.asarray(out) for name, out in zip(self._output_names, outputs, strict=True)}
 
-    def deactivate_impl(self):
+    def deactivate_impl(self) -> None:
         self.evaluator = None
         self.model = None
 
 
-def _first_line(err):
+def _first_line(err: Any) -> Any:
     text = str(err).strip()
     return text.splitlines()[0] if text else repr(err)

@@ -2,6 +2,7 @@
 
 import os
 import re
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, PolyException
 from poly.core.func import funcify
@@ -55,7 +56,7 @@ class SessionFromOnnx(BaseLoader):
     what to upgrade.
     """
 
-    def __init__(self, model_bytes, providers=None, graph_optimization_level=None, session_options=None):
+    def __init__(self, model_bytes: Any, providers: Any = None, graph_optimization_level: Any = None, session_options: Any = None) -> None:
         """
         Builds an ONNX-Runtime inference session.
 
@@ -85,7 +86,7 @@ class SessionFromOnnx(BaseLoader):
         self.graph_optimization_level = graph_optimization_level
         self.session_options = session_options
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnxruntime.InferenceSession: The inference session.
@@ -104,10 +105,10 @@ class SessionFromOnnx(BaseLoader):
             refusal = _IR_REFUSAL.search(str(err))
             if refusal is None:
                 _fail(source, err)
-        model_ir, max_ir = int(refusal.group(1)), int(refusal.group(2))
+        model_ir, max_ir = int(refusal.group(1)), int(refusal.group(2))  # type: ignore[union-attr]
         return _with_outputs(source, _session_with_lowered_ir(source, model_ir, max_ir, options, providers))
 
-    def _make_options(self):
+    def _make_options(self) -> Any:
         options = self.session_options
         if options is None or isinstance(options, dict):
             options = onnxrt.SessionOptions()
@@ -125,7 +126,7 @@ class SessionFromOnnx(BaseLoader):
         return options
 
 
-def usable_cpus():
+def usable_cpus() -> Any:
     """
     The CPUs this process may run on. ONNX-Runtime binds a thread to every logical CPU of the
     machine, some of which a process may not be allowed to use (containers, taskset): session
@@ -140,7 +141,7 @@ def usable_cpus():
 session_from_onnx = funcify(SessionFromOnnx)
 
 
-def resolve_providers(providers):
+def resolve_providers(providers: Any) -> Any:
     """
     Maps requested execution providers to the names ONNX-Runtime knows.
 
@@ -175,7 +176,7 @@ def resolve_providers(providers):
     return resolved
 
 
-def _match_provider(name, available):
+def _match_provider(name: Any, available: Any) -> Any:
     if name in available:
         return name
     alias = PROVIDER_ALIASES.get(name.lower())
@@ -188,7 +189,7 @@ def _match_provider(name, available):
     return None
 
 
-def _optimization_level(level):
+def _optimization_level(level: Any) -> Any:
     if not isinstance(level, str):
         return level
     key = level.strip().lower().removeprefix("ort_").removeprefix("enable_")
@@ -203,7 +204,7 @@ def _optimization_level(level):
     return value
 
 
-def ort_error_message(err):
+def ort_error_message(err: Any) -> str:
     """
     Returns ONNX-Runtime's error message on one line, without its error-code prefix and the
     C++ source locations and function signatures it carries.
@@ -224,7 +225,7 @@ def ort_error_message(err):
     return " ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _skip_balanced(text, open_at, opening, closing):
+def _skip_balanced(text: Any, open_at: Any, opening: Any, closing: Any) -> Any:
     """Returns ``text`` after the bracket that closes the one at ``open_at`` (unchanged if none does)."""
     depth = 0
     for i in range(open_at, len(text)):
@@ -234,11 +235,11 @@ def _skip_balanced(text, open_at, opening, closing):
     return text
 
 
-def _ort_version():
+def _ort_version() -> Any:
     return onnxrt.load().__version__
 
 
-def _with_outputs(source, session):
+def _with_outputs(source: Any, session: Any) -> Any:
     if not session.get_outputs():
         G_LOGGER.critical(f"ONNX-Runtime could not create a session for {source.label}: the model has no outputs")
     # on the session, not the loader: a loader is not changed by being called
@@ -249,13 +250,13 @@ def _with_outputs(source, session):
 _LABEL_ATTR = "poly_model_label"
 
 
-def session_model_label(session):
+def session_model_label(session: Any) -> Any:
     """How errors name the model of a session ``SessionFromOnnx`` created (a quoted path or a
     description); None for a session made elsewhere."""
     return getattr(session, _LABEL_ATTR, None)
 
 
-def _fail(source, err, note=""):
+def _fail(source: Any, err: Any, note: str = "") -> None:
     if type(err).__name__ == "InvalidProtobuf":
         G_LOGGER.critical(source.not_a_model_message(), ModelLoadError)
     message = ort_error_message(err)
@@ -265,7 +266,7 @@ def _fail(source, err, note=""):
     )
 
 
-def _session_with_lowered_ir(source, model_ir, max_ir, options, providers):
+def _session_with_lowered_ir(source: Any, model_ir: Any, max_ir: Any, options: Any, providers: Any) -> Any:
     model = source.load_proto()
     required, reason = required_ir_version(model)
     if required > max_ir:

@@ -4,6 +4,7 @@ new inputs (with the data types and shapes given, or inferred) and outputs.
 """
 
 from collections.abc import Mapping
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, DataType, MetadataTuple
 from poly.core.func import funcify, invoke_if_callable
@@ -16,7 +17,7 @@ onnx = lazy_import("onnx")
 __all__ = ["ExtractSubgraph", "extract_subgraph"]
 
 
-def _normalize_meta(meta, what):
+def _normalize_meta(meta: Any, what: Any) -> Any:
     """Returns [(name, dtype or None, shape or None)] from TensorMetadata, a dict or a list of names."""
     if meta is None:
         return None
@@ -42,7 +43,7 @@ def _normalize_meta(meta, what):
     return entries
 
 
-def _onnx_dtype(dtype):
+def _onnx_dtype(dtype: Any) -> Any:
     if dtype is None:
         return None
     if isinstance(dtype, int) and not isinstance(dtype, bool):
@@ -50,7 +51,7 @@ def _onnx_dtype(dtype):
     return DataType.from_dtype(dtype).onnx()
 
 
-def _gs_shape(shape):
+def _gs_shape(shape: Any) -> Any:
     if shape is None:
         return None
     # Negative or None dimensions are dynamic; strings name them.
@@ -62,7 +63,7 @@ class ExtractSubgraph(BaseLoader):
     Functor that extracts a subgraph from an ONNX model.
     """
 
-    def __init__(self, model, input_metadata=None, output_metadata=None, check_meta=None):
+    def __init__(self, model: Any, input_metadata: Any = None, output_metadata: Any = None, check_meta: Any = None) -> None:
         """
         Extracts a subgraph from an ONNX model.
 
@@ -86,7 +87,7 @@ class ExtractSubgraph(BaseLoader):
         self.output_metadata = output_metadata
         self.check_meta = True if check_meta is None else bool(check_meta)
 
-    def _graph(self, model, inputs, outputs):
+    def _graph(self, model: Any, inputs: Any, outputs: Any) -> Any:
         graph = gs.import_onnx(model)
         wanted = [entry for entry in (inputs or []) + (outputs or []) if entry[1] is None or entry[2] is None]
         tensors = graph.tensors()
@@ -104,7 +105,7 @@ class ExtractSubgraph(BaseLoader):
             graph = gs.import_onnx(infer_shapes(model))
         return graph
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             Union[onnx.ModelProto, onnx_graphsurgeon.Graph]: The subgraph, of the kind given.
@@ -125,12 +126,12 @@ class ExtractSubgraph(BaseLoader):
 
         tensor_map = graph.tensors()
 
-        def get_tensor(name):
+        def get_tensor(name: Any) -> Any:
             if name not in tensor_map:
                 G_LOGGER.critical(f"Cannot extract a subgraph: tensor '{name}' does not exist in the model")
             return tensor_map[name]
 
-        def update(name, dtype, shape, kind, needs_shape):
+        def update(name: Any, dtype: Any, shape: Any, kind: Any, needs_shape: Any) -> Any:
             tensor = get_tensor(name)
             if isinstance(tensor, gs.Variable):
                 if dtype is not None:

@@ -3,6 +3,8 @@
 folds, with a per-tensor size cap so that folding cannot bloat the model.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, PolyException
 from poly.core.func import funcify
 from poly.core.optional_import import lazy_import
@@ -22,12 +24,12 @@ MIN_AUTO_SIZE_THRESHOLD = 1 << 20
 """Folded tensors up to this size (1 MiB) are always allowed by the automatic size cap."""
 
 
-def count_nodes(model):
+def count_nodes(model: Any) -> Any:
     """Returns the number of nodes of ``model``, subgraphs included."""
     return sum(len(graph.node) for graph in iter_graphs(model.graph))
 
 
-def _largest_constant(model):
+def _largest_constant(model: Any) -> Any:
     largest = 0
     for graph in iter_graphs(model.graph):
         for tensor in graph.initializer:
@@ -40,7 +42,7 @@ def _largest_constant(model):
     return largest
 
 
-def default_fold_size_threshold(model):
+def default_fold_size_threshold(model: Any) -> Any:
     """
     The automatic size cap of ``FoldConstants(size_threshold="auto")``: folding may create
     tensors of up to twice the size of the largest constant the model already holds, and always
@@ -60,16 +62,16 @@ class FoldConstants(BaseLoadOnnxCopy):
 
     def __init__(
         self,
-        model,
-        num_passes=None,
-        do_shape_inference=None,
-        partitioning=None,
-        fold_shapes=None,
-        copy=None,
-        error_ok=None,
-        size_threshold=None,
-        allow_onnxruntime_shape_inference=None,
-    ):
+        model: Any,
+        num_passes: Any = None,
+        do_shape_inference: Any = None,
+        partitioning: Any = None,
+        fold_shapes: Any = None,
+        copy: Any = None,
+        error_ok: Any = None,
+        size_threshold: Any = None,
+        allow_onnxruntime_shape_inference: Any = None,
+    ) -> None:
         """
         Folds constants in an ONNX model.
 
@@ -111,14 +113,14 @@ class FoldConstants(BaseLoadOnnxCopy):
         self.size_threshold = size_threshold
         self.allow_onnxruntime_shape_inference = allow_onnxruntime_shape_inference
 
-    def _infer(self, model):
+    def _infer(self, model: Any) -> Any:
         if not (self.fold_shapes and self.do_shape_inference):
             return model
         from poly.onnx.surgery.shapes import infer_shapes
 
         return infer_shapes(model, allow_onnxruntime=self.allow_onnxruntime_shape_inference)
 
-    def _fold_pass(self, model, size_threshold):
+    def _fold_pass(self, model: Any, size_threshold: Any) -> Any:
         # ONNX requires nodes in topological order, which folding relies on and keeps.
         graph = gs.import_onnx(model)
         if not G_LOGGER.is_enabled(G_LOGGER.VERBOSE) and onnxrt.is_available():
@@ -134,7 +136,7 @@ class FoldConstants(BaseLoadOnnxCopy):
         del graph
         return self._infer(folded)
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: A new ONNX model with constants folded.

@@ -8,6 +8,9 @@ Graph inputs and outputs stay float32 unless asked otherwise, through Casts at t
 Subgraphs (If/Loop/Scan bodies) and ops outside the ONNX standard are left in float32.
 """
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER
@@ -53,7 +56,7 @@ _FP16_MAX = 65504.0
 _STANDARD_DOMAINS = ("", "ai.onnx")
 
 
-def onnxruntime_fp16_op_block_list(provider="CPUExecutionProvider", opset=None):
+def onnxruntime_fp16_op_block_list(provider: str = "CPUExecutionProvider", opset: Any = None) -> Any:
     """
     Returns ``DEFAULT_FP16_OP_BLOCK_LIST`` plus the ops that the installed ONNX-Runtime runs in
     float32 but not in float16 on ``provider``.
@@ -85,7 +88,7 @@ def onnxruntime_fp16_op_block_list(provider="CPUExecutionProvider", opset=None):
     return sorted(set(DEFAULT_FP16_OP_BLOCK_LIST) | (has_float - has_half))
 
 
-def _subgraphs(node):
+def _subgraphs(node: Any) -> Iterator[Any]:
     for attr in node.attribute:
         if attr.type == onnx.AttributeProto.GRAPH:
             yield attr.g
@@ -93,7 +96,7 @@ def _subgraphs(node):
             yield from attr.graphs
 
 
-def _outer_names(graph, defined=None):
+def _outer_names(graph: Any, defined: Any = None) -> Any:
     """Names a subgraph reads from enclosing scopes."""
     defined = set(defined or ())
     defined.update(i.name for i in graph.input)
@@ -108,7 +111,7 @@ def _outer_names(graph, defined=None):
     return used - defined
 
 
-def _rename_in_subgraphs(node, old, new):
+def _rename_in_subgraphs(node: Any, old: Any, new: Any) -> None:
     for sub in _subgraphs(node):
         for inner in sub.node:
             for i, name in enumerate(inner.input):
@@ -120,7 +123,7 @@ def _rename_in_subgraphs(node, old, new):
                 out.name = new
 
 
-def _shape_computations(nodes, graph, types):
+def _shape_computations(nodes: Any, graph: Any, types: Any) -> Any:
     """
     Returns the indices of nodes that compute shapes or indices rather than activations: nodes
     fed by Shape/Size results or integer graph inputs (directly or through other such nodes)
@@ -148,7 +151,7 @@ def _shape_computations(nodes, graph, types):
     return result
 
 
-def _to_half_array(array, name):
+def _to_half_array(array: Any, name: Any) -> Any:
     overflow = np.count_nonzero(np.abs(array[np.isfinite(array)]) > _FP16_MAX)
     if overflow:
         G_LOGGER.warning(
@@ -158,7 +161,7 @@ def _to_half_array(array, name):
     return array.astype(np.float16)
 
 
-def _half_tensor(tensor, name=None):
+def _half_tensor(tensor: Any, name: Any = None) -> Any:
     array = numpy_helper.to_array(tensor)
     return numpy_helper.from_array(
         _to_half_array(array, tensor.name), name if name is not None else tensor.name
@@ -168,7 +171,7 @@ def _half_tensor(tensor, name=None):
 class _Decision:
     __slots__ = ("convert", "inputs", "outputs")
 
-    def __init__(self, convert, inputs, outputs):
+    def __init__(self, convert: Any, inputs: Any, outputs: Any) -> None:
         self.convert = convert
         self.inputs = inputs  # wanted data type of each input (None: whatever it is)
         self.outputs = outputs  # data type of each output after conversion (None: unknown)
@@ -180,7 +183,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
     This is not needed to use TensorRT's fp16 precision, but may be useful for other backends.
     """
 
-    def __init__(self, model, keep_io_types=None, op_block_list=None, node_block_list=None, copy=None):
+    def __init__(self, model: Any, keep_io_types: Any = None, op_block_list: Any = None, node_block_list: Any = None, copy: Any = None) -> None:
         """
         Converts float32 tensors to float16.
 
@@ -204,7 +207,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
 
     # -- per-node decisions ---------------------------------------------------------------------
 
-    def _decide(self, node, types, opset, keep_only=False):
+    def _decide(self, node: Any, types: Any, opset: Any, keep_only: bool = False) -> Any:
         keep = _Decision(
             False,
             [types.get(n) if n else None for n in node.input],
@@ -230,12 +233,12 @@ class ConvertToFp16(BaseLoadOnnxCopy):
 
         allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
 
-        def formal(params, index):
+        def formal(params: Any, index: Any) -> Any:
             if not params:
                 return None
             return params[min(index, len(params) - 1)].type_str
 
-        bound = {}
+        bound: dict[Any, Any] = {}
         for names, params in ((node.input, schema.inputs), (node.output, schema.outputs)):
             for index, name in enumerate(names):
                 param = formal(params, index)
@@ -249,7 +252,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
         if not half_params:
             return keep
 
-        def want(names, params, current):
+        def want(names: Any, params: Any, current: Any) -> list[Any]:
             return [
                 _HALF if name and formal(params, i) in half_params else current[i]
                 for i, name in enumerate(names)
@@ -262,7 +265,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
         )
 
     @staticmethod
-    def _convert_attributes(node, decision):
+    def _convert_attributes(node: Any, decision: Any) -> None:
         # Ops whose output type is an attribute follow their (now float16) output.
         if decision.outputs and decision.outputs[0] != _HALF:
             return
@@ -282,7 +285,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
 
     # -- the conversion ---------------------------------------------------------------------------
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The converted model.
@@ -307,7 +310,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
 
         nodes = list(graph.node)
         shape_nodes = _shape_computations(nodes, graph, types)
-        decisions = []
+        decisions: list[Any] = []
         for index, node in enumerate(nodes):
             if node.op_type == "Constant":
                 decisions.append(None)  # decided by its readers, like an initializer
@@ -317,7 +320,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
                 decisions.append(self._decide(node, types, opset))
 
         # Who reads each top-level tensor, and in which type.
-        readers = {}
+        readers: dict[Any, Any] = {}
         for node, decision in zip(nodes, decisions, strict=True):
             if decision is None:
                 continue
@@ -333,7 +336,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
             if types.get(name) == _FLOAT:
                 readers.setdefault(name, []).append(io_type)
 
-        def all_half(name):
+        def all_half(name: Any) -> bool:
             wanted = readers.get(name, [])
             return bool(wanted) and all(w == _HALF for w in wanted)
 
@@ -376,7 +379,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
         used_names = {n for node in nodes for n in (*node.input, *node.output)} | set(current)
         cast_value_infos = []
 
-        def unique(name):
+        def unique(name: Any) -> Any:
             candidate, index = name, 1
             while candidate in used_names:
                 candidate = f"{name}_{index}"
@@ -384,7 +387,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
             used_names.add(candidate)
             return candidate
 
-        def cast_of(name, to):
+        def cast_of(name: Any, to: Any) -> Any:
             if to == _HALF and name in half_twins:
                 return half_twins[name]
             key = (name, to)
@@ -401,7 +404,7 @@ class ConvertToFp16(BaseLoadOnnxCopy):
                     cast_value_infos.append(vi)
             return casts[key]
 
-        def fix_input(name, wanted):
+        def fix_input(name: Any, wanted: Any) -> Any:
             have = current.get(name)
             if have in (_FLOAT, _HALF) and wanted in (_FLOAT, _HALF) and have != wanted:
                 return cast_of(name, wanted)

@@ -3,12 +3,14 @@
 ``--input-shapes`` / ``--model-input-shapes`` flags of ``check lint`` and ``debug reduce``).
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER
 
 __all__ = ["override_input_shapes"]
 
 
-def override_input_shapes(model, shapes, flag="--input-shapes", drop_value_info=True):
+def override_input_shapes(model: Any, shapes: Any, flag: str = "--input-shapes", drop_value_info: bool = True) -> Any:
     """
     Sets the shapes of graph inputs (in place). ``shapes`` maps input name -> list of dims
     (non-negative ints, or strings for dynamic ones; anything else leaves the dimension

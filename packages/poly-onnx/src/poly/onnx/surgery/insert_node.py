@@ -6,6 +6,8 @@ gets a new tensor, so the node can be placed on an edge: consumers of the old te
 graph output of that name, read the new node's result instead.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.core.func import funcify
 from poly.core.optional_import import lazy_import
@@ -21,7 +23,7 @@ INSERTED_TENSOR_SUFFIX = "_polygraphy_surgeon_insert_output"
 (Polygraphy's suffix, so that models edited by either tool get the same names)."""
 
 
-def _replace(tensors, old, new):
+def _replace(tensors: Any, old: Any, new: Any) -> None:
     for index, tensor in enumerate(tensors):
         if tensor is old:
             tensors[index] = new
@@ -32,7 +34,7 @@ class InsertNode(BaseLoadOnnxCopy):
     Functor that inserts a node into an ONNX model.
     """
 
-    def __init__(self, model, op, inputs, outputs, name=None, attrs=None, domain=None, copy=None):
+    def __init__(self, model: Any, op: Any, inputs: Any, outputs: Any, name: Any = None, attrs: Any = None, domain: Any = None, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -55,7 +57,7 @@ class InsertNode(BaseLoadOnnxCopy):
         self.attrs = dict(attrs or {})
         self.domain = domain
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model with the node inserted.
@@ -64,7 +66,7 @@ class InsertNode(BaseLoadOnnxCopy):
         graph = gs.import_onnx(model)
         tensors = graph.tensors()
 
-        def get_tensor(name):
+        def get_tensor(name: Any) -> Any:
             if name not in tensors:
                 G_LOGGER.critical(f"Tensor: {name} does not exist in the model.")
             return tensors[name]

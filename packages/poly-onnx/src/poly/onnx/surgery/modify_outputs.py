@@ -6,6 +6,7 @@ Marked outputs carry the data type and shape that shape inference finds for them
 
 import difflib
 import fnmatch
+from typing import Any
 
 from poly.core import G_LOGGER, constants
 from poly.core.func import funcify
@@ -20,11 +21,11 @@ __all__ = ["ModifyOutputs", "modify_outputs", "markable_tensor_names"]
 _WILDCARD_CHARS = set("*?[]")
 
 
-def _unique(names):
+def _unique(names: Any) -> list[Any]:
     return list(dict.fromkeys(names))
 
 
-def markable_tensor_names(model, include_constants=False):
+def markable_tensor_names(model: Any, include_constants: bool = False) -> Any:
     """
     Returns, in node order, the tensors of the top-level graph that ``MARK_ALL`` marks: every
     named node output, except the outputs of ``Constant`` nodes (they are weights, not
@@ -41,7 +42,7 @@ def markable_tensor_names(model, include_constants=False):
     )
 
 
-def _all_tensor_names(model):
+def _all_tensor_names(model: Any) -> Any:
     graph = model.graph
     return _unique(
         [
@@ -52,7 +53,7 @@ def _all_tensor_names(model):
     )
 
 
-def _expand(patterns, candidates):
+def _expand(patterns: Any, candidates: Any) -> Any:
     names = []
     for pattern in patterns:
         if _WILDCARD_CHARS & set(pattern):
@@ -65,7 +66,7 @@ def _expand(patterns, candidates):
     return _unique(names)
 
 
-def _check_exist(names, available, what):
+def _check_exist(names: Any, available: Any, what: Any) -> None:
     available_set = set(available)
     missing = [name for name in names if name not in available_set]
     if not missing:
@@ -79,7 +80,7 @@ def _check_exist(names, available, what):
     G_LOGGER.critical(f"Cannot {what}: no tensor named {missing} in the model{hint}")
 
 
-def _as_list(value, name):
+def _as_list(value: Any, name: Any) -> Any:
     if isinstance(value, str):
         if value == constants.MARK_ALL and name == "outputs":
             return value
@@ -90,7 +91,7 @@ def _as_list(value, name):
         G_LOGGER.critical(f"{name} must be a sequence of tensor names, not {value!r}")
 
 
-def _is_complete(value_info):
+def _is_complete(value_info: Any) -> Any:
     kind = value_info.type.WhichOneof("value")
     if kind == "tensor_type":
         return value_info.type.tensor_type.elem_type != 0 and value_info.type.tensor_type.HasField("shape")
@@ -102,7 +103,7 @@ class ModifyOutputs(BaseLoadOnnxCopy):
     Functor that modifies the outputs of an ONNX model.
     """
 
-    def __init__(self, model, outputs=None, exclude_outputs=None, copy=None, mark_types=None):
+    def __init__(self, model: Any, outputs: Any = None, exclude_outputs: Any = None, copy: Any = None, mark_types: Any = None) -> None:
         """
         Modifies the outputs of an ONNX model.
 
@@ -128,7 +129,7 @@ class ModifyOutputs(BaseLoadOnnxCopy):
         self.exclude_outputs = exclude_outputs
         self.mark_types = mark_types
 
-    def _requested(self, model):
+    def _requested(self, model: Any) -> Any:
         names = None
         if self.outputs is not None:
             outputs = _as_list(self.outputs, "outputs")
@@ -150,7 +151,7 @@ class ModifyOutputs(BaseLoadOnnxCopy):
                 G_LOGGER.critical("No outputs were selected; check the names and patterns given")
         return names
 
-    def _by_op_type(self, model):
+    def _by_op_type(self, model: Any) -> Any:
         all_types = {node.op_type for node in model.graph.node}
         canonical = {op.lower(): op for op in all_types}
         names = []
@@ -166,7 +167,7 @@ class ModifyOutputs(BaseLoadOnnxCopy):
             names += [name for node in model.graph.node if node.op_type == op for name in node.output if name]
         return names
 
-    def _value_infos(self, model, names):
+    def _value_infos(self, model: Any, names: Any) -> Any:
         types = tensor_types(model.graph)
         for tensor in model.graph.initializer:
             if tensor.name not in types:
@@ -189,7 +190,7 @@ class ModifyOutputs(BaseLoadOnnxCopy):
             value_infos.append(value_info)
         return value_infos
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The ONNX model with modified outputs.

@@ -5,6 +5,8 @@ numbers, pruned to 2:4 sparsity where the initializer was recorded as sparse, or
 caller gives (the original model's weights, for example). The weightless markers are removed.
 """
 
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER
@@ -20,12 +22,12 @@ onnx = lazy_import("onnx")
 __all__ = ["ReconstructWeights", "reconstruct_weights", "random_tensor"]
 
 
-def random_tensor(tensor, rng):
+def random_tensor(tensor: Any, rng: Any) -> None:
     """Fills ``tensor`` (an ``onnx.TensorProto``) in place with standard-normal values of its type."""
     write_values(tensor, rng.standard_normal(tuple(tensor.dims)))
 
 
-def _given(tensor, value):
+def _given(tensor: Any, value: Any) -> None:
     """Fills ``tensor`` with a given NumPy array or ``TensorProto`` of the same shape (and type)."""
     if isinstance(value, onnx.TensorProto):
         if value.data_type != tensor.data_type or list(value.dims) != list(tensor.dims):
@@ -50,7 +52,7 @@ class ReconstructWeights(BaseLoadOnnxCopy):
     again: given ones, or random ones of their recorded shapes and data types.
     """
 
-    def __init__(self, model, values=None, seed=None, copy=None):
+    def __init__(self, model: Any, values: Any = None, seed: Any = None, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -65,7 +67,7 @@ class ReconstructWeights(BaseLoadOnnxCopy):
         self.values = dict(values or {})
         self.seed = seed
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model with every stripped initializer filled.

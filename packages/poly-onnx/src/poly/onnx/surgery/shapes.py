@@ -6,6 +6,7 @@ through files for models too large for one protobuf message.
 
 import os
 import tempfile
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, DataType, atomic_write_bytes
 from poly.core.func import funcify, invoke_if_callable
@@ -19,7 +20,7 @@ shape_inference = lazy_import("onnx.shape_inference")
 __all__ = ["InferShapes", "infer_shapes", "tensor_types", "untyped_tensors", "onnxruntime_tensor_types"]
 
 
-def _has_type(value_info):
+def _has_type(value_info: Any) -> Any:
     kind = value_info.type.WhichOneof("value")
     if kind is None:
         return False
@@ -29,16 +30,16 @@ def _has_type(value_info):
     return True
 
 
-def tensor_types(graph):
+def tensor_types(graph: Any) -> Any:
     """Returns {name: ValueInfoProto} for every typed value of ``graph`` (inputs, outputs, value_info)."""
-    types = {}
+    types: dict[Any, Any] = {}
     for value_info in (*graph.value_info, *graph.input, *graph.output):
         if value_info.name and value_info.type.WhichOneof("value") is not None:
             types.setdefault(value_info.name, value_info)
     return types
 
 
-def untyped_tensors(model):
+def untyped_tensors(model: Any) -> Any:
     """Returns the names of the top-level node outputs whose data type or shape is unknown."""
     graph = model.graph
     known = {name for name, vi in tensor_types(graph).items() if _has_type(vi)}
@@ -52,7 +53,7 @@ def untyped_tensors(model):
     return missing
 
 
-def _ort_value_info(name, type_str, shape):
+def _ort_value_info(name: Any, type_str: Any, shape: Any) -> Any:
     if not type_str.startswith("tensor("):
         return None
     try:
@@ -64,7 +65,7 @@ def _ort_value_info(name, type_str, shape):
     return onnx.helper.make_tensor_value_info(name, elem_type, dims)
 
 
-def onnxruntime_tensor_types(model, names, model_path=None):
+def onnxruntime_tensor_types(model: Any, names: Any, model_path: Any = None) -> Any:
     """
     Asks ONNX-Runtime for the data types and shapes of tensors, without running the model:
     the tensors are marked as outputs and the session reports what it inferred for them.
@@ -107,7 +108,7 @@ def onnxruntime_tensor_types(model, names, model_path=None):
     return found
 
 
-def _merge_value_info(model, found):
+def _merge_value_info(model: Any, found: Any) -> None:
     graph = model.graph
     existing = {vi.name: vi for vi in graph.value_info}
     outputs = {o.name: o for o in graph.output}
@@ -121,7 +122,7 @@ def _merge_value_info(model, found):
             graph.value_info.append(value_info)
 
 
-def _transplant(src, dst):
+def _transplant(src: Any, dst: Any) -> None:
     # src and dst have the same structure (one is a weightless copy of the other).
     for src_graph, dst_graph in zip(iter_graphs(src.graph), iter_graphs(dst.graph), strict=True):
         del dst_graph.value_info[:]
@@ -138,12 +139,12 @@ class InferShapes(BaseLoader):
 
     def __init__(
         self,
-        model,
-        error_ok=None,
-        external_data_dir=None,
-        save_to_disk_threshold_bytes=None,
-        allow_onnxruntime=None,
-    ):
+        model: Any,
+        error_ok: Any = None,
+        external_data_dir: Any = None,
+        save_to_disk_threshold_bytes: Any = None,
+        allow_onnxruntime: Any = None,
+    ) -> None:
         """
         Runs shape inference on an ONNX model.
 
@@ -179,14 +180,14 @@ class InferShapes(BaseLoader):
         )
         self.allow_onnxruntime = True if allow_onnxruntime is None else bool(allow_onnxruntime)
 
-    def _fail(self, what, err):
+    def _fail(self, what: Any, err: Any) -> None:
         if not self.error_ok:
             G_LOGGER.critical(f"{what} failed: {err}")
         G_LOGGER.warning(
             f"{what} failed; continuing without the shapes it would give. Note: error was: {err}"
         )
 
-    def _infer_from_path(self, path):
+    def _infer_from_path(self, path: Any) -> Any:
         from poly.onnx.model.io import onnx_from_path
 
         external_data_dir = self.external_data_dir or os.path.dirname(os.path.abspath(path))
@@ -199,7 +200,7 @@ class InferShapes(BaseLoader):
                 return onnx_from_path(path, external_data_dir=external_data_dir)
             return onnx_from_path(out_path, external_data_dir=external_data_dir)
 
-    def _infer_large(self, model, run_onnx=True):
+    def _infer_large(self, model: Any, run_onnx: bool = True) -> Any:
         from poly.onnx.model.io import onnx_from_path, save_onnx
 
         G_LOGGER.warning(
@@ -222,7 +223,7 @@ class InferShapes(BaseLoader):
             )
         return model
 
-    def _complete_with_onnxruntime(self, model, structure=None, probe_path=None):
+    def _complete_with_onnxruntime(self, model: Any, structure: Any = None, probe_path: Any = None) -> None:
         if not self.allow_onnxruntime:
             return
         missing = untyped_tensors(model)
@@ -245,7 +246,7 @@ class InferShapes(BaseLoader):
             return
         _merge_value_info(model, found)
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model with shapes inferred.

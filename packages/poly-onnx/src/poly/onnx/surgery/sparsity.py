@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class WeightSparsity:
     """Why the weight cannot be sparse (data type, axis length), or None."""
 
 
-def _grouped(values, axis):
+def _grouped(values: Any, axis: Any) -> Any:
     """``values`` with ``axis`` moved last and split into groups of four: shape (..., n / 4, 4)."""
     length = values.shape[axis]
     if length % GROUP:
@@ -75,7 +76,7 @@ def _grouped(values, axis):
     return moved.reshape(*moved.shape[:-1], length // GROUP, GROUP)
 
 
-def prune_2_4(values, axis):
+def prune_2_4(values: Any, axis: Any) -> Any:
     """
     Zeroes the two values of smallest magnitude in every group of four consecutive values along
     ``axis`` (the first of equal magnitudes goes first). ``values.shape[axis]`` must be a
@@ -96,25 +97,25 @@ def prune_2_4(values, axis):
     return np.ascontiguousarray(np.moveaxis(moved, -1, axis))
 
 
-def is_2_4_sparse(values, axis):
+def is_2_4_sparse(values: Any, axis: Any) -> bool:
     """Whether every group of four consecutive values along ``axis`` holds at least two zeros
     (``values.shape[axis]`` must be a multiple of 4)."""
     groups = _grouped(np.asarray(values), axis)
     return bool(np.all(np.count_nonzero(groups == 0, axis=-1) >= 2))
 
 
-def _attribute(node, name, default):
+def _attribute(node: Any, name: Any, default: Any) -> Any:
     for attr in node.attribute:
         if attr.name == name:
             return onnx.helper.get_attribute_value(attr)
     return default
 
 
-def _is_float(tensor):
+def _is_float(tensor: Any) -> bool:
     return tensor.data_type in {getattr(onnx.TensorProto, t) for t in _FLOAT_TYPES}
 
 
-def _skip_reason(tensor, axis):
+def _skip_reason(tensor: Any, axis: Any) -> str | None:
     """Why ``tensor`` cannot be 2:4 sparse along ``axis``, or None."""
     dims = list(tensor.dims)
     if not _is_float(tensor):
@@ -126,7 +127,7 @@ def _skip_reason(tensor, axis):
     return None
 
 
-def find_sparsity_candidates(model) -> list[WeightSparsity]:
+def find_sparsity_candidates(model: Any) -> list[WeightSparsity]:
     """
     The initializers of ``model``'s main graph that feed the reduction axis of a Conv, MatMul or
     Gemm, in the order the graph first uses them, each with its axis (the axis of its last use,
@@ -143,7 +144,7 @@ def find_sparsity_candidates(model) -> list[WeightSparsity]:
     producers = {out: node for node in graph.node for out in node.output}
     found: dict[str, WeightSparsity] = {}
 
-    def follow(name, axis):
+    def follow(name: Any, axis: Any) -> None:
         seen = set()
         while name not in initializers:
             producer = producers.get(name)
@@ -181,7 +182,7 @@ def find_sparsity_candidates(model) -> list[WeightSparsity]:
     return list(found.values())
 
 
-def check_sparsity(model) -> list[WeightSparsity]:
+def check_sparsity(model: Any) -> list[WeightSparsity]:
     """
     Checks which weights of ``model`` (an ``onnx.ModelProto`` with its weights loaded) follow the
     2:4 structured sparsity pattern, logging each verdict as `poly inspect sparsity` shows it.
@@ -213,17 +214,17 @@ class SparsityPruner:
     or prunes them (Polygraphy's ``polygraphy.tools.sparse.SparsityPruner``).
     """
 
-    def __init__(self, model):
+    def __init__(self, model: Any) -> None:
         """
         Args:
             model (onnx.ModelProto): The model; ``prune`` changes its initializers in place.
         """
         self.model = model
         self.initializers = {t.name: t for t in model.graph.initializer}
-        self.sparse_tensors = set()
+        self.sparse_tensors: set[Any] = set()
         """Names of the checked weights found 2:4 sparse (filled by ``check``)."""
 
-    def candidates(self, weights_skip=()):
+    def candidates(self, weights_skip: Any = ()) -> Any:
         """
         The weights eligible for 2:4 sparsity (``find_sparsity_candidates`` less the skipped
         ones), in the order the graph first uses them.
@@ -249,7 +250,7 @@ class SparsityPruner:
         G_LOGGER.info(f"Found: {len(eligible)} weight tensor(s) eligible for pruning.")
         return eligible
 
-    def check(self):
+    def check(self) -> None:
         """Checks each eligible weight; the 2:4 sparse ones are added to ``sparse_tensors``."""
         for info in self.candidates():
             if is_2_4_sparse(read_values(self.initializers[info.name]), info.axis):
@@ -258,7 +259,7 @@ class SparsityPruner:
             else:
                 G_LOGGER.verbose(f"Found non-sparse tensor: {info.name}")
 
-    def prune(self, weights_skip=()):
+    def prune(self, weights_skip: Any = ()) -> Any:
         """
         Prunes each eligible weight (``prune_2_4``) in place.
 
@@ -283,7 +284,7 @@ class PruneSparsity(BaseLoadOnnxCopy):
     without regard for accuracy: for functional tests of sparsity only.
     """
 
-    def __init__(self, model, weights_skip=None, copy=None):
+    def __init__(self, model: Any, weights_skip: Any = None, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -294,7 +295,7 @@ class PruneSparsity(BaseLoadOnnxCopy):
         super().__init__(model, copy)
         self.weights_skip = set(weights_skip or ())
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model with its eligible weights pruned.

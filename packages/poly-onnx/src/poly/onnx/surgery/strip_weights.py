@@ -8,6 +8,9 @@ such a model as a weight-stripped engine, refittable from the original model; ``
 weight-reconstruct`` (or Polygraphy's) fills the weights back in.
 """
 
+from collections.abc import Iterator
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.core.func import funcify
 from poly.core.optional_import import lazy_import
@@ -46,28 +49,28 @@ STRIPPED_INPUTS = {"QuantizeLinear": (0,), "Slice": (0,)}
 QUANTIZE_INPUT_COUNTS = (2, 3)
 
 
-def is_weightless(tensor):
+def is_weightless(tensor: Any) -> bool:
     """Whether an initializer (``onnx.TensorProto``) is marked as stripped."""
     return WEIGHTLESS_MARKER in tensor.doc_string
 
 
-def weightless_doc_string(sparse):
+def weightless_doc_string(sparse: Any) -> str:
     """The doc string of a stripped initializer."""
     return "/".join([WEIGHTLESS_MARKER, SPARSE_MARKER if sparse else ""])
 
 
-def _is_plugin(node):
+def _is_plugin(node: Any) -> bool:
     return not onnx.defs.has(node.op_type)
 
 
-def _producer(producers, name, op, input_counts):
+def _producer(producers: Any, name: Any, op: Any, input_counts: Any) -> Any:
     node = producers.get(name)
     if node is not None and node.op_type == op and len(node.input) in input_counts:
         return node
     return None
 
 
-def _feeding_nodes(graph):
+def _feeding_nodes(graph: Any) -> Iterator[Any]:
     """Yields each node whose inputs are candidates for stripping (once per pattern match)."""
     producers = {name: node for node in graph.node for name in node.output}
     for node in graph.node:
@@ -92,7 +95,7 @@ def _feeding_nodes(graph):
             yield node
 
 
-def strippable_initializers(model, exclude=()):
+def strippable_initializers(model: Any, exclude: Any = ()) -> tuple[Any, ...]:
     """
     The names of the initializers ``StripWeights`` strips, and the names of ``exclude`` that
     were not found among the candidates.
@@ -142,7 +145,7 @@ class StripWeights(BaseLoadOnnxCopy):
     and marks them, and the model, as weightless.
     """
 
-    def __init__(self, model, exclude=None, copy=None):
+    def __init__(self, model: Any, exclude: Any = None, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -153,7 +156,7 @@ class StripWeights(BaseLoadOnnxCopy):
         super().__init__(model, copy)
         self.exclude = set(exclude or ())
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The weightless model.

@@ -5,6 +5,8 @@ types NumPy has as raw little-endian bytes, other types (float8, 4-bit) through 
 conversion.
 """
 
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER
@@ -25,18 +27,18 @@ _NUMPY_TYPES = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "
 """ONNX data types whose raw data is the little-endian bytes of a NumPy array of this type."""
 
 
-def type_name(data_type):
+def type_name(data_type: Any) -> Any:
     """The name of an ONNX data type (``1`` -> ``"FLOAT"``)."""
     return onnx.TensorProto.DataType.Name(data_type)
 
 
-def clear_data(tensor):
+def clear_data(tensor: Any) -> None:
     """Removes the values of ``tensor``, keeping its name, data type, dimensions and doc string."""
     for field in TENSOR_DATA_FIELDS:
         tensor.ClearField(field)
 
 
-def copy_data(src, dst):
+def copy_data(src: Any, dst: Any) -> None:
     """Replaces the values of ``dst`` with those of ``src`` (tensors of one type and shape)."""
     clear_data(dst)
     dst.raw_data = src.raw_data
@@ -44,7 +46,7 @@ def copy_data(src, dst):
         getattr(dst, field).extend(getattr(src, field))
 
 
-def read_values(tensor):
+def read_values(tensor: Any) -> Any:
     """The values of ``tensor`` as a NumPy array of its shape (bfloat16 as float32)."""
     if tensor.data_type == onnx.TensorProto.BFLOAT16:
         if tensor.raw_data:
@@ -55,7 +57,7 @@ def read_values(tensor):
     return numpy_helper.to_array(tensor)
 
 
-def write_values(tensor, values):
+def write_values(tensor: Any, values: Any) -> None:
     """Stores ``values`` (numbers of the tensor's shape) in ``tensor`` as its own data type, in place."""
     name = type_name(tensor.data_type)
     if name == "BFLOAT16":

@@ -5,6 +5,8 @@ the size of an operator's output (the ``limit`` of a Range, the ``repeats`` of a
 values that need one.
 """
 
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER
@@ -21,7 +23,7 @@ SIZE_INPUTS = {"Range": 1, "Pad": 1, "Resize": 3, "Tile": 1, "Expand": 1}
 """Operator -> index of the input whose runtime value decides the size of the output."""
 
 
-def _constant_names(graph):
+def _constant_names(graph: Any) -> Any:
     names = {name for name, tensor in graph.tensors().items() if isinstance(tensor, gs.Constant)}
     for node in graph.nodes:
         if node.op == "Constant":
@@ -29,7 +31,7 @@ def _constant_names(graph):
     return names
 
 
-def unbounded_dds_tensors(graph):
+def unbounded_dds_tensors(graph: Any) -> list[Any]:
     """
     The tensors whose runtime values decide the size of an output that has no upper bound:
     the size input (``SIZE_INPUTS``) of a node whose output introduces a new symbolic dimension
@@ -45,7 +47,7 @@ def unbounded_dds_tensors(graph):
     graph.toposort()
     known_dims = {dim for tensor in graph.inputs for dim in (tensor.shape or []) if isinstance(dim, str)}
     constants = _constant_names(graph)
-    found = {}
+    found: dict[Any, Any] = {}
     for node in graph.nodes:
         introduces = False
         for out in node.outputs:
@@ -66,7 +68,7 @@ def unbounded_dds_tensors(graph):
     return list(found.values())
 
 
-def _bound_for(upper_bounds, name):
+def _bound_for(upper_bounds: Any, name: Any) -> Any:
     if isinstance(upper_bounds, dict):
         return upper_bounds.get(name, upper_bounds.get(""))
     return upper_bounds
@@ -79,7 +81,7 @@ class SetUpperBound(BaseLoadOnnxCopy):
     inference first so that only the truly data-dependent ones are found.
     """
 
-    def __init__(self, model, upper_bounds, copy=None):
+    def __init__(self, model: Any, upper_bounds: Any, copy: Any = None) -> None:
         """
         Args:
             model (Union[onnx.ModelProto, Callable() -> onnx.ModelProto]):
@@ -93,7 +95,7 @@ class SetUpperBound(BaseLoadOnnxCopy):
         super().__init__(model, copy)
         self.upper_bounds = upper_bounds
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The model with ``Min`` nodes inserted.

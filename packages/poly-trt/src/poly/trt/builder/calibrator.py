@@ -6,6 +6,7 @@ algorithm (full TensorRT only: TensorRT-RTX has no INT8 calibration).
 """
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class CalibratorCore:
     DEFAULT_REGRESSION_CUTOFF = 0.5
     """The regression cutoff ``IInt8LegacyCalibrator`` is given when none is chosen."""
 
-    def __init__(self, data_loader, cache=None, batch_size=None, quantile=None, regression_cutoff=None):
+    def __init__(self, data_loader: Any, cache: Any = None, batch_size: Any = None, quantile: Any = None, regression_cutoff: Any = None) -> None:
         super().__init__()
         self.data_loader = data_loader
         self.quantile = self.DEFAULT_QUANTILE if quantile is None else float(quantile)
@@ -41,21 +42,21 @@ class CalibratorCore:
                                   else float(regression_cutoff))
         self._cache = cache
         self.batch_size = int(batch_size) if batch_size else None
-        self._iterator = None
-        self._buffers = {}
+        self._iterator: Any = None
+        self._buffers: dict[Any, Any] = {}
         self.batches_fed = 0
         """How many batches ``get_batch`` has handed out since the last ``reset``."""
 
-    def reset(self):
+    def reset(self) -> None:
         """Starts again from the first batch of the data loader."""
         self._iterator = None
         self.batches_fed = 0
 
-    def get_batch_size(self):
+    def get_batch_size(self) -> Any:
         """The batch size TensorRT is told (1 for explicit-batch networks, where shapes carry it)."""
         return self.batch_size or 1
 
-    def get_batch(self, names):
+    def get_batch(self, names: Any) -> Any:
         """
         Copies the next feed dict's arrays to device memory and returns their addresses in the
         order of ``names``; None once the data loader is exhausted.
@@ -79,7 +80,7 @@ class CalibratorCore:
                 ptr = value
             else:
                 view = device_view(name, value)
-                ptr = view.ptr if view is not None else None
+                ptr = view.ptr if view is not None else None  # type: ignore[assignment]
                 if view is not None and view.stream is not None:
                     # TensorRT reads the batch on its own stream once get_batch returns: the
                     # producer's pending writes must be done by then.
@@ -99,7 +100,7 @@ class CalibratorCore:
         G_LOGGER.extra_verbose(lambda: f"Calibration batch {self.batches_fed}: {list(names)}")
         return pointers
 
-    def read_calibration_cache(self):
+    def read_calibration_cache(self) -> Any:
         """The cache's bytes, or None when there is none yet (TensorRT then calibrates)."""
         cache = self._cache
         if cache is None:
@@ -119,7 +120,7 @@ class CalibratorCore:
         G_LOGGER.info(f"Using calibration cache: {path} ({len(data)} bytes); calibration is skipped")
         return data
 
-    def write_calibration_cache(self, cache):
+    def write_calibration_cache(self, cache: Any) -> None:
         """Saves the cache TensorRT produced (atomically for a path)."""
         if self._cache is None:
             return
@@ -134,33 +135,33 @@ class CalibratorCore:
 
     # IInt8LegacyCalibrator's questions (the other algorithms never ask them).
 
-    def get_quantile(self):
+    def get_quantile(self) -> Any:
         """The quantile of the legacy calibration algorithm."""
         return self.quantile
 
-    def get_regression_cutoff(self):
+    def get_regression_cutoff(self) -> Any:
         """The regression cutoff of the legacy calibration algorithm."""
         return self.regression_cutoff
 
-    def read_histogram_cache(self, length):
+    def read_histogram_cache(self, length: Any) -> None:
         """No histogram cache is kept: TensorRT computes the histograms."""
         return None
 
-    def write_histogram_cache(self, ptr, length):
+    def write_histogram_cache(self, ptr: Any, length: Any) -> None:
         """No histogram cache is kept."""
         return None
 
-    def free(self):
+    def free(self) -> None:
         """Releases the device buffers."""
         for buffer in self._buffers.values():
             buffer.free()
         self._buffers.clear()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(cache={self._cache!r}, batches_fed={self.batches_fed})"
 
 
-def fill_calibration_metadata(calibrator, network, profile=None):
+def fill_calibration_metadata(calibrator: Any, network: Any, profile: Any = None) -> Any:
     """
     Gives a synthetic data loader (one with ``input_metadata`` still None, such as
     ``poly.compare.DataLoader``) the network's inputs to generate: names, dtypes and shapes,
@@ -183,8 +184,8 @@ def fill_calibration_metadata(calibrator, network, profile=None):
     return meta
 
 
-def Calibrator(data_loader, cache=None, BaseClass=None, batch_size=None, quantile=None,  # noqa: N802 (Polygraphy's name)
-               regression_cutoff=None, algo=None):
+def Calibrator(data_loader: Any, cache: Any = None, BaseClass: Any = None, batch_size: Any = None, quantile: Any = None,  # noqa: N802 (Polygraphy's name)
+               regression_cutoff: Any = None, algo: Any = None) -> Any:
     """
     Creates an INT8 calibrator.
 

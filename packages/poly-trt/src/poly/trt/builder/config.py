@@ -5,6 +5,8 @@ quantization flags and the other builder options), checked against what the inst
 flavour offers.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify
 from poly.trt.builder.calibrator import fill_calibration_metadata
@@ -42,7 +44,7 @@ _RTX_HINT = (
 )
 
 
-def enum_member(enum, value, what):
+def enum_member(enum: Any, value: Any, what: Any) -> Any:
     """``value`` if it is already a member of ``enum``, else the member named ``value`` (any case)."""
     if not isinstance(value, str):
         return value
@@ -54,7 +56,7 @@ def enum_member(enum, value, what):
     return member
 
 
-def network_is_dynamic(network):
+def network_is_dynamic(network: Any) -> bool:
     """Whether any network input has a dynamic dimension or is a shape tensor."""
     for i in range(network.num_inputs):
         tensor = network.get_input(i)
@@ -68,31 +70,31 @@ class CreateConfig(BaseLoader):
 
     def __init__(
         self,
-        tf32=None,
-        fp16=None,
-        int8=None,
-        fp8=None,
-        bf16=None,
-        profiles=None,
-        calibrator=None,
-        precision_constraints=None,
-        load_timing_cache=None,
-        memory_pool_limits=None,
-        builder_optimization_level=None,
-        profiling_verbosity=None,
-        tactic_sources=None,
-        hardware_compatibility_level=None,
-        max_aux_streams=None,
-        runtime_platform=None,
-        tiling_optimization_level=None,
-        compute_capabilities=None,
-        engine_capability=None,
-        preview_features=None,
-        algorithm_selector=None,
-        use_dla=None,
-        quantization_flags=None,
-        **flags,
-    ):
+        tf32: Any = None,
+        fp16: Any = None,
+        int8: Any = None,
+        fp8: Any = None,
+        bf16: Any = None,
+        profiles: Any = None,
+        calibrator: Any = None,
+        precision_constraints: Any = None,
+        load_timing_cache: Any = None,
+        memory_pool_limits: Any = None,
+        builder_optimization_level: Any = None,
+        profiling_verbosity: Any = None,
+        tactic_sources: Any = None,
+        hardware_compatibility_level: Any = None,
+        max_aux_streams: Any = None,
+        runtime_platform: Any = None,
+        tiling_optimization_level: Any = None,
+        compute_capabilities: Any = None,
+        engine_capability: Any = None,
+        preview_features: Any = None,
+        algorithm_selector: Any = None,
+        use_dla: Any = None,
+        quantization_flags: Any = None,
+        **flags: Any,
+    ) -> None:
         """
         Args:
             tf32, fp16, int8, fp8, bf16 (bool): Enable those precisions (full TensorRT; RTX has TF32 only).
@@ -158,13 +160,13 @@ class CreateConfig(BaseLoader):
         self.use_dla = bool(use_dla)
         self.quantization_flags = None if quantization_flags is None else list(quantization_flags)
 
-    def _set_flag(self, config, name, option):
+    def _set_flag(self, config: Any, name: Any, option: Any) -> None:
         flag = getattr(trt.BuilderFlag, name, None)
         if flag is None:
             G_LOGGER.critical(f"{option} is not available in {flavour()}{_RTX_HINT if is_rtx() else ''}")
         config.set_flag(flag)
 
-    def _set_dla_and_quantization(self, config):
+    def _set_dla_and_quantization(self, config: Any) -> None:
         if self.use_dla:
             if is_rtx() or not hasattr(trt, "DeviceType"):
                 G_LOGGER.critical(f"use_dla (DLA) is not available in {flavour()}; it needs full TensorRT")
@@ -182,7 +184,7 @@ class CreateConfig(BaseLoader):
                 else:
                     config.clear_quantization_flag(member)
 
-    def _set_enum(self, config, attribute, value, enum_name):
+    def _set_enum(self, config: Any, attribute: Any, value: Any, enum_name: Any) -> None:
         if value is None:
             return
         enum = getattr(trt, enum_name, None)
@@ -190,7 +192,7 @@ class CreateConfig(BaseLoader):
             G_LOGGER.critical(f"{attribute} is not available in {flavour()}")
         setattr(config, attribute, enum_member(enum, value, attribute.replace("_", " ")))
 
-    def call_impl(self, builder, network):
+    def call_impl(self, builder: Any, network: Any) -> Any:
         """
         Args:
             builder (trt.Builder): The builder.

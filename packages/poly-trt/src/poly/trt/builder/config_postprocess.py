@@ -1,5 +1,7 @@
 """``PostprocessConfig``: runs a callable on a builder configuration after it is created."""
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify, invoke_if_callable
 
@@ -12,7 +14,7 @@ class PostprocessConfig(BaseLoader):
     with the builder and network) and calls ``func(builder, network, config)``, which modifies it.
     """
 
-    def __init__(self, config, func):
+    def __init__(self, config: Any, func: Any) -> None:
         """
         Args:
             config (Union[trt.IBuilderConfig, Callable(builder, network) -> trt.IBuilderConfig]):
@@ -26,7 +28,7 @@ class PostprocessConfig(BaseLoader):
         self._config = config
         self.func = func
 
-    def call_impl(self, builder, network):
+    def call_impl(self, builder: Any, network: Any) -> Any:
         """
         Args:
             builder (trt.Builder): The builder.

@@ -1,6 +1,8 @@
 """``CreateConfigRTX``: ``CreateConfig`` with TensorRT-RTX's build targets given Polygraphy's way
 (``use_gpu``, or compute capabilities as ``(major, minor)`` tuples)."""
 
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.core.func import funcify
 from poly.trt.builder.config import CreateConfig
@@ -12,7 +14,7 @@ __all__ = ["CreateConfigRTX", "create_config_rtx"]
 class CreateConfigRTX(CreateConfig):
     """A builder configuration for TensorRT-RTX: ``CreateConfig``'s options plus build targets."""
 
-    def __init__(self, use_gpu=None, compute_capabilities=None, **kwargs):
+    def __init__(self, use_gpu: Any = None, compute_capabilities: Any = None, **kwargs: Any) -> None:
         """
         Args:
             use_gpu (bool): Build for the GPU of this machine (``ComputeCapability.CURRENT``).
@@ -28,7 +30,7 @@ class CreateConfigRTX(CreateConfig):
         targets = ["CURRENT"] if self.use_gpu else [_capability_name(cc) for cc in compute_capabilities or []]
         super().__init__(compute_capabilities=targets or None, **kwargs)
 
-    def call_impl(self, builder, network):
+    def call_impl(self, builder: Any, network: Any) -> Any:
         """
         Returns:
             trt.IBuilderConfig: The configuration.
@@ -46,7 +48,7 @@ class CreateConfigRTX(CreateConfig):
         return super().call_impl(builder, network)
 
 
-def _capability_name(cc):
+def _capability_name(cc: Any) -> Any:
     if isinstance(cc, (tuple, list)) and len(cc) == 2:
         return f"SM{int(cc[0])}{int(cc[1])}"
     return cc

@@ -5,6 +5,8 @@ turned into a ``trt.IOptimizationProfile`` by ``to_trt``.
 """
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER
 
@@ -17,25 +19,25 @@ DEFAULT_SHAPE_VALUE = 1
 class ShapeTuple:
     """The min, opt and max shapes (or, for shape-tensor inputs, values) of one input."""
 
-    def __init__(self, min, opt, max):
+    def __init__(self, min: Any, opt: Any, max: Any) -> None:
         self.min = tuple(int(d) for d in min)
         self.opt = tuple(int(d) for d in opt)
         self.max = tuple(int(d) for d in max)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         yield from (self.min, self.opt, self.max)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, ShapeTuple) and tuple(self) == tuple(other)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ShapeTuple(min={list(self.min)}, opt={list(self.opt)}, max={list(self.max)})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"(min={list(self.min)}, opt={list(self.opt)}, max={list(self.max)})"
 
 
-def shape_tuple_problem(name, min, opt, max):
+def shape_tuple_problem(name: Any, min: Any, opt: Any, max: Any) -> str | None:
     """What is wrong with a min/opt/max triple (one line naming the input), or None."""
     shapes = {"min": tuple(min), "opt": tuple(opt), "max": tuple(max)}
     given = f"min={list(shapes['min'])}, opt={list(shapes['opt'])}, max={list(shapes['max'])}"
@@ -52,21 +54,21 @@ def shape_tuple_problem(name, min, opt, max):
     return None
 
 
-def check_shape_tuple(name, min, opt, max):
+def check_shape_tuple(name: Any, min: Any, opt: Any, max: Any) -> None:
     """Raises (one line naming the input) unless min <= opt <= max dimension by dimension."""
     problem = shape_tuple_problem(name, min, opt, max)
     if problem:
         G_LOGGER.critical(problem)
 
 
-def _network_inputs(network):
+def _network_inputs(network: Any) -> list[Any]:
     return [network.get_input(i) for i in range(network.num_inputs)]
 
 
 class Profile(OrderedDict):
     """An optimization profile: input name -> ``ShapeTuple``."""
 
-    def add(self, name, min, opt, max):
+    def add(self, name: Any, min: Any, opt: Any, max: Any) -> Any:
         """
         Sets the shapes of one input (checked: same rank, min <= opt <= max) and returns the
         profile, so calls chain.
@@ -79,13 +81,13 @@ class Profile(OrderedDict):
         self[name] = ShapeTuple(min, opt, max)
         return self
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
         """The ``ShapeTuple`` of an input; a clear error for an input the profile does not name."""
         if key not in self:
             G_LOGGER.critical(f"Profile has no shapes for input '{key}'; it has: {list(self.keys())}")
         return super().__getitem__(key)
 
-    def fill_defaults(self, network, default_shape_value=None):
+    def fill_defaults(self, network: Any, default_shape_value: Any = None) -> Any:
         """
         Adds the inputs of ``network`` the profile does not name: a static input gets its own
         shape, each dynamic dimension ``default_shape_value`` (default 1). Shape-tensor inputs
@@ -109,7 +111,7 @@ class Profile(OrderedDict):
             super().__setitem__(tensor.name, ShapeTuple(shape, shape, shape))
         return self
 
-    def to_trt(self, builder, network):
+    def to_trt(self, builder: Any, network: Any) -> Any:
         """
         Creates a ``trt.IOptimizationProfile`` from this profile, first filling in defaults
         for inputs it does not name. Names and ranks are checked against the network.
@@ -140,8 +142,8 @@ class Profile(OrderedDict):
             profile.set_shape(name, *shapes)
         return profile
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Profile(" + ", ".join(f"{name!r}: {shapes!r}" for name, shapes in self.items()) + ")"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "{" + ", ".join(f"{name} {shapes}" for name, shapes in self.items()) + "}"

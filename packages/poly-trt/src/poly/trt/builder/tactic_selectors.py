@@ -5,6 +5,7 @@ and asking for it there is one clear error.
 """
 
 import os
+from typing import Any
 
 from poly.core import G_LOGGER
 from poly.trt.builder.tactics import Algorithm, TacticReplayData
@@ -13,7 +14,7 @@ from poly.trt.tensorrt_module import flavour, trt
 __all__ = ["TacticRecorder", "TacticReplayer", "algorithm_from_trt"]
 
 
-def _base():
+def _base() -> Any:
     base = getattr(trt, "IAlgorithmSelector", None)
     if base is None:
         G_LOGGER.critical(
@@ -23,10 +24,10 @@ def _base():
     return base
 
 
-def algorithm_from_trt(algorithm, context):
+def algorithm_from_trt(algorithm: Any, context: Any) -> Any:
     """An ``Algorithm`` from TensorRT's ``IAlgorithm`` chosen for a layer (``IAlgorithmContext``)."""
 
-    def io(index):
+    def io(index: Any) -> tuple[Any, ...]:
         info = algorithm.get_algorithm_io_info(index)
         return (
             str(info.dtype),
@@ -43,7 +44,7 @@ def algorithm_from_trt(algorithm, context):
     )
 
 
-def TacticRecorder(record=None):  # noqa: N802 (Polygraphy's name)
+def TacticRecorder(record: Any = None) -> Any:  # noqa: N802 (Polygraphy's name)
     """
     An algorithm selector that keeps TensorRT's choices and records them.
 
@@ -52,16 +53,16 @@ def TacticRecorder(record=None):  # noqa: N802 (Polygraphy's name)
     """
     base = _base()
 
-    class _Recorder(base):
-        def __init__(self):
+    class _Recorder(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
             base.__init__(self)
             self.path = os.fspath(record) if record is not None else None
             self.data = TacticReplayData()
 
-        def select_algorithms(self, context, choices):
+        def select_algorithms(self, context: Any, choices: Any) -> list[Any]:
             return list(range(len(choices)))
 
-        def report_algorithms(self, contexts, choices):
+        def report_algorithms(self, contexts: Any, choices: Any) -> None:
             for context, choice in zip(contexts, choices, strict=True):
                 self.data.add(context.name, algorithm_from_trt(choice, context))
             if self.path:
@@ -71,7 +72,7 @@ def TacticRecorder(record=None):  # noqa: N802 (Polygraphy's name)
     return _Recorder()
 
 
-def TacticReplayer(replay):  # noqa: N802 (Polygraphy's name)
+def TacticReplayer(replay: Any) -> Any:  # noqa: N802 (Polygraphy's name)
     """
     An algorithm selector that makes TensorRT pick the recorded tactic for each layer.
 
@@ -81,12 +82,12 @@ def TacticReplayer(replay):  # noqa: N802 (Polygraphy's name)
     base = _base()
     data = replay if isinstance(replay, TacticReplayData) else TacticReplayData.load(replay)
 
-    class _Replayer(base):
-        def __init__(self):
+    class _Replayer(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
             base.__init__(self)
             self.data = data
 
-        def select_algorithms(self, context, choices):
+        def select_algorithms(self, context: Any, choices: Any) -> list[Any]:
             wanted = self.data.get(context.name)
             if wanted is None:
                 return list(range(len(choices)))
@@ -97,7 +98,7 @@ def TacticReplayer(replay):  # noqa: N802 (Polygraphy's name)
                 f"Layer {context.name}: the recorded tactic {wanted} is not among TensorRT's {len(choices)} choices"
             )
 
-        def report_algorithms(self, contexts, choices):
+        def report_algorithms(self, contexts: Any, choices: Any) -> None:
             for context, choice in zip(contexts, choices, strict=True):
                 wanted = self.data.get(context.name)
                 chosen = algorithm_from_trt(choice, context)

@@ -8,7 +8,7 @@ replays for ``poly inspect diff-tactics``: the tactics only ever seen in failing
 import json
 import os
 from collections import OrderedDict
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from poly.core import G_LOGGER, PolyException, atomic_write_text
 
@@ -26,12 +26,12 @@ class TacticFileError(PolyException):
     """A tactic replay or timing cache file could not be read."""
 
 
-def _expect(condition, what):
+def _expect(condition: Any, what: Any) -> None:
     if not condition:
         raise ValueError(what)
 
 
-def _is_int(value):
+def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -50,21 +50,21 @@ class TensorInfo(_TensorInfoFields):
     components = info``.
     """
 
-    def __new__(cls, dtype, strides, vectorized_dim=None, components_per_element=None):
+    def __new__(cls, dtype: Any, strides: Any, vectorized_dim: Any = None, components_per_element: Any = None) -> Any:
         return super().__new__(cls, str(dtype), tuple(strides), vectorized_dim, components_per_element)
 
     @staticmethod
-    def from_trt(io_info):
+    def from_trt(io_info: Any) -> Any:
         """The ``TensorInfo`` of a TensorRT ``IAlgorithmIOInfo`` (vectorized_dim and
         components_per_element are None where TensorRT lacks them)."""
         return TensorInfo(io_info.dtype, tuple(io_info.strides), getattr(io_info, "vectorized_dim", None),
                           getattr(io_info, "components_per_element", None))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"TensorInfo({self.dtype}, {self.strides}, {self.vectorized_dim}, {self.components_per_element})"
 
 
-def _tensor_info(dct, where):
+def _tensor_info(dct: Any, where: Any) -> Any:
     _expect(isinstance(dct, dict), f"{where} is a {type(dct).__name__}, not an object")
     strides = dct.get("strides") or ()
     _expect(isinstance(strides, list) and all(_is_int(s) for s in strides), f"the strides of {where} are not integers")
@@ -74,7 +74,7 @@ def _tensor_info(dct, where):
     return TensorInfo(dct.get("dtype"), strides, dct.get("vectorized_dim"), dct.get("components_per_element"))
 
 
-def _tensor_infos(dct, key, layer):
+def _tensor_infos(dct: Any, key: Any, layer: Any) -> list[Any]:
     infos = dct.get(key, [])
     _expect(isinstance(infos, list), f"'{key}' of layer {layer!r} is a {type(infos).__name__}, not a list")
     return [_tensor_info(info, f"{key[:-1]} {index} of layer {layer!r}") for index, info in enumerate(infos)]
@@ -83,7 +83,7 @@ def _tensor_infos(dct, key, layer):
 class Algorithm:
     """The tactic chosen for one layer: implementation, tactic and the formats of its I/O."""
 
-    def __init__(self, implementation, tactic, inputs=(), outputs=(), time_ms=None):
+    def __init__(self, implementation: Any, tactic: Any, inputs: Any = (), outputs: Any = (), time_ms: Any = None) -> None:
         self.implementation = implementation
         self.tactic = tactic
         self.inputs = tuple(TensorInfo(*info) for info in inputs)
@@ -92,7 +92,7 @@ class Algorithm:
         """The time a timing cache recorded for the tactic (None for replay files)."""
 
     @staticmethod
-    def from_json_dict(dct, layer="?"):
+    def from_json_dict(dct: Any, layer: str = "?") -> Any:
         """
         The algorithm of a replay file's entry for ``layer``.
 
@@ -111,8 +111,8 @@ class Algorithm:
             _tensor_infos(dct, "outputs", layer),
         )
 
-    def to_json_dict(self):
-        def io(info):
+    def to_json_dict(self) -> dict[Any, Any]:
+        def io(info: Any) -> dict[Any, Any]:
             dtype, strides, vectorized_dim, components = info
             return {
                 "polygraphy_class": "TensorInfo",
@@ -130,17 +130,17 @@ class Algorithm:
             "outputs": [io(o) for o in self.outputs],
         }
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self.implementation, self.tactic, self.inputs, self.outputs)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Algorithm) and self._key() == other._key()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
-    def __str__(self):
-        def fmt(infos):
+    def __str__(self) -> str:
+        def fmt(infos: Any) -> Any:
             return "[" + ", ".join(f"{d.split('.')[-1]}{list(s)}" for d, s, _, _ in infos) + "]"
 
         text = f"(Implementation: {self.implementation}, Tactic: {self.tactic})"
@@ -156,35 +156,35 @@ class Algorithm:
 class TacticReplayData(OrderedDict):
     """Layer name -> ``Algorithm``, in Polygraphy's tactic replay JSON format."""
 
-    def add(self, name, algorithm):
+    def add(self, name: Any, algorithm: Any) -> Any:
         self[name] = algorithm
         return self
 
     @staticmethod
-    def from_json_dict(dct):
+    def from_json_dict(dct: Any) -> Any:
         replay = dct.get("replay") if isinstance(dct, dict) else None
         if not isinstance(replay, dict):
             raise ValueError("no 'replay' mapping")
         return TacticReplayData((name, Algorithm.from_json_dict(algo, name)) for name, algo in replay.items())
 
-    def to_json_dict(self):
+    def to_json_dict(self) -> dict[Any, Any]:
         return {
             "replay": {name: algo.to_json_dict() for name, algo in self.items()},
             "polygraphy_class": "TacticReplayData",
         }
 
-    def save(self, path):
+    def save(self, path: Any) -> None:
         atomic_write_text(os.fspath(path), json.dumps(self.to_json_dict(), indent=4))
 
     @staticmethod
-    def load(path):
+    def load(path: Any) -> Any:
         return _load_replay(os.fspath(path))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "\n".join(f"Layer: {name}\n    Algorithm: {algo}" for name, algo in self.items())
 
 
-def _load_replay(path):
+def _load_replay(path: Any) -> Any:
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -205,7 +205,7 @@ def _load_replay(path):
         raise TacticFileError(f"'{path}' is not a tactic replay file: {err}") from None
 
 
-def _load_timing_cache(path):
+def _load_timing_cache(path: Any) -> Any:
     from poly.trt.builder.timing_cache import quiet_timing_cache_api
     from poly.trt.tensorrt_module import trt
     from poly.trt.trt_logger import get_trt_logger
@@ -228,7 +228,7 @@ def _load_timing_cache(path):
     return records
 
 
-def load_tactic_records(path):
+def load_tactic_records(path: Any) -> Any:
     """
     Reads a tactic replay JSON file or a timing cache into a ``TacticReplayData``.
 
@@ -249,7 +249,7 @@ def load_tactic_records(path):
     return _load_timing_cache(path)
 
 
-def _replay_files(source):
+def _replay_files(source: Any) -> Any:
     source = os.fspath(source)
     if os.path.isdir(source):
         files = sorted(os.path.join(source, name) for name in os.listdir(source) if not name.startswith("."))
@@ -260,7 +260,7 @@ def _replay_files(source):
     return [source]
 
 
-def diff_tactics(good, bad):
+def diff_tactics(good: Any, bad: Any) -> Any:
     """
     Finds tactics that may cause failures: for each layer, those used in some bad replay and in
     no good replay.
@@ -272,8 +272,8 @@ def diff_tactics(good, bad):
         Dict[str, List[Algorithm]]: Layer name -> suspicious algorithms (layers with none left out).
     """
 
-    def collect(sources):
-        table = {}
+    def collect(sources: Any) -> tuple[Any, ...]:
+        table: dict[Any, Any] = {}
         files = [
             f
             for s in ([sources] if isinstance(sources, (str, os.PathLike)) else sources)

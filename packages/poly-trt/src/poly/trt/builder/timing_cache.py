@@ -7,6 +7,8 @@ but its timing-cache operations are no-ops; its deprecation warnings are silence
 import contextlib
 import os
 import warnings
+from collections.abc import Iterator
+from typing import Any
 
 from poly.core import G_LOGGER, atomic_write_bytes
 
@@ -14,14 +16,14 @@ __all__ = ["load_timing_cache", "save_timing_cache", "read_cache_bytes", "quiet_
 
 
 @contextlib.contextmanager
-def quiet_timing_cache_api():
+def quiet_timing_cache_api() -> Iterator[Any]:
     """Silences TensorRT-RTX's "timing cache operations are no-ops" deprecation warnings."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         yield
 
 
-def read_cache_bytes(source, what="timing cache"):
+def read_cache_bytes(source: Any, what: str = "timing cache") -> Any:
     """Bytes of a cache given as a path, bytes or a readable file object (missing path: empty)."""
     if source is None:
         return b""
@@ -39,7 +41,7 @@ def read_cache_bytes(source, what="timing cache"):
     return data
 
 
-def load_timing_cache(config, source):
+def load_timing_cache(config: Any, source: Any) -> Any:
     """Creates a timing cache from ``source`` (path, bytes or file) and sets it on ``config``."""
     data = read_cache_bytes(source)
     with quiet_timing_cache_api():
@@ -50,7 +52,7 @@ def load_timing_cache(config, source):
     return cache
 
 
-def save_timing_cache(config, dest):
+def save_timing_cache(config: Any, dest: Any) -> None:
     """
     Writes ``config``'s timing cache to ``dest`` (a path or a writable file object), combined
     with the cache already there; paths are written atomically.

@@ -6,6 +6,7 @@ Building, loading and saving engines: ``EngineBytesFromNetwork`` (build a serial
 
 import os
 import time
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, PolyException, atomic_write_bytes, load_file
 from poly.core.func import funcify, invoke_if_callable
@@ -55,7 +56,7 @@ class NoCudaDeviceError(EngineLoadError):
 class EngineBytesFromNetwork(BaseLoader):
     """Functor that builds a serialized engine (``trt.IHostMemory``) from a network."""
 
-    def __init__(self, network, config=None, save_timing_cache=None):
+    def __init__(self, network: Any, config: Any = None, save_timing_cache: Any = None) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -68,7 +69,7 @@ class EngineBytesFromNetwork(BaseLoader):
         self._config = config
         self.save_timing_cache = save_timing_cache
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.IHostMemory: The serialized engine.
@@ -94,12 +95,12 @@ class EngineBytesFromNetwork(BaseLoader):
         return serialized
 
 
-def _runtime(runtime):
+def _runtime(runtime: Any) -> Any:
     runtime = invoke_if_callable(runtime)  # a runtime, or a loader of one such as LoadRuntime
     return runtime if runtime is not None else trt.Runtime(get_trt_logger())
 
 
-def _deserialize(data, runtime, source):
+def _deserialize(data: Any, runtime: Any, source: Any) -> Any:
     from poly.core.cuda import cuda_available
 
     if not cuda_available():
@@ -122,7 +123,7 @@ def _deserialize(data, runtime, source):
 class EngineFromBytes(BaseLoader):
     """Functor that deserializes an engine from bytes."""
 
-    def __init__(self, serialized_engine, runtime=None):
+    def __init__(self, serialized_engine: Any, runtime: Any = None) -> None:
         """
         Args:
             serialized_engine (Union[bytes, trt.IHostMemory, Callable() -> either]): The engine.
@@ -132,7 +133,7 @@ class EngineFromBytes(BaseLoader):
         self._serialized_engine = serialized_engine
         self.runtime = runtime
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.ICudaEngine
@@ -143,7 +144,7 @@ class EngineFromBytes(BaseLoader):
 class EngineFromPath(BaseLoader):
     """Functor that reads and deserializes an engine file."""
 
-    def __init__(self, path, runtime=None):
+    def __init__(self, path: Any, runtime: Any = None) -> None:
         """
         Args:
             path (Union[str, os.PathLike]): The engine file.
@@ -152,7 +153,7 @@ class EngineFromPath(BaseLoader):
         self.path = path
         self.runtime = runtime
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.ICudaEngine
@@ -167,7 +168,7 @@ class EngineFromPath(BaseLoader):
 class EngineFromNetwork(BaseLoader):
     """Functor that builds an engine from a network and deserializes it."""
 
-    def __init__(self, network, config=None, save_timing_cache=None, runtime=None):
+    def __init__(self, network: Any, config: Any = None, save_timing_cache: Any = None, runtime: Any = None) -> None:
         """
         Args:
             network, config, save_timing_cache: As for ``EngineBytesFromNetwork``.
@@ -176,7 +177,7 @@ class EngineFromNetwork(BaseLoader):
         self._build = EngineBytesFromNetwork(network, config, save_timing_cache)
         self.runtime = runtime
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.ICudaEngine
@@ -187,14 +188,14 @@ class EngineFromNetwork(BaseLoader):
 class BufferFromEngine(BaseLoader):
     """Functor that serializes an engine into TensorRT's own buffer (no copy into ``bytes``)."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: Any) -> None:
         """
         Args:
             engine (Union[trt.ICudaEngine, Callable() -> trt.ICudaEngine]): The engine.
         """
         self._engine = engine
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.IHostMemory: The serialized engine (supports the buffer protocol).
@@ -205,7 +206,7 @@ class BufferFromEngine(BaseLoader):
 class BytesFromEngine(BufferFromEngine):
     """Functor that serializes an engine into ``bytes``."""
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             bytes
@@ -219,14 +220,14 @@ class LoadRuntime(BaseLoader):
     run version-compatible engines built without the lean runtime.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: Any) -> None:
         """
         Args:
             path (Union[str, os.PathLike]): The runtime library.
         """
         self.path = path
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             trt.IRuntime: The loaded runtime.
@@ -241,7 +242,7 @@ class LoadRuntime(BaseLoader):
         return runtime
 
 
-def _engine_bytes(engine):
+def _engine_bytes(engine: Any) -> Any:
     if isinstance(engine, (bytes, bytearray, memoryview)):
         return bytes(engine)
     if hasattr(engine, "serialize"):  # trt.ICudaEngine
@@ -252,7 +253,7 @@ def _engine_bytes(engine):
 class SaveEngine(BaseLoader):
     """Functor that saves an engine (or serialized engine) to a file, atomically."""
 
-    def __init__(self, engine, path):
+    def __init__(self, engine: Any, path: Any) -> None:
         """
         Args:
             engine (Union[trt.ICudaEngine, trt.IHostMemory, bytes, Callable() -> any of these]):
@@ -262,7 +263,7 @@ class SaveEngine(BaseLoader):
         self._engine = engine
         self.path = path
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             The engine, as given (resolved if it was a loader).
@@ -277,7 +278,7 @@ class SaveEngine(BaseLoader):
 class BytesFromPath(BaseLoader):
     """Functor that reads a file's bytes."""
 
-    def __init__(self, path, what="file"):
+    def __init__(self, path: Any, what: str = "file") -> None:
         """
         Args:
             path (Union[str, os.PathLike]): The file.
@@ -286,7 +287,7 @@ class BytesFromPath(BaseLoader):
         self.path = path
         self.what = what
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             bytes

@@ -7,6 +7,8 @@ and the weight-streaming budget (``weight_streaming_budget`` / ``weight_streamin
 - ``"runtime"``: the runner allocates enough for the current input shapes, before each inference.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.trt.tensorrt_module import trt
 
@@ -22,14 +24,14 @@ ALLOCATION_STRATEGIES = ("static", "profile", "runtime")
 """The values ``TrtRunner(allocation_strategy=)`` accepts."""
 
 
-def _strategy(strategy):
+def _strategy(strategy: Any) -> Any:
     strategy = "static" if strategy is None else str(strategy).lower()
     if strategy not in ALLOCATION_STRATEGIES:
         G_LOGGER.critical(f"Unknown allocation strategy '{strategy}'; choose from: {list(ALLOCATION_STRATEGIES)}")
     return strategy
 
 
-def create_execution_context(engine, strategy=None):
+def create_execution_context(engine: Any, strategy: Any = None) -> Any:
     """
     Creates an execution context: with TensorRT's own memory for ``"static"``, or with memory
     the caller provides (``USER_MANAGED``, see ``context_memory_size``) otherwise. Returns None
@@ -40,7 +42,7 @@ def create_execution_context(engine, strategy=None):
     return engine.create_execution_context(trt.ExecutionContextAllocationStrategy.USER_MANAGED)
 
 
-def context_memory_size(engine, context, strategy, profile):
+def context_memory_size(engine: Any, context: Any, strategy: Any, profile: Any) -> Any:
     """
     The bytes of device memory to give a ``USER_MANAGED`` context before inference: the active
     profile's need (``"profile"``) or the current input shapes' need (``"runtime"``, after the
@@ -56,7 +58,7 @@ def context_memory_size(engine, context, strategy, profile):
     return int(context.update_device_memory_size_for_shapes())
 
 
-def weight_streaming_budget_bytes(engine, budget=None, percent=None):
+def weight_streaming_budget_bytes(engine: Any, budget: Any = None, percent: Any = None) -> Any:
     """
     The weight-streaming budget (bytes of weights TensorRT keeps on the device) asked for, or
     None when neither is given. ``budget``: -2 disables streaming (every weight resident), -1
@@ -83,7 +85,7 @@ def weight_streaming_budget_bytes(engine, budget=None, percent=None):
     return None
 
 
-def apply_weight_streaming(engine, budget=None, percent=None):
+def apply_weight_streaming(engine: Any, budget: Any = None, percent: Any = None) -> Any:
     """Sets the engine's weight-streaming budget as asked (see ``weight_streaming_budget_bytes``);
     returns the budget set, or None when nothing was asked."""
     budget_bytes = weight_streaming_budget_bytes(engine, budget, percent)

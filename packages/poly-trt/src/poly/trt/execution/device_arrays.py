@@ -3,6 +3,7 @@ address, shape and producer stream through ``__cuda_array_interface__``, used in
 TrtRunner and the calibrator."""
 
 from collections import namedtuple
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ with (None: nothing pending; 1: the legacy default stream; 2: the per-thread def
 else a ``cudaStream_t`` handle), as version 3 of ``__cuda_array_interface__`` defines them."""
 
 
-def _contiguous_strides(shape, itemsize):
+def _contiguous_strides(shape: Any, itemsize: Any) -> tuple[Any, ...]:
     strides, step = [], itemsize
     for dim in reversed(shape):
         strides.append(step)
@@ -24,7 +25,7 @@ def _contiguous_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _stream(name, interface):
+def _stream(name: Any, interface: Any) -> Any:
     stream = interface.get("stream")
     if stream is None:
         return None
@@ -40,7 +41,7 @@ def _stream(name, interface):
     return int(stream)
 
 
-def device_view(name, value):
+def device_view(name: Any, value: Any) -> Any:
     """``DeviceInput`` of a device array given through __cuda_array_interface__, else None."""
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is None:

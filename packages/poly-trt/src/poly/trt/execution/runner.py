@@ -12,6 +12,8 @@ is never freed under them: ``deactivate()`` and buffer growth drop only the runn
 and the memory goes when the last array viewing it does.
 """
 
+from typing import Any
+
 import numpy as np
 
 from poly.core import G_LOGGER, BaseRunner, DataType, TensorMetadata
@@ -37,11 +39,11 @@ class _HostOutput:
     alive (with their values) until they go.
     """
 
-    def __init__(self):
-        self._pinned = None
+    def __init__(self) -> None:
+        self._pinned: Any = None
         self._capacity = 0
 
-    def view(self, shape, dtype):
+    def view(self, shape: Any, dtype: Any) -> Any:
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
         if nbytes > self._capacity or self._pinned is None:
             from poly.core.cuda import PinnedBuffer
@@ -52,7 +54,7 @@ class _HostOutput:
             self._pinned = PinnedBuffer(self._capacity)
         return self._pinned.array(np.uint8, (self._capacity,))[:nbytes].view(dtype).reshape(shape)
 
-    def free(self):
+    def free(self) -> None:
         if self._pinned is not None:
             self._pinned.free()
             self._pinned = None
@@ -62,8 +64,8 @@ class _HostOutput:
 class TrtRunner(BaseRunner):
     """Runs inference with a TensorRT engine."""
 
-    def __init__(self, engine, name=None, optimization_profile=None, copy_outputs_to_host=True,
-                 allocation_strategy=None, weight_streaming_budget=None, weight_streaming_percent=None):
+    def __init__(self, engine: Any, name: Any = None, optimization_profile: Any = None, copy_outputs_to_host: bool = True,
+                 allocation_strategy: Any = None, weight_streaming_budget: Any = None, weight_streaming_percent: Any = None) -> None:
         """
         Args:
             engine (Union[trt.ICudaEngine, trt.IExecutionContext, bytes, Callable() -> any of these]):
@@ -91,18 +93,18 @@ class TrtRunner(BaseRunner):
         self._engine_or_context = engine
         self.optimization_profile = optimization_profile
         self.copy_outputs_to_host = copy_outputs_to_host
-        self.engine = None
-        self.context = None
+        self.engine: Any = None
+        self.context: Any = None
 
     # -- activation ---------------------------------------------------------------------------
 
-    def _no_gpu(self, reason):
+    def _no_gpu(self, reason: Any) -> None:
         G_LOGGER.critical(
             f"{self.name} | TrtRunner needs an NVIDIA GPU that can run TensorRT engines: {reason}",
             NoCudaDeviceError,
         )
 
-    def _resolve_engine(self):
+    def _resolve_engine(self) -> Any:
         # The engine is built (and saved, when asked) before a missing GPU stops activation.
         try:
             obj = invoke_if_callable(self._engine_or_context)
@@ -112,7 +114,7 @@ class TrtRunner(BaseRunner):
             self._no_gpu(err)
         return obj
 
-    def activate_impl(self):
+    def activate_impl(self) -> None:
         from poly.core import cuda
 
         obj = self._resolve_engine()
@@ -137,17 +139,17 @@ class TrtRunner(BaseRunner):
         self._output_names = [n for n in names if self.engine.get_tensor_mode(n) == mode.OUTPUT]
         self._dtypes = {n: DataType.from_dtype(self.engine.get_tensor_dtype(n)) for n in names}
         self._start, self._end = cuda.Event(), cuda.Event()
-        self._input_buffers = {}
-        self._output_buffers = {}
-        self._host_outputs = {}
-        self._shape_inputs = {}
+        self._input_buffers: dict[Any, Any] = {}
+        self._output_buffers: dict[Any, Any] = {}
+        self._host_outputs: dict[Any, Any] = {}
+        self._shape_inputs: dict[Any, Any] = {}
         self._allocator = None
         self._context_memory = None
-        self._input_shapes = {}
+        self._input_shapes: dict[Any, Any] = {}
         self._metadata = None
         self.set_profile(self.optimization_profile or 0, force=self.optimization_profile is not None)
 
-    def set_profile(self, index, force=True):
+    def set_profile(self, index: Any, force: bool = True) -> None:
         """
         Switches to optimization profile ``index``; input shapes are set again at the next infer.
         """
@@ -164,7 +166,7 @@ class TrtRunner(BaseRunner):
         self._input_shapes.clear()
         self._metadata = None
 
-    def deactivate_impl(self):
+    def deactivate_impl(self) -> None:
         for buffer in [*self._input_buffers.values(), *self._output_buffers.values()]:
             buffer.free()
         for host in self._host_outputs.values():
@@ -184,7 +186,7 @@ class TrtRunner(BaseRunner):
 
     # -- metadata -----------------------------------------------------------------------------
 
-    def get_input_metadata_impl(self):
+    def get_input_metadata_impl(self) -> Any:
         if self._metadata is None:
             meta = TensorMetadata()
             for name in self._input_names:
@@ -194,21 +196,21 @@ class TrtRunner(BaseRunner):
                     lo, _, hi = self.engine.get_tensor_profile_shape(name, self.optimization_profile)
                     min_shape, max_shape = tuple(lo), tuple(hi)
                 meta.add(name, self._dtypes[name], shape, min_shape=min_shape, max_shape=max_shape)
-            self._metadata = meta
+            self._metadata = meta  # type: ignore[assignment]
         return self._metadata
 
     # -- inference ----------------------------------------------------------------------------
 
-    def _set_input_shape(self, name, shape):
+    def _set_input_shape(self, name: Any, shape: Any) -> None:
         if self._input_shapes.get(name) == shape:
             return
         set_input_shape(self.context, self.engine, name, shape, self.optimization_profile, prefix=f"{self.name} | ")
         self._input_shapes[name] = shape
 
-    def _set_address(self, name, address, kind):
+    def _set_address(self, name: Any, address: Any, kind: Any) -> None:
         set_tensor_address(self.context, name, address, kind=kind, prefix=f"{self.name} | ")
 
-    def _bind_inputs(self, feed_dict):
+    def _bind_inputs(self, feed_dict: Any) -> None:
         from poly.core.cuda import DeviceBuffer
 
         for name in self._input_names:
@@ -236,7 +238,7 @@ class TrtRunner(BaseRunner):
             self._set_input_shape(name, shape)
             self._set_address(name, ptr, "Input")
 
-    def _bind_outputs(self):
+    def _bind_outputs(self) -> Any:
         from poly.core.cuda import DeviceBuffer
 
         dynamic = []
@@ -255,7 +257,7 @@ class TrtRunner(BaseRunner):
             self._set_address(name, buffer.ptr, "Output")
         return dynamic
 
-    def _provide_context_memory(self):
+    def _provide_context_memory(self) -> None:
         # USER_MANAGED contexts ("profile" / "runtime") get their memory here, grown as needed.
         if not self._owns_context:
             return
@@ -265,12 +267,12 @@ class TrtRunner(BaseRunner):
         from poly.core.cuda import DeviceBuffer
 
         if self._context_memory is None:
-            self._context_memory = DeviceBuffer()
-        if self._context_memory.capacity < size:
-            self._context_memory.resize(size)
-        self.context.set_device_memory(self._context_memory.ptr, max(size, 1))
+            self._context_memory = DeviceBuffer()  # type: ignore[assignment]
+        if self._context_memory.capacity < size:  # type: ignore[attr-defined]
+            self._context_memory.resize(size)  # type: ignore[attr-defined]
+        self.context.set_device_memory(self._context_memory.ptr, max(size, 1))  # type: ignore[attr-defined]
 
-    def infer_impl(self, feed_dict, copy_outputs_to_host=None):
+    def infer_impl(self, feed_dict: Any, copy_outputs_to_host: Any = None) -> Any:
         """
         Args:
             feed_dict (Dict[str, array]): NumPy arrays or ``__cuda_array_interface__`` objects.
@@ -293,8 +295,8 @@ class TrtRunner(BaseRunner):
         device = {}
         for name in self._output_names:
             if name in dynamic:
-                buffer = self._allocator.buffers[name]
-                buffer.view_as(self._allocator.shapes[name], self._dtypes[name].numpy())
+                buffer = self._allocator.buffers[name]  # type: ignore[attr-defined]
+                buffer.view_as(self._allocator.shapes[name], self._dtypes[name].numpy())  # type: ignore[attr-defined]
             else:
                 buffer = self._output_buffers[name]
             device[name] = buffer

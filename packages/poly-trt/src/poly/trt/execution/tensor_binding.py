@@ -3,13 +3,15 @@
 a shape outside the optimization profile, a misaligned address...), and ``TrtRunner`` turns
 that into one error naming the tensor."""
 
+from typing import Any
+
 from poly.core import G_LOGGER
 from poly.trt.tensorrt_module import trt
 
 __all__ = ["set_input_shape", "set_tensor_address"]
 
 
-def set_input_shape(context, engine, name, shape, profile, prefix=""):
+def set_input_shape(context: Any, engine: Any, name: Any, shape: Any, profile: Any, prefix: str = "") -> None:
     """
     Sets ``name``'s shape; raises ``PolyException`` naming the tensor (and the profile's range)
     when TensorRT refuses it.
@@ -30,7 +32,7 @@ def set_input_shape(context, engine, name, shape, profile, prefix=""):
     G_LOGGER.critical(f"{prefix}Input tensor: {name} | TensorRT refused shape {tuple(shape)}{detail}")
 
 
-def set_tensor_address(context, name, address, kind="Input", prefix=""):
+def set_tensor_address(context: Any, name: Any, address: Any, kind: str = "Input", prefix: str = "") -> None:
     """
     Binds ``name`` to ``address`` (device memory; host memory for shape tensors); raises
     ``PolyException`` naming the tensor when TensorRT refuses it.

@@ -2,6 +2,7 @@
 and, on request, its layers as TensorRT's engine inspector reports them."""
 
 import json
+from typing import Any
 
 from poly.core import DataType
 from poly.trt.tensorrt_module import trt
@@ -9,7 +10,7 @@ from poly.trt.tensorrt_module import trt
 __all__ = ["describe_engine", "engine_layers"]
 
 
-def _dtype(engine, name):
+def _dtype(engine: Any, name: Any) -> Any:
     try:
         return DataType.from_dtype(engine.get_tensor_dtype(name))
     except Exception:
@@ -28,14 +29,14 @@ _FORMAT_DTYPES = (
 )
 
 
-def _format_text(tensor):
+def _format_text(tensor: Any) -> str:
     # TensorRT 10 writes one "Format/Datatype" field; later versions split it in two.
     if "Format/Datatype" in tensor:
         return str(tensor["Format/Datatype"])
     return " ".join(str(tensor[key]) for key in ("Datatype", "Format") if tensor.get(key))
 
 
-def _layer_tensor(tensor):
+def _layer_tensor(tensor: Any) -> Any:
     """``name [dtype=float32, shape=(1, 4)]`` for one of the inspector's per-tensor records."""
     if not isinstance(tensor, dict):
         return str(tensor)
@@ -49,11 +50,11 @@ def _layer_tensor(tensor):
     return f"{tensor.get('Name', '?')} [{', '.join(fields)}]" if fields else str(tensor.get("Name", "?"))
 
 
-def _layer_tensors(tensors):
+def _layer_tensors(tensors: Any) -> Any:
     return "{" + ", ".join(_layer_tensor(t) for t in tensors or []) + "}"
 
 
-def engine_layers(engine):
+def engine_layers(engine: Any) -> Any:
     """The engine inspector's layer records (dicts, or names at low profiling verbosity)."""
     inspector = engine.create_engine_inspector()
     if inspector is None:
@@ -65,7 +66,7 @@ def engine_layers(engine):
         return [line for line in str(text).splitlines() if line.strip()]
 
 
-def describe_engine(engine, show=()):
+def describe_engine(engine: Any, show: Any = ()) -> Any:
     """
     Args:
         engine (trt.ICudaEngine): The engine.
@@ -80,7 +81,7 @@ def describe_engine(engine, show=()):
     inputs = [n for n in names if engine.get_tensor_mode(n) == mode.INPUT]
     outputs = [n for n in names if engine.get_tensor_mode(n) == mode.OUTPUT]
 
-    def tensors(group):
+    def tensors(group: Any) -> Any:
         return (
             "{"
             + ", ".join(

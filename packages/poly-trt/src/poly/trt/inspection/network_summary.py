@@ -1,6 +1,8 @@
 """A text description of a TensorRT network: inputs, outputs and, on request, its layers with
 their attributes and weights (``poly inspect model --display-as trt``)."""
 
+from typing import Any
+
 import numpy as np
 
 from poly.core import DataType
@@ -9,20 +11,20 @@ from poly.trt.networks.layer_classes import downcast_layer, layer_attributes
 __all__ = ["describe_network", "tensor_str"]
 
 
-def tensor_str(tensor):
+def tensor_str(tensor: Any) -> str:
     """``name [dtype=float32, shape=(1, 3, 8, 8)]`` for a ``trt.ITensor``."""
     try:
-        dtype = DataType.from_dtype(tensor.dtype)
+        dtype: object = DataType.from_dtype(tensor.dtype)
     except Exception:
         dtype = str(tensor.dtype).split(".")[-1]
     return f"{tensor.name} [dtype={dtype}, shape={tuple(tensor.shape)}]"
 
 
-def _tensors(tensors):
+def _tensors(tensors: Any) -> Any:
     return "{" + ", ".join(tensor_str(t) for t in tensors if t is not None) + "}"
 
 
-def _value_str(value, show_weights):
+def _value_str(value: Any, show_weights: Any) -> Any:
     if isinstance(value, np.ndarray) or type(value).__name__ == "Weights":
         array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
         head = f"<array dtype={array.dtype}, shape={array.shape}>"
@@ -33,7 +35,7 @@ def _value_str(value, show_weights):
     return str(value)
 
 
-def describe_network(network, show=()):
+def describe_network(network: Any, show: Any = ()) -> str:
     """
     Args:
         network (trt.INetworkDefinition): The network.

@@ -21,6 +21,7 @@ import os
 import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from poly.core import G_LOGGER, load_file
 from poly.core.optional_import import lazy_import
@@ -55,7 +56,7 @@ class UnsupportedNodeDict(OrderedDict):
     inclusive, end exclusive), grouped by the operator of their first node and the parser's errors.
     """
 
-    def add(self, op, err_string, node_range):
+    def add(self, op: Any, err_string: Any, node_range: Any) -> None:
         """Records one unsupported range ``node_range`` ([start, end)) of operator ``op``."""
         self.setdefault(op, OrderedDict()).setdefault(err_string, []).append(list(node_range))
 
@@ -88,19 +89,19 @@ class _ParserWithNetwork:
     """TensorRT's ONNX parser (its attributes read through), holding the builder and network it
     fills, which must outlive it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.builder, self.network = CreateNetwork()()
         self.parser = trt.OnnxParser(self.network, get_trt_logger())
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: Any) -> Any:
         return getattr(self.parser, name)
 
 
-def _new_parser():
+def _new_parser() -> Any:
     return _ParserWithNetwork()
 
 
-def _parser_method(parser, *names):
+def _parser_method(parser: Any, *names: Any) -> Any:
     for name in names:
         if hasattr(parser, name):
             return name
@@ -108,7 +109,7 @@ def _parser_method(parser, *names):
     return None
 
 
-def supports_model(path):
+def supports_model(path: Any) -> tuple[Any, ...]:
     """
     Asks TensorRT's ONNX parser which parts of the model at ``path`` it supports.
 
@@ -132,7 +133,7 @@ def supports_model(path):
     return bool(supported), nodelists, parser
 
 
-def parse(path):
+def parse(path: Any) -> tuple[Any, ...]:
     """
     Parses the model at ``path`` with TensorRT's ONNX parser.
 
@@ -147,7 +148,7 @@ def parse(path):
     return bool(ok), parser
 
 
-def _call(obj, name, default=""):
+def _call(obj: Any, name: Any, default: str = "") -> Any:
     method = getattr(obj, name, None)
     if not callable(method):
         return default
@@ -155,19 +156,19 @@ def _call(obj, name, default=""):
     return default if value is None else value
 
 
-def parser_error_records(parser) -> list[ParserErrorRecord]:
+def parser_error_records(parser: Any) -> list[ParserErrorRecord]:
     """Every error ``parser`` holds, with the stack of local functions of each."""
     records = []
     for index in range(parser.num_errors):
         error = parser.get_error(index)
-        depth = _call(error, "local_function_stack_size", 0)
-        stack = list(_call(error, "local_function_stack", []))[:depth]
+        depth = _call(error, "local_function_stack_size", 0)  # type: ignore[arg-type]
+        stack = list(_call(error, "local_function_stack", []))[:depth]  # type: ignore[arg-type]
         records.append(ParserErrorRecord(" -> ".join(stack), str(_call(error, "node_operator")),
                                          str(_call(error, "node_name")), str(error)))
     return records
 
 
-def static_capability(path):
+def static_capability(path: Any) -> Any:
     """
     Parses the model at ``path`` once and groups the parser's errors by their stack of local
     functions.
@@ -177,7 +178,7 @@ def static_capability(path):
         empty when the parser takes the whole model.
     """
     ok, parser = parse(path)
-    grouped = OrderedDict()
+    grouped: Any = OrderedDict()
     if ok:
         return grouped
     for record in parser_error_records(parser):
@@ -187,14 +188,14 @@ def static_capability(path):
     return grouped
 
 
-def _table(header, rows, widths, separator):
+def _table(header: Any, rows: Any, widths: Any, separator: Any) -> Any:
     lines = ["===== Summary =====", separator.join(f"{h:{w}}" for h, w in zip(header, widths, strict=True))]
     lines.append("-" * (len(lines[1]) + 1))
     lines += [separator.join(f"{c:{w}}" for c, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(lines) + "\n"
 
 
-def static_capability_summary(stack_trace_to_errors) -> str:
+def static_capability_summary(stack_trace_to_errors: Any) -> str:
     """The summary table of ``static_capability``'s result: stack trace, operator, node, reason."""
     rows = [(stack, op, node, reason) for stack, errors in stack_trace_to_errors.items() for op, node, reason in errors]
     header = ("Stack trace", "Operator", "Node", "Reason")
@@ -215,12 +216,12 @@ def capability_summary(unsupported: UnsupportedNodeDict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def subgraph_file_name(prefix, start, end):
+def subgraph_file_name(prefix: Any, start: Any, end: Any) -> str:
     """``{prefix}_subgraph-nodes-{start}-{end - 1}.onnx``: the file of nodes [start, end)."""
     return f"{prefix}_subgraph-nodes-{start}-{end - 1}.onnx"
 
 
-def _boundary(graph, start, end):
+def _boundary(graph: Any, start: Any, end: Any) -> tuple[Any, ...]:
     """The tensor names a node range [start, end) of ``graph`` reads from outside it, and the ones
     it produces that are read after it or are graph outputs."""
     nodes = graph.nodes[start:end]
@@ -239,14 +240,14 @@ def _boundary(graph, start, end):
     return inputs, outputs
 
 
-def _save_range(model, graph, start, end, path):
+def _save_range(model: Any, graph: Any, start: Any, end: Any, path: Any) -> Any:
     inputs, outputs = _boundary(graph, start, end)
     subgraph = ExtractSubgraph(graph, input_metadata=inputs, output_metadata=outputs, check_meta=False)()
     SaveOnnx(export_graph(subgraph, source_model=model), path)()
     return path
 
 
-def partition_capability(path, output_dir) -> CapabilityPartitions:
+def partition_capability(path: Any, output_dir: Any) -> CapabilityPartitions:
     """
     Splits the model at ``path`` into the node ranges TensorRT's ONNX parser supports and the
     ones it does not, saving each range under ``output_dir`` (see the module's description).
@@ -265,7 +266,7 @@ def partition_capability(path, output_dir) -> CapabilityPartitions:
 
     with tempfile.TemporaryDirectory(prefix="poly_capability_") as scratch:
 
-        def supported_ranges(lists, offset, span):
+        def supported_ranges(lists: Any, offset: Any, span: Any) -> Any:
             ranges = []
             for nodes, ok in lists:
                 if not nodes:
@@ -282,7 +283,7 @@ def partition_capability(path, output_dir) -> CapabilityPartitions:
 
         result.supported = sorted(supported_ranges(nodelists, 0, (0, count)))
 
-    def save(prefix, start, end):
+    def save(prefix: Any, start: Any, end: Any) -> Any:
         file = _save_range(model, graph, start, end, os.path.join(output_dir, subgraph_file_name(prefix, start, end)))
         result.files.append(file)
         return file

@@ -5,6 +5,7 @@ name), and ``unpack_network``, which every loader taking a network uses.
 """
 
 import os
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, PolyException
 from poly.core.func import funcify, invoke_if_callable
@@ -29,7 +30,7 @@ class OnnxParseError(PolyException):
     """TensorRT's ONNX parser refused a model."""
 
 
-def unpack_network(network):
+def unpack_network(network: Any) -> tuple[Any, ...]:
     """
     Resolves a network argument: a ``(builder, network[, parser])`` tuple or a loader that
     returns one. Returns ``(builder, network, parser_or_None)``.
@@ -45,7 +46,7 @@ def unpack_network(network):
     return builder, net, parser
 
 
-def _creation_flags(strongly_typed):
+def _creation_flags(strongly_typed: Any) -> Any:
     flags = 0
     if strongly_typed:
         flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
@@ -55,7 +56,7 @@ def _creation_flags(strongly_typed):
     return flags
 
 
-def _new_network(strongly_typed, mark_unfused_tensors_as_debug_tensors=False):
+def _new_network(strongly_typed: Any, mark_unfused_tensors_as_debug_tensors: bool = False) -> tuple[Any, ...]:
     builder = trt.Builder(get_trt_logger())
     network = builder.create_network(_creation_flags(strongly_typed))
     if network is None:
@@ -71,7 +72,7 @@ def _new_network(strongly_typed, mark_unfused_tensors_as_debug_tensors=False):
 class CreateNetwork(BaseLoader):
     """Functor that creates an empty TensorRT network, to be filled by the network API."""
 
-    def __init__(self, explicit_batch=None, strongly_typed=None, mark_unfused_tensors_as_debug_tensors=None):
+    def __init__(self, explicit_batch: Any = None, strongly_typed: Any = None, mark_unfused_tensors_as_debug_tensors: Any = None) -> None:
         """
         Args:
             explicit_batch (bool): Accepted for compatibility; every network is explicit-batch.
@@ -83,7 +84,7 @@ class CreateNetwork(BaseLoader):
         self.strongly_typed = bool(strongly_typed)
         self.mark_unfused_tensors_as_debug_tensors = bool(mark_unfused_tensors_as_debug_tensors)
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             (trt.Builder, trt.INetworkDefinition): The builder and the empty network.
@@ -91,7 +92,7 @@ class CreateNetwork(BaseLoader):
         return _new_network(self.strongly_typed, self.mark_unfused_tensors_as_debug_tensors)
 
 
-def format_parser_errors(parser, source):
+def format_parser_errors(parser: Any, source: Any) -> str:
     """One message listing every error of ``parser``, naming each failing node and operator."""
     lines = []
     for index in range(parser.num_errors):
@@ -111,7 +112,7 @@ def format_parser_errors(parser, source):
     return f"TensorRT's ONNX parser failed on {source}: {detail}"
 
 
-def _call(obj, name):
+def _call(obj: Any, name: Any) -> Any:
     method = getattr(obj, name, None)
     try:
         return method() if callable(method) else None
@@ -120,14 +121,14 @@ def _call(obj, name):
 
 
 class _BaseNetworkFromOnnx(BaseLoader):
-    def __init__(self, flags=None, plugin_instancenorm=None, strongly_typed=None,
-                 mark_unfused_tensors_as_debug_tensors=None):
+    def __init__(self, flags: Any = None, plugin_instancenorm: Any = None, strongly_typed: Any = None,
+                 mark_unfused_tensors_as_debug_tensors: Any = None) -> None:
         self.flags = list(flags or [])
         self.plugin_instancenorm = plugin_instancenorm
         self.strongly_typed = bool(strongly_typed)
         self.mark_unfused_tensors_as_debug_tensors = bool(mark_unfused_tensors_as_debug_tensors)
 
-    def _parse(self, parse, source):
+    def _parse(self, parse: Any, source: Any) -> tuple[Any, ...]:
         builder, network = _new_network(self.strongly_typed, self.mark_unfused_tensors_as_debug_tensors)
         parser = trt.OnnxParser(network, get_trt_logger())
         for flag in self.flags:
@@ -153,8 +154,8 @@ class _BaseNetworkFromOnnx(BaseLoader):
 class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
     """Functor that parses an ONNX file (external data next to it) into a TensorRT network."""
 
-    def __init__(self, path, flags=None, plugin_instancenorm=None, strongly_typed=None,
-                 mark_unfused_tensors_as_debug_tensors=None):
+    def __init__(self, path: Any, flags: Any = None, plugin_instancenorm: Any = None, strongly_typed: Any = None,
+                 mark_unfused_tensors_as_debug_tensors: Any = None) -> None:
         """
         Args:
             path (Union[str, os.PathLike, Callable() -> str]): The ONNX model's path.
@@ -168,7 +169,7 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
         super().__init__(flags, plugin_instancenorm, strongly_typed, mark_unfused_tensors_as_debug_tensors)
         self.path = path
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             (trt.Builder, trt.INetworkDefinition, trt.OnnxParser)
@@ -184,8 +185,8 @@ class NetworkFromOnnxPath(_BaseNetworkFromOnnx):
 class NetworkFromOnnxBytes(_BaseNetworkFromOnnx):
     """Functor that parses a serialized ONNX model (or a ``ModelProto``) into a TensorRT network."""
 
-    def __init__(self, model_bytes, flags=None, plugin_instancenorm=None, strongly_typed=None,
-                 mark_unfused_tensors_as_debug_tensors=None):
+    def __init__(self, model_bytes: Any, flags: Any = None, plugin_instancenorm: Any = None, strongly_typed: Any = None,
+                 mark_unfused_tensors_as_debug_tensors: Any = None) -> None:
         """
         Args:
             model_bytes (Union[bytes, onnx.ModelProto, Callable() -> either]): The model.
@@ -195,7 +196,7 @@ class NetworkFromOnnxBytes(_BaseNetworkFromOnnx):
         super().__init__(flags, plugin_instancenorm, strongly_typed, mark_unfused_tensors_as_debug_tensors)
         self._model_bytes = model_bytes
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             (trt.Builder, trt.INetworkDefinition, trt.OnnxParser)

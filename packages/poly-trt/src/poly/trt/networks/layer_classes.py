@@ -1,17 +1,19 @@
 """Downcasting ``trt.ILayer`` objects to their concrete class (``IConvolutionLayer``...) by type."""
 
+from typing import Any
+
 from poly.trt.tensorrt_module import trt
 
 __all__ = ["layer_class", "downcast_layer", "layer_attributes"]
 
-_CACHE = {}
+_CACHE: dict[Any, Any] = {}
 
 
-def _key(text):
+def _key(text: Any) -> Any:
     return text.replace("_", "").lower()
 
 
-def layer_class(layer_type):
+def layer_class(layer_type: Any) -> Any:
     """The ``trt.I*Layer`` class of a ``trt.LayerType`` member, or ``trt.ILayer`` if unknown."""
     mod = trt.load()  # the module itself: it keys the cache
     if mod not in _CACHE:
@@ -25,7 +27,7 @@ def layer_class(layer_type):
     return _CACHE[mod].get(_key(name), mod.ILayer)
 
 
-def downcast_layer(layer):
+def downcast_layer(layer: Any) -> Any:
     """Gives ``layer`` its concrete class so its specific attributes are reachable; returns it."""
     cls = layer_class(layer.type)
     if cls is not type(layer):
@@ -36,7 +38,7 @@ def downcast_layer(layer):
     return layer
 
 
-def layer_attributes(layer):
+def layer_attributes(layer: Any) -> Any:
     """``(name, value)`` of the attributes specific to the layer's class (not ``ILayer``'s)."""
     base = set(dir(trt.ILayer))
     attrs = []

@@ -2,6 +2,8 @@
 for ``debug precision`` and ``--layer-precisions``. Full TensorRT only: TensorRT-RTX networks are
 strongly typed and have no per-layer precision."""
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader, DataType
 from poly.core.func import funcify, invoke_if_callable
 from poly.trt.networks.creation import unpack_network
@@ -15,7 +17,7 @@ __all__ = [
 ]
 
 
-def supports_layer_precisions(network):
+def supports_layer_precisions(network: Any) -> bool:
     """Whether this flavour's layers have a settable ``precision``."""
     return network.num_layers == 0 or hasattr(network.get_layer(0), "precision")
 
@@ -24,7 +26,7 @@ _NOT_CANDIDATES = ("CONSTANT", "SHAPE", "SHUFFLE", "IDENTITY", "GATHER", "SLICE"
 """Layer types that only move or reinterpret data: their precision changes nothing."""
 
 
-def precision_candidate_layers(network):
+def precision_candidate_layers(network: Any) -> Any:
     """Names of the layers whose precision matters: computing layers with floating-point outputs."""
     skip = {getattr(trt.LayerType, name) for name in _NOT_CANDIDATES if hasattr(trt.LayerType, name)}
     floating = {
@@ -44,7 +46,7 @@ def precision_candidate_layers(network):
 class SetLayerPrecisions(BaseLoader):
     """Functor that sets layer precisions (layer name -> data type) on a network."""
 
-    def __init__(self, network, layer_precisions):
+    def __init__(self, network: Any, layer_precisions: Any) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -54,7 +56,7 @@ class SetLayerPrecisions(BaseLoader):
         self._network = network
         self.layer_precisions = dict(layer_precisions)
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         value = invoke_if_callable(self._network)
         _, network, _ = unpack_network(value)
         if not supports_layer_precisions(network):

@@ -1,5 +1,7 @@
 """``ModifyNetworkOutputs``: mark every tensor (``MARK_ALL``) or chosen tensors as network outputs."""
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.constants import MARK_ALL
 from poly.core.func import funcify, invoke_if_callable
@@ -21,16 +23,16 @@ _UNMARKABLE_LAYER_TYPES = (
 )
 
 
-def network_outputs(network):
+def network_outputs(network: Any) -> list[Any]:
     """The names of the network's outputs, in order."""
     return [network.get_output(i).name for i in range(network.num_outputs)]
 
 
-def _outputs_by_name(network):
+def _outputs_by_name(network: Any) -> dict[Any, Any]:
     return {network.get_output(i).name: network.get_output(i) for i in range(network.num_outputs)}
 
 
-def markable_tensors(network, layer_types=None):
+def markable_tensors(network: Any, layer_types: Any = None) -> Any:
     """
     The output tensors of the network's layers that may be marked as network outputs, in
     layer order: not shape tensors, not inside loops or conditionals. With ``layer_types``
@@ -60,7 +62,7 @@ def markable_tensors(network, layer_types=None):
 class ModifyNetworkOutputs(BaseLoader):
     """Functor that sets the outputs of a TensorRT network."""
 
-    def __init__(self, network, outputs=None, exclude_outputs=None, mark_layer_types=None):
+    def __init__(self, network: Any, outputs: Any = None, exclude_outputs: Any = None, mark_layer_types: Any = None) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -76,7 +78,7 @@ class ModifyNetworkOutputs(BaseLoader):
         self.exclude_outputs = list(exclude_outputs or [])
         self.mark_layer_types = mark_layer_types
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             The same tuple as the network loader, with its network's outputs changed.
@@ -92,7 +94,7 @@ class ModifyNetworkOutputs(BaseLoader):
         G_LOGGER.verbose(lambda: f"Network outputs are now: {network_outputs(network)}")
         return value
 
-    def _mark_all(self, network):
+    def _mark_all(self, network: Any) -> None:
         current = set(network_outputs(network))
         marked = 0
         for tensor in markable_tensors(network, self.mark_layer_types):
@@ -101,7 +103,7 @@ class ModifyNetworkOutputs(BaseLoader):
                 marked += 1
         G_LOGGER.info(f"Marked {marked} tensor(s) as outputs ({network.num_outputs} output(s) in all)")
 
-    def _mark_named(self, network, names):
+    def _mark_named(self, network: Any, names: Any) -> None:
         outputs = _outputs_by_name(network)
         by_name = {**{t.name: t for t in markable_tensors(network)}, **outputs}
         missing = [name for name in names if name not in by_name]
@@ -117,7 +119,7 @@ class ModifyNetworkOutputs(BaseLoader):
             if name not in outputs:
                 network.mark_output(by_name[name])
 
-    def _exclude(self, network):
+    def _exclude(self, network: Any) -> None:
         outputs = _outputs_by_name(network)
         unknown = [name for name in self.exclude_outputs if name not in outputs]
         if unknown:

@@ -5,6 +5,8 @@ types and allowed formats of I/O tensors and mark debug tensors. Each takes and 
 ``(builder, network[, parser])`` (or a loader of it), so they chain like Polygraphy's.
 """
 
+from typing import Any
+
 from poly.core import G_LOGGER, BaseLoader, DataType
 from poly.core.func import funcify
 from poly.trt.networks.creation import unpack_network
@@ -24,7 +26,7 @@ __all__ = [
 ]
 
 
-def all_tensors(network):
+def all_tensors(network: Any) -> Any:
     """Every tensor of the network by name: its inputs and every layer's inputs and outputs."""
     tensors = {network.get_input(i).name: network.get_input(i) for i in range(network.num_inputs)}
     for index in range(network.num_layers):
@@ -37,20 +39,20 @@ def all_tensors(network):
     return tensors
 
 
-def io_tensors(network):
+def io_tensors(network: Any) -> Any:
     """The network's input and output tensors by name."""
     tensors = {network.get_input(i).name: network.get_input(i) for i in range(network.num_inputs)}
     tensors.update({network.get_output(i).name: network.get_output(i) for i in range(network.num_outputs)})
     return tensors
 
 
-def _check_names(wanted, available, what):
+def _check_names(wanted: Any, available: Any, what: Any) -> None:
     unknown = [name for name in wanted if name not in available]
     if unknown:
         G_LOGGER.critical(f"{what}: no tensor(s) {unknown} in the network; it has: {sorted(available)}")
 
 
-def _per_io_tensor(network, wanted, what):
+def _per_io_tensor(network: Any, wanted: Any, what: Any) -> tuple[Any, ...]:
     """``(name -> I/O tensor, name -> wanted value)``: one value for every I/O tensor when
     ``wanted`` is not a dict; names not in the network are an error naming them."""
     tensors = io_tensors(network)
@@ -63,7 +65,7 @@ def _per_io_tensor(network, wanted, what):
 class PostprocessNetwork(BaseLoader):
     """Functor that calls ``func(network=network)`` on a TensorRT network, which it may modify."""
 
-    def __init__(self, network, func, name=None):
+    def __init__(self, network: Any, func: Any, name: Any = None) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -76,7 +78,7 @@ class PostprocessNetwork(BaseLoader):
         self.func = func
         self.name = name or getattr(func, "__name__", "postprocessing")
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             Tuple: ``(builder, network, parser)``, or ``(builder, network)`` when there is no parser.
@@ -90,7 +92,7 @@ class PostprocessNetwork(BaseLoader):
 class SetTensorDatatypes(PostprocessNetwork):
     """Functor that sets the data types of network input and output tensors."""
 
-    def __init__(self, network, tensor_datatypes):
+    def __init__(self, network: Any, tensor_datatypes: Any) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -100,7 +102,7 @@ class SetTensorDatatypes(PostprocessNetwork):
         self.tensor_datatypes = tensor_datatypes
         super().__init__(network, self._apply, "SetTensorDatatypes")
 
-    def _apply(self, network):
+    def _apply(self, network: Any) -> None:
         tensors, wanted = _per_io_tensor(network, self.tensor_datatypes, "SetTensorDatatypes")
         for name, dtype in wanted.items():
             try:
@@ -114,7 +116,7 @@ class SetTensorDatatypes(PostprocessNetwork):
 class SetTensorFormats(PostprocessNetwork):
     """Functor that sets the memory formats allowed for network input and output tensors."""
 
-    def __init__(self, network, tensor_formats):
+    def __init__(self, network: Any, tensor_formats: Any) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -124,7 +126,7 @@ class SetTensorFormats(PostprocessNetwork):
         self.tensor_formats = tensor_formats
         super().__init__(network, self._apply, "SetTensorFormats")
 
-    def _apply(self, network):
+    def _apply(self, network: Any) -> None:
         tensors, wanted = _per_io_tensor(network, self.tensor_formats, "SetTensorFormats")
         for name, formats in wanted.items():
             mask = 0
@@ -139,7 +141,7 @@ class MarkDebug(PostprocessNetwork):
     """Functor that marks tensors as debug tensors: their values are reported at every inference
     (``TrtRunner`` returns them with the outputs)."""
 
-    def __init__(self, network, mark_debug):
+    def __init__(self, network: Any, mark_debug: Any) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
@@ -148,7 +150,7 @@ class MarkDebug(PostprocessNetwork):
         self.mark_debug = list(mark_debug)
         super().__init__(network, self._apply, "MarkDebug")
 
-    def _apply(self, network):
+    def _apply(self, network: Any) -> None:
         tensors = all_tensors(network)
         _check_names(self.mark_debug, tensors, "MarkDebug")
         for name in self.mark_debug:

@@ -6,6 +6,7 @@ lists); weights are left out. The result is **not** a valid ONNX model and canno
 """
 
 import numbers
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, DataType
 from poly.core.func import funcify
@@ -21,7 +22,7 @@ TRT_DOMAIN = "trt"
 """The ONNX domain of the nodes (the operators are TensorRT layer types, not ONNX operators)."""
 
 
-def _attribute_value(value):
+def _attribute_value(value: Any) -> Any:
     """The value as something ``onnx.helper.make_attribute`` takes, or None to leave it out."""
     if isinstance(value, bool):
         return int(value)
@@ -41,7 +42,7 @@ def _attribute_value(value):
     return None
 
 
-def _value_info(tensor):
+def _value_info(tensor: Any) -> Any:
     try:
         elem_type = DataType.to_dtype(DataType.from_dtype(tensor.dtype), "onnx")
     except Exception:  # a type ONNX has no counterpart for
@@ -53,14 +54,14 @@ def _value_info(tensor):
 class OnnxLikeFromNetwork(BaseLoader):
     """Functor that turns a TensorRT network into an ONNX-like model for visualization only."""
 
-    def __init__(self, network):
+    def __init__(self, network: Any) -> None:
         """
         Args:
             network (Union[Tuple, Callable() -> Tuple]): ``(builder, network[, parser])`` or its loader.
         """
         self._network = network
 
-    def call_impl(self):
+    def call_impl(self) -> Any:
         """
         Returns:
             onnx.ModelProto: The ONNX-like model (not valid ONNX).

@@ -2,6 +2,7 @@
 
 import ctypes
 import os
+from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader
 from poly.core.func import funcify, invoke_if_callable
@@ -16,7 +17,7 @@ class LoadPlugins(BaseLoader):
     any loader (``LoadPlugins(["libplugin.so"], NetworkFromOnnxPath(path))``).
     """
 
-    def __init__(self, plugins=None, obj=None):
+    def __init__(self, plugins: Any = None, obj: Any = None) -> None:
         """
         Args:
             plugins (Sequence[str]): Paths (or names the dynamic loader finds) of plugin libraries.
@@ -25,7 +26,7 @@ class LoadPlugins(BaseLoader):
         self.plugins = list(plugins or [])
         self.obj = obj
 
-    def call_impl(self, *args, **kwargs):
+    def call_impl(self, *args: Any, **kwargs: Any) -> Any:
         """
         Returns:
             ``obj``, or what it returned; None when ``obj`` is None.

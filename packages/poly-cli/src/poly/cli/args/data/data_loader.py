@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import click
 
@@ -31,7 +32,7 @@ class DataLoaderArgs:
     save_inputs: str | None = None
 
     @classmethod
-    def options(cls, input_shapes: bool = True, save_inputs: bool = True):
+    def options(cls, input_shapes: bool = True, save_inputs: bool = True) -> Any:
         """--input-shapes (unless ``input_shapes`` is False: commands whose own flag gives the
         shapes), --seed, --val-range, --iterations, --data-loader-script,
         --data-loader-func-name, --load-inputs, and --save-inputs where the command runs
@@ -90,17 +91,17 @@ class DataLoaderArgs:
         if self.input_shapes:
             statements.append(Assign("input_metadata", Ref("poly.core", "TensorMetadata")()))
             for name, shape in self.input_shapes.items():
-                statements.append(Do(Var("input_metadata").attr("add")(name, dtype=Const(None), shape=list(shape))))
+                statements.append(Do(Var("input_metadata").attr("add")(name, dtype=Const(None), shape=list(shape))))  # type: ignore[arg-type]
             metadata = Var("input_metadata")
         statements.append(Assign("data_loader", Ref("poly.compare", "DataLoader")(
             seed=self.seed, iterations=self.iterations, input_metadata=metadata, val_range=self.val_range)))
         return statements
 
-    def create_data_loader(self):
+    def create_data_loader(self) -> Any:
         """The data loader ``data_loader_statements`` create."""
         return run_statements(self.data_loader_statements())["data_loader"]
 
-    def calibration_data(self, int8: bool):
+    def calibration_data(self, int8: bool) -> Any:
         """The data loader that feeds TensorRT's INT8 calibrator: ``create_data_loader()`` with
         --int8 (``int8``), else None."""
         return self.create_data_loader() if int8 else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -19,7 +20,7 @@ class InferenceRunArgs:
     use_subprocess: bool = False
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """--warm-up, --use-subprocess."""
         return stack_options([
             click.option("--warm-up", metavar="NUM", type=click.IntRange(min=0),

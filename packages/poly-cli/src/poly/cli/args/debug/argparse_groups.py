@@ -10,6 +10,7 @@ are the table of ``poly.cli.args.debug.options``, the one the `poly debug` comma
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from poly.cli.argparse_tools import BaseArgs
 from poly.cli.args.debug.options import (
@@ -36,10 +37,10 @@ class CheckCmdArgs(BaseArgs):
 
     GROUP_TITLE = "Pass/Fail Reporting"
 
-    def add_parser_args_impl(self):
+    def add_parser_args_impl(self) -> None:
         add_argparse_arguments(self.group, CHECK_OPTIONS)
 
-    def parse_impl(self, args):
+    def parse_impl(self, args: Any) -> None:
         """Sets ``check``, ``fail_codes``, ``ignore_fail_codes``, ``fail_regexes``, ``show_output``,
         ``hide_fail_output`` and ``checker`` (the ``poly.debug`` check they make)."""
         self.check = getattr(args, "check", None) or None
@@ -52,7 +53,7 @@ class CheckCmdArgs(BaseArgs):
                                   fail_regexes=self.fail_regexes, show_output=self.show_output,
                                   hide_fail_output=self.hide_fail_output)
 
-    def run_check(self, iter_artifact_path=None):
+    def run_check(self, iter_artifact_path: Any = None) -> bool:
         """Runs the check (or asks) on the artifact; returns whether the iteration passed."""
         return bool(self.checker(iter_artifact_path).success)
 
@@ -62,7 +63,7 @@ class ArtifactSortArgs(BaseArgs):
 
     GROUP_TITLE = "Artifact Sorting"
 
-    def __init__(self, allow_no_artifacts_warning=None):
+    def __init__(self, allow_no_artifacts_warning: Any = None) -> None:
         """
         Args:
             allow_no_artifacts_warning (bool): Warn when no --artifacts are given. Defaults to True.
@@ -70,10 +71,10 @@ class ArtifactSortArgs(BaseArgs):
         super().__init__()
         self._warn = True if allow_no_artifacts_warning is None else allow_no_artifacts_warning
 
-    def add_parser_args_impl(self):
+    def add_parser_args_impl(self) -> None:
         add_argparse_arguments(self.group, ARTIFACT_OPTIONS)
 
-    def parse_impl(self, args):
+    def parse_impl(self, args: Any) -> None:
         """Sets ``artifacts``, ``output_dir`` and ``sorter`` (a ``poly.debug.ArtifactSorter``)."""
         self.artifacts = list(getattr(args, "artifacts", None) or [])
         if not self.artifacts and self._warn:
@@ -81,7 +82,7 @@ class ArtifactSortArgs(BaseArgs):
         self.output_dir = getattr(args, "artifacts_dir", None)
         self.sorter = ArtifactSorter(self.artifacts, self.output_dir)
 
-    def sort_artifacts(self, success, suffix):
+    def sort_artifacts(self, success: Any, suffix: Any) -> Any:
         """Moves the artifacts into good/ or bad/, named with ``suffix``; returns their new paths."""
         return self.sorter.sort(success, suffix)
 
@@ -92,8 +93,8 @@ class IterativeDebugArgs(BaseArgs):
     GROUP_TITLE = "Iterative Debugging"
     SkipIteration = SkipIteration
 
-    def __init__(self, allow_iter_art_opt=None, iter_art_opt_default=None, allow_until_opt=None,
-                 allow_debug_replay=None):
+    def __init__(self, allow_iter_art_opt: Any = None, iter_art_opt_default: Any = None, allow_until_opt: Any = None,
+                 allow_debug_replay: Any = None) -> None:
         """
         Args:
             allow_iter_art_opt (bool): Offer --iter-artifact / --no-remove-intermediate. Defaults to True.
@@ -109,12 +110,12 @@ class IterativeDebugArgs(BaseArgs):
         self.allow_until_opt = bool(allow_until_opt)
         self.allow_debug_replay = True if allow_debug_replay is None else allow_debug_replay
 
-    def add_parser_args_impl(self):
+    def add_parser_args_impl(self) -> None:
         options = iteration_options(iter_artifact=self.allow_iter_art_opt, until=self.allow_until_opt,
                                     replay=self.allow_debug_replay)
         add_argparse_arguments(self.group, options, {"iter_artifact": self.iter_art_opt_default})
 
-    def parse_impl(self, args):
+    def parse_impl(self, args: Any) -> None:
         """Sets ``iter_artifact_path``, ``remove_intermediate``, ``iteration_info_path``, ``until``
         (a ``poly.debug.Until`` or None), ``load_debug_replay`` and ``save_debug_replay``."""
         self.iter_artifact_path = getattr(args, "iter_artifact_path", None)
@@ -133,15 +134,15 @@ class IterativeDebugArgs(BaseArgs):
         self.load_debug_replay = getattr(args, "load_debug_replay", None)
         self.save_debug_replay = getattr(args, "save_debug_replay", None)
 
-    def skip_iteration(self, success=None):
+    def skip_iteration(self, success: Any = None) -> Any:
         """From ``make_iter_art_func``: decide the iteration without running the check."""
         raise SkipIteration(success=bool(success))
 
-    def stop_iteration(self):
+    def stop_iteration(self) -> Any:
         """From any callback of ``iterate``: stop the loop."""
         raise StopIteration()
 
-    def debugger(self):
+    def debugger(self) -> Any:
         """The ``poly.debug.IterativeDebugger`` of the parsed options and of the tool's
         ``CheckCmdArgs`` / ``ArtifactSortArgs`` groups (when it has them)."""
         check = self.arg_groups.get(CheckCmdArgs)
@@ -157,8 +158,8 @@ class IterativeDebugArgs(BaseArgs):
             save_debug_replay=self.save_debug_replay,
         )
 
-    def iterate(self, make_iter_art_func=None, advance_func=None, get_remaining_func=None, suffix=None,
-                debugger=None):
+    def iterate(self, make_iter_art_func: Any = None, advance_func: Any = None, get_remaining_func: Any = None, suffix: Any = None,
+                debugger: Any = None) -> Any:
         """
         Runs the debugging loop: each iteration calls ``make_iter_art_func(context)`` (an
         ``IterationContext``; it writes the artifact, or calls ``skip_iteration``), checks the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,7 +26,7 @@ _CHECK_META_KEY = "poly.debug.check"
 class DebugCommand(click.Command):
     """A command whose `--check` (or `--check-inference`) takes every argument after it."""
 
-    def parse_args(self, ctx, args):
+    def parse_args(self, ctx: Any, args: Any) -> Any:
         for index, arg in enumerate(args):
             flag, sep, value = arg.partition("=")
             if flag in CHECK_FLAGS:
@@ -44,7 +44,7 @@ class DebugCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-def set_check_command(ctx, check):
+def set_check_command(ctx: Any, check: Any) -> None:
     """Gives the command run in ``ctx`` a --check command line (what ``DebugCommand`` does when it
     parses one): for callers that parse the command line themselves (``poly.tools``)."""
     ctx.meta[_CHECK_META_KEY] = list(check)
@@ -74,7 +74,7 @@ class DebuggerArgs:
     save_debug_replay: str | None = None
 
     @classmethod
-    def options(cls, iter_artifact_default: str | None = None, until_required: bool = False):
+    def options(cls, iter_artifact_default: str | None = None, until_required: bool = False) -> Any:
         """Every option of the group: the Pass/Fail Reporting and Artifact Sorting flags, then
         --iter-artifact / --no-remove-intermediate (with ``iter_artifact_default``, for subtools
         that write an artifact), --iter-info, --until (required, with ``until_required``) and the
@@ -110,7 +110,7 @@ class DebuggerArgs:
             save_debug_replay=kwargs.get("save_debug_replay"),
         )
 
-    def create_debugger(self):
+    def create_debugger(self) -> Any:
         """The poly.debug.IterativeDebugger: a check (make_check), an ArtifactSorter when
         --artifacts are given, and the iteration and replay settings."""
         from poly.debug import ArtifactSorter, IterativeDebugger, make_check
@@ -136,9 +136,9 @@ class DebuggerArgs:
         )
 
 
-def _tuple_or_none(values):
+def _tuple_or_none(values: Any) -> Any:
     return tuple(values) if values is not None else None
 
 
-def _list_or_none(values):
+def _list_or_none(values: Any) -> Any:
     return list(values) if values is not None else None

@@ -9,6 +9,7 @@ take the same spellings, defaults and help from the table.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -23,7 +24,7 @@ DEFAULT_REPLAY_PATH = "polygraphy_debug_replay.json"
 ``--help`` does not import poly.debug; a test keeps the two equal)."""
 
 
-def _int_codes(ctx, param, values):
+def _int_codes(ctx: Any, param: Any, values: Any) -> Any:
     """Click callback of --fail-code / --ignore-fail-code: exit statuses as ints (None if none)."""
     codes = []
     for value in values or ():
@@ -34,7 +35,7 @@ def _int_codes(ctx, param, values):
     return codes or None
 
 
-def _until(ctx, param, value):
+def _until(ctx: Any, param: Any, value: Any) -> Any:
     """Click callback of --until: a ``poly.debug.Until``."""
     if value is None:
         return None
@@ -136,7 +137,7 @@ def iteration_options(iter_artifact: bool, until: bool, replay: bool = True) -> 
         + ((UNTIL_OPTION,) if until else ()) + (REPLAY_OPTIONS if replay else ())
 
 
-def click_options(options, defaults: dict | None = None) -> list:
+def click_options(options: Any, defaults: dict | None = None) -> list:
     """The click options of ``options`` (``defaults``: option name -> a default the command
     gives, e.g. its --iter-artifact path). --check is listed for ``--help`` only: the command's
     class (``DebugCommand``) takes the rest of the command line after it."""
@@ -162,7 +163,7 @@ def click_options(options, defaults: dict | None = None) -> list:
     return rendered
 
 
-def add_argparse_arguments(group, options, defaults: dict | None = None) -> None:
+def add_argparse_arguments(group: Any, options: Any, defaults: dict | None = None) -> None:
     """Adds ``options`` to the argparse ``group`` under Polygraphy's destinations (``defaults``
     as for ``click_options``); options exclusive with each other share a mutually exclusive group."""
     import argparse

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -32,7 +33,7 @@ class OnnxLoadArgs:
     fp_to_fp16: bool = False
 
     @classmethod
-    def options(cls, shape_inference: bool = False, run_flags: bool = False):
+    def options(cls, shape_inference: bool = False, run_flags: bool = False) -> Any:
         """--onnx-outputs, --onnx-exclude-outputs, and --shape-inference for the commands that offer
         it; with ``run_flags``, `poly run`'s --external-data-dir, --ignore-external-data and
         --fp-to-fp16 too. (`poly run` takes --shape-inference and --no-onnxruntime-shape-inference
@@ -76,7 +77,7 @@ class OnnxLoadArgs:
         return (self.outputs is not None or self.exclude_outputs is not None or self.shape_inference
                 or self.external_data_dir is not None or self.ignore_external_data or self.fp_to_fp16)
 
-    def loader_expr(self, path: str):
+    def loader_expr(self, path: str) -> Any:
         """The call tree of the ONNX loader of ``path`` (InferShapes, ModifyOutputs, ConvertToFp16
         as asked), or ``path`` itself when nothing is to be changed."""
         if not self.changes_model:
@@ -93,7 +94,7 @@ class OnnxLoadArgs:
             expr = Ref("poly.onnx", "ConvertToFp16")(expr)
         return expr
 
-    def load_onnx(self, path: str):
+    def load_onnx(self, path: str) -> Any:
         """A lazy ONNX loader for ``path`` (``loader_expr`` evaluated), or ``path`` itself when
         nothing is to be changed (runners then load it directly)."""
         return evaluate(self.loader_expr(path))
@@ -122,7 +123,7 @@ class OnnxLoadArgs:
         return evaluate(result, run_statements(statements))
 
 
-def outputs_argument(outputs):
+def outputs_argument(outputs: Any) -> Any:
     """--onnx-outputs / --trt-outputs as a loader's argument: a list of names, ``MARK_ALL`` (as
     the name poly.core exports) or None."""
     from poly.core import MARK_ALL

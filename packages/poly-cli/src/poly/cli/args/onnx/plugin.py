@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -23,7 +24,7 @@ class PluginArgs:
     """--exclude: not these plugins."""
 
     @classmethod
-    def options(cls, select: bool = True):
+    def options(cls, select: bool = True) -> Any:
         """--plugin-dir, and --include / --exclude when ``select``."""
         options = [click.option("--plugin-dir", required=True, type=click.Path(file_okay=False),
                                 help="Directory holding one directory per plugin, each with a pattern.py "
@@ -46,7 +47,7 @@ class PluginArgs:
             raise click.BadParameter(f"{plugin_dir!r} is not a directory", param_hint="'--plugin-dir'")
         return cls(plugin_dir=plugin_dir, include=include, exclude=exclude)
 
-    def match(self, model):
+    def match(self, model: Any) -> Any:
         """poly.onnx.plugins.match_plugins with these plugins: the config documents of ``model``
         (an ONNX model or a loader of one)."""
         from poly.onnx.plugins import match_plugins

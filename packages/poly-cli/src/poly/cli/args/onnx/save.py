@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -27,7 +28,7 @@ class OnnxSaveArgs:
     """--save-onnx: where `poly run` saves the ONNX model it runs; None: not saved."""
 
     @classmethod
-    def options(cls, save_onnx: bool = False):
+    def options(cls, save_onnx: bool = False) -> Any:
         """--save-external-data, --external-data-size-threshold, --no-save-all-tensors-to-one-file;
         with ``save_onnx``, --save-onnx too."""
         save = [click.option("--save-onnx", type=click.Path(dir_okay=False),
@@ -54,7 +55,7 @@ class OnnxSaveArgs:
             path=kwargs.get("save_onnx"),
         )
 
-    def save_expr(self, model, path: str, durable: bool = True):
+    def save_expr(self, model: Any, path: str, durable: bool = True) -> Any:
         """The call tree of the SaveOnnx loader writing ``model`` (a call tree, a path, or a
         ``Value``) to ``path`` with the external data flags (``durable=False``: without flushing
         it to disk)."""
@@ -62,13 +63,13 @@ class OnnxSaveArgs:
             model, path, external_data_path=self.external_data_path, size_threshold=self.size_threshold,
             all_tensors_to_one_file=self.all_tensors_to_one_file, durable=None if durable else False)
 
-    def save_onnx(self, model, path: str, durable: bool = True):
+    def save_onnx(self, model: Any, path: str, durable: bool = True) -> Any:
         """A SaveOnnx loader that writes ``model`` (a model or a loader of one) to ``path``
         (atomically, with external data as asked; ``durable=False``: without flushing it to disk);
         call it to save."""
         return evaluate(self.save_expr(Value(model), path, durable=durable))
 
-    def save_if_asked_statements(self, model_path: str, loader) -> list:
+    def save_if_asked_statements(self, model_path: str, loader: Any) -> list:
         """With --save-onnx, the statement that loads the model once (``loader``: the call tree
         in the variable ``onnx_model``, or MODEL's path ``model_path`` when nothing changes it),
         saves it and keeps the loaded model in ``onnx_model`` (so that runners sharing it do not

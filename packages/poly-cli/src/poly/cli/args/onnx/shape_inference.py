@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -25,7 +26,7 @@ class OnnxInferShapesArgs:
     """False with --no-onnxruntime-shape-inference: ONNX shape inference alone."""
 
     @classmethod
-    def options(cls, default: bool = True, force_fallback: bool = True):
+    def options(cls, default: bool = True, force_fallback: bool = True) -> Any:
         """--no-shape-inference (``default``) or --shape-inference, --force-fallback-shape-inference
         (with ``force_fallback``) and --no-onnxruntime-shape-inference."""
         if default:
@@ -60,7 +61,7 @@ class OnnxInferShapesArgs:
             allow_onnxruntime=bool(kwargs["allow_onnxruntime"]),
         )
 
-    def infer_shapes(self, model, force: bool = False):
+    def infer_shapes(self, model: Any, force: bool = False) -> Any:
         """A lazy InferShapes loader over ``model`` (a model or a loader of one) when shape
         inference is on (or ``force``), else ``model`` itself."""
         if not (self.shape_inference or force):
@@ -69,7 +70,7 @@ class OnnxInferShapesArgs:
 
         return InferShapes(model, allow_onnxruntime=self.allow_onnxruntime)
 
-    def fallback_metadata(self, model, data_loader_args, outputs=None):
+    def fallback_metadata(self, model: Any, data_loader_args: Any, outputs: Any = None) -> dict[Any, Any]:
         """
         Runs ``model`` (an onnx.ModelProto) in ONNX-Runtime on the first input of the data loader
         that ``data_loader_args`` (a DataLoaderArgs) describes, with every tensor (or

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -16,14 +17,14 @@ CP_TYPES = ("native", "fused")
 REDUCE_OPS = ("sum", "prod", "min", "max", "avg")
 
 
-def _ints(flag, values):
+def _ints(flag: Any, values: Any) -> list[Any]:
     try:
         return [int(v) for v in values]
     except ValueError:
         raise click.BadParameter(f"expected integers, got {' '.join(values)}", param_hint=f"'{flag}'") from None
 
 
-def _non_negative(flag, value):
+def _non_negative(flag: Any, value: Any) -> Any:
     if value is not None and value < 0:
         raise click.BadParameter(f"must not be negative (got {value})", param_hint=f"'{flag}'")
     return value
@@ -37,7 +38,7 @@ class ShardHintArgs:
     """A ``poly.onnx.multi_device.ShardHintOptions``."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """The group's click options."""
         return stack_options([
             click.option("--parallelism", type=click.Choice(PARALLELISMS), default="CP", show_default=True,
@@ -88,7 +89,7 @@ class ShardHintArgs:
         if kwargs["nb_rank"] < 1:
             raise click.BadParameter(f"must be at least 1 (got {kwargs['nb_rank']})", param_hint="'--nb-rank'")
 
-        def shuffle(flag):
+        def shuffle(flag: Any) -> Any:
             values = kwargs[flag.lstrip("-").replace("-", "_")]
             return _ints(flag, values) if values else None
 

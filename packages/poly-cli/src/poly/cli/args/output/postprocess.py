@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -15,9 +16,9 @@ from poly.cli.value_parsing import parse_per_output
 _FLAG = "--postprocess"
 
 
-def _top_k(arg: str, text: str):
+def _top_k(arg: str, text: str) -> Any:
     """`top-5` -> 5; `top-5,axis=1` -> (5, 1); anything else is a usage error naming the flag."""
-    def fail(why):
+    def fail(why: Any) -> Any:
         raise click.BadParameter(f"{arg!r}: {why}", param_hint=f"'{_FLAG}'")
 
     func, _, axis_text = text.partition(",")
@@ -49,7 +50,7 @@ class PostprocessArgs:
     either; None: no post-processing."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """--postprocess / --postprocess-func."""
         return stack_options([
             multi_option("--postprocess", "--postprocess-func", "postprocess", metavar="[OUTPUT:]FUNC",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -35,13 +36,13 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def zero_or_more_option(*decls, **kwargs):
+def zero_or_more_option(*decls: Any, **kwargs: Any) -> Any:
     """A multi-value option that may also be given with no value (argparse's ``nargs="*"``):
     its value is then ``(_NONE_GIVEN,)``, which ``given_names`` reads as an empty list."""
     return multi_option(*decls, is_flag=False, flag_value=_NONE_GIVEN, metavar="[VALUE ...]", **kwargs)
 
 
-def given_names(values) -> list[str] | None:
+def given_names(values: Any) -> list[str] | None:
     """A zero-or-more option's value: None when absent, [] when given alone, else its values."""
     values = list(values or ())
     if not values:
@@ -76,7 +77,7 @@ class TrtBuilderFlags:
     max_aux_streams: int | None = None
 
     @classmethod
-    def options(cls, tensor_formats: bool = False):
+    def options(cls, tensor_formats: bool = False) -> Any:
         """The flags, in Polygraphy's order; ``tensor_formats`` adds --direct-io (with the
         --tensor-formats of the network group, on `convert`)."""
         options = [
@@ -136,11 +137,11 @@ class TrtBuilderFlags:
             raise click.UsageError("--exclude-lean-runtime needs --version-compatible")
         for name, enum_name in _ENUM_LISTS.items():
             names = given_names(kwargs.get(name))
-            values[name] = None if names is None else tuple(trt_enum_names(_flag(name), enum_name, names))
+            values[name] = None if names is None else tuple(trt_enum_names(_flag(name), enum_name, names))  # type: ignore[assignment]
         for name, enum_name in _ENUM_VALUES.items():
-            values[name] = trt_enum_name(_flag(name), enum_name, kwargs.get(name))
-        values["max_aux_streams"] = kwargs.get("max_aux_streams")
-        return cls(**values)
+            values[name] = trt_enum_name(_flag(name), enum_name, kwargs.get(name))  # type: ignore[assignment]
+        values["max_aux_streams"] = kwargs.get("max_aux_streams")  # type: ignore[assignment]
+        return cls(**values)  # type: ignore[arg-type]
 
     def create_config_kwargs(self) -> dict:
         """The ``poly.trt.CreateConfig`` arguments of the flags given (absent ones left out)."""
@@ -148,5 +149,5 @@ class TrtBuilderFlags:
         for name in (*_ENUM_LISTS, *_ENUM_VALUES, "max_aux_streams"):
             value = getattr(self, name)
             if value is not None:
-                kwargs[name] = list(value) if isinstance(value, tuple) else value
+                kwargs[name] = list(value) if isinstance(value, tuple) else value  # type: ignore[assignment]
         return kwargs

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -82,7 +82,7 @@ def parse_profiles(kwargs: Mapping) -> list:
     return profiles
 
 
-def parse_pool_limits(values) -> dict[str, int]:
+def parse_pool_limits(values: Any) -> dict[str, int]:
     """`workspace:1G tactic_shared_memory:64K` -> {"workspace": 1073741824, ...}."""
     limits = {}
     for arg in values or ():
@@ -130,7 +130,7 @@ class TrtConfigArgs:
     """The config script options (--trt-config-script, --trt-config-postprocess-script)."""
 
     @classmethod
-    def options(cls, tensor_formats: bool = False):
+    def options(cls, tensor_formats: bool = False) -> Any:
         """The builder flags, and --save-engine; ``tensor_formats`` adds --direct-io."""
         return stack_options([
             multi_option("--trt-min-shapes", per_occurrence=True,
@@ -234,7 +234,7 @@ class TrtConfigArgs:
             **self.builder_flags.create_config_kwargs())))
         return self.scripts.config_statements(statements)
 
-    def _algorithm_selector(self):
+    def _algorithm_selector(self) -> Any:
         if self.save_tactics and self.load_tactics:
             raise click.UsageError("--save-tactics and --load-tactics cannot be used together")
         if self.save_tactics:
@@ -243,7 +243,7 @@ class TrtConfigArgs:
             return Ref("poly.trt", "TacticReplayer")(self.load_tactics)
         return None
 
-    def engine_statements(self, model: ModelArgs, network: TrtNetworkArgs, parser_path=None) -> list:
+    def engine_statements(self, model: ModelArgs, network: TrtNetworkArgs, parser_path: Any = None) -> list:
         """The statements that set ``engine_bytes``, the serialized engine of MODEL: read from
         MODEL when it is an engine (after --plugins), else ``network`` (the network ``network``
         creates, from ``parser_path`` when given), ``config_statements`` and the engine built from
@@ -261,13 +261,13 @@ class TrtConfigArgs:
             expr = Ref("poly.trt", "SaveEngine")(expr, self.save_engine)
         return [Assign("engine_bytes", expr)]
 
-    def create_config(self, data_loader=None):
+    def create_config(self, data_loader: Any = None) -> Any:
         """The config loader of ``config_statements`` (with --int8, the calibrator is fed by
         ``data_loader``; nothing when None: the calibration cache must then hold the scales)."""
         env = {"data_loader": data_loader if data_loader is not None else []}
         return run_statements(self.config_statements(), env)["config"]
 
-    def build_engine_bytes(self, network, data_loader=None):
+    def build_engine_bytes(self, network: Any, data_loader: Any = None) -> Any:
         """EngineBytesFromNetwork: ``network`` (a network loader) built with ``create_config``,
         the timing cache saved to --save-timing-cache."""
         env = {"network": network, "data_loader": data_loader if data_loader is not None else []}
@@ -275,7 +275,7 @@ class TrtConfigArgs:
                                                           save_timing_cache=self.save_timing_cache)
         return run_statements([*self.config_statements(), Assign("engine_bytes", build)], env)["engine_bytes"]
 
-    def load_engine_bytes(self, model: ModelArgs, network: TrtNetworkArgs, data_loader=None):
+    def load_engine_bytes(self, model: ModelArgs, network: TrtNetworkArgs, data_loader: Any = None) -> Any:
         """The serialized engine of MODEL (``engine_statements`` run): read from MODEL when it is
         an engine, else built from the network ``network`` creates (and saved to --save-engine)."""
         env = {"data_loader": data_loader if data_loader is not None else []}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from poly.cli.args.model import ModelArgs
 
 
-def strongly_typed_option():
+def strongly_typed_option() -> Any:
     """--strongly-typed. ``--help`` lists it with the precision flags of the TensorRT config
     group (``TrtConfigArgs.options`` places it there); ``TrtNetworkArgs`` reads it."""
     return click.option("--strongly-typed", is_flag=True,
@@ -42,7 +42,7 @@ class TrtNetworkArgs:
     """The network script options (--trt-network-func-name, --trt-network-postprocess-script)."""
 
     @classmethod
-    def options(cls, tensor_formats: bool = False):
+    def options(cls, tensor_formats: bool = False) -> Any:
         """--trt-outputs, --trt-exclude-outputs (--strongly-typed: see ``strongly_typed_option``),
         between the plugin and parser flags and the layer and tensor settings of
         ``TrtNetworkEdits`` (``tensor_formats`` adds --tensor-formats)."""
@@ -65,7 +65,7 @@ class TrtNetworkArgs:
             scripts=TrtNetworkScriptArgs.from_kwargs(kwargs),
         )
 
-    def network_expr(self, model: str | ModelArgs, parser_path=None):
+    def network_expr(self, model: str | ModelArgs, parser_path: Any = None) -> Any:
         """The call tree of the network loader of MODEL (a path, or ``ModelArgs``): the network
         script's function for a network-script MODEL, else NetworkFromOnnxPath of ``parser_path``
         (default: MODEL's path); then LoadPlugins for --plugins, the
@@ -85,6 +85,6 @@ class TrtNetworkArgs:
                                                            exclude_outputs=excluded)
         return self.edits.postprocess_expr(expr)
 
-    def load_network(self, model: str | ModelArgs):
+    def load_network(self, model: str | ModelArgs) -> Any:
         """The network loader of MODEL (``network_expr`` evaluated)."""
         return evaluate(self.network_expr(model))

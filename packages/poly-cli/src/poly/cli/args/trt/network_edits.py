@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -19,7 +20,7 @@ from poly.cli.trt_values import trt_dtype_names, trt_enum_names
 from poly.cli.value_parsing import split_name_value
 
 
-def _parse_formats(args) -> dict[str, tuple[str, ...]] | None:
+def _parse_formats(args: Any) -> dict[str, tuple[str, ...]] | None:
     """`x:[linear,chw4] y:[hwc8]` -> {"x": ("LINEAR", "CHW4"), "y": ("HWC8",)} (checked names)."""
     if not args:
         return None
@@ -53,7 +54,7 @@ class TrtNetworkEdits:
     mark_unfused_tensors_as_debug_tensors: bool = False
 
     @classmethod
-    def parser_options(cls):
+    def parser_options(cls) -> Any:
         """--plugins, --onnx-flags and --plugin-instancenorm (listed before --trt-outputs)."""
         return stack_options([
             multi_option("--plugins", type=click.Path(exists=True, dir_okay=False),
@@ -67,7 +68,7 @@ class TrtNetworkEdits:
         ])
 
     @classmethod
-    def network_options(cls, tensor_formats: bool = False):
+    def network_options(cls, tensor_formats: bool = False) -> Any:
         """The layer and tensor settings (listed after --trt-exclude-outputs); ``tensor_formats``
         adds --tensor-formats (on `convert`)."""
         options = [
@@ -115,23 +116,23 @@ class TrtNetworkEdits:
         if self.onnx_flags:
             kwargs["flags"] = list(self.onnx_flags)
         if self.plugin_instancenorm:
-            kwargs["plugin_instancenorm"] = True
+            kwargs["plugin_instancenorm"] = True  # type: ignore[assignment]
         if self.mark_unfused_tensors_as_debug_tensors:
-            kwargs["mark_unfused_tensors_as_debug_tensors"] = True
+            kwargs["mark_unfused_tensors_as_debug_tensors"] = True  # type: ignore[assignment]
         return kwargs
 
-    def plugins_expr(self, loader):
+    def plugins_expr(self, loader: Any) -> Any:
         """``loader`` (a call tree) wrapped in ``LoadPlugins`` when --plugins is given (the
         libraries load before it runs)."""
         if not self.plugins:
             return loader
         return Ref("poly.trt", "LoadPlugins")(list(self.plugins), loader)
 
-    def load_plugins(self, loader):
+    def load_plugins(self, loader: Any) -> Any:
         """``loader`` wrapped in ``LoadPlugins`` when --plugins is given."""
         return evaluate(self.plugins_expr(Value(loader)))
 
-    def postprocess_expr(self, network):
+    def postprocess_expr(self, network: Any) -> Any:
         """The network loader ``network`` (a call tree) wrapped in ``SetLayerPrecisions``,
         ``SetTensorDatatypes``, ``SetTensorFormats`` and ``MarkDebug``, for the settings given
         (data types as ``trt.<alias>``)."""
@@ -147,6 +148,6 @@ class TrtNetworkEdits:
             network = Ref("poly.trt", "MarkDebug")(network, list(self.mark_debug))
         return network
 
-    def postprocess(self, network):
+    def postprocess(self, network: Any) -> Any:
         """The network loader ``network`` wrapped as ``postprocess_expr`` says."""
         return evaluate(self.postprocess_expr(Value(network)))

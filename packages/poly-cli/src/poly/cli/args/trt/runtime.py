@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -51,7 +52,7 @@ class TrtRuntimeArgs:
     weight_streaming_percent: float | None = None
 
     @classmethod
-    def options(cls, load_runtime: bool = True):
+    def options(cls, load_runtime: bool = True) -> Any:
         """--load-runtime (unless ``load_runtime`` is False), --optimization-profile,
         --allocation-strategy and --weight-streaming-budget."""
         options = []
@@ -81,13 +82,13 @@ class TrtRuntimeArgs:
                    allocation_strategy=kwargs.get("allocation_strategy"), weight_streaming_budget=budget,
                    weight_streaming_percent=percent)
 
-    def engine_expr(self, engine_bytes):
+    def engine_expr(self, engine_bytes: Any) -> Any:
         """The call tree of ``EngineFromBytes`` over the serialized engine ``engine_bytes`` (a
         call tree), deserialized with the --load-runtime runtime (``LoadRuntime``) when given."""
         runtime = Ref("poly.trt", "LoadRuntime")(self.load_runtime) if self.load_runtime else None
         return Ref("poly.trt", "EngineFromBytes")(engine_bytes, runtime=runtime)
 
-    def runner_expr(self, engine_bytes):
+    def runner_expr(self, engine_bytes: Any) -> Any:
         """The call tree of the ``TrtRunner`` of the engine ``engine_bytes`` loads, with these settings."""
         return Ref("poly.trt", "TrtRunner")(self.engine_expr(engine_bytes),
                                             optimization_profile=self.optimization_profile,
@@ -95,10 +96,10 @@ class TrtRuntimeArgs:
                                             weight_streaming_budget=self.weight_streaming_budget,
                                             weight_streaming_percent=self.weight_streaming_percent)
 
-    def load_engine(self, engine_bytes):
+    def load_engine(self, engine_bytes: Any) -> Any:
         """``EngineFromBytes`` over the serialized engine loader ``engine_bytes``."""
         return evaluate(self.engine_expr(Value(engine_bytes)))
 
-    def create_runner(self, engine_bytes):
+    def create_runner(self, engine_bytes: Any) -> Any:
         """The ``TrtRunner`` of the engine ``engine_bytes`` loads, with these settings."""
         return evaluate(self.runner_expr(Value(engine_bytes)))

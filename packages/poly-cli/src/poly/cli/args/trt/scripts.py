@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -36,7 +36,7 @@ def parse_script(flag: str, spec: str | None, default_func: str) -> tuple[str, s
     path, func = parse_script_and_func_name(spec, default_func)
     if not os.path.isfile(path):
         raise click.BadParameter(f"script {path!r} does not exist", param_hint=f"'{flag}'")
-    return path, func
+    return path, func  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class TrtNetworkScriptArgs:
     """--trt-network-postprocess-script: (script, function) pairs, applied in the order given."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """--trt-network-func-name (--trt-network-func), --trt-network-postprocess-script (--trt-npps)."""
         return stack_options([
             click.option("--trt-network-func-name", "--trt-network-func", "trt_network_func_name",
@@ -70,7 +70,7 @@ class TrtNetworkScriptArgs:
         scripts = kwargs.get("trt_network_postprocess_script") or ()
         return cls(
             func_name=kwargs.get("trt_network_func_name"),
-            postprocess=tuple(parse_script("--trt-network-postprocess-script", spec, NETWORK_POSTPROCESS_FUNC)
+            postprocess=tuple(parse_script("--trt-network-postprocess-script", spec, NETWORK_POSTPROCESS_FUNC)  # type: ignore[misc]
                               for spec in scripts),
         )
 
@@ -80,16 +80,16 @@ class TrtNetworkScriptArgs:
 
         return self.func_name or model.func_name or DEFAULT_NETWORK_FUNC
 
-    def script_network_expr(self, model: ModelArgs):
+    def script_network_expr(self, model: ModelArgs) -> Any:
         """The call tree of InvokeFromScript for the network script MODEL: it returns (builder,
         network[, parser])."""
         return Ref("poly.backend.common", "InvokeFromScript")(model.path, self.network_func(model))
 
-    def load_script_network(self, model: ModelArgs):
+    def load_script_network(self, model: ModelArgs) -> Any:
         """InvokeFromScript for the network script MODEL."""
         return evaluate(self.script_network_expr(model))
 
-    def postprocess_expr(self, loader):
+    def postprocess_expr(self, loader: Any) -> Any:
         """``loader`` (a call tree) wrapped in one PostprocessNetwork per
         --trt-network-postprocess-script."""
         for path, func in self.postprocess:
@@ -97,7 +97,7 @@ class TrtNetworkScriptArgs:
                 loader, func=Ref("poly.backend.common", "InvokeFromScript")(path, func), name=f"{path}:{func}")
         return loader
 
-    def postprocess_network(self, loader):
+    def postprocess_network(self, loader: Any) -> Any:
         """``loader`` wrapped in one PostprocessNetwork per --trt-network-postprocess-script."""
         return evaluate(self.postprocess_expr(Value(loader)))
 
@@ -112,7 +112,7 @@ class TrtConfigScriptArgs:
     """--trt-config-postprocess-script: (script, function) called on the created configuration."""
 
     @classmethod
-    def options(cls):
+    def options(cls) -> Any:
         """--trt-config-script, --trt-config-func-name, --trt-config-postprocess-script (--trt-cpps)."""
         return stack_options([
             click.option("--trt-config-script", metavar="FILE[:FUNC]",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.lazy_group import LazyGroup
@@ -13,5 +15,5 @@ SUBCOMMANDS = {
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-def check():
+def check() -> Any:
     """Check and validate models."""

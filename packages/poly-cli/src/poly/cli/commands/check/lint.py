@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import click
 
@@ -25,7 +26,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @OnnxrtArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def lint(output, external_data_dir, **kwargs):
+def lint(output: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Topologically lint an ONNX model to find faulty nodes.
 
     Runs the ONNX checker, then the model in ONNX-Runtime; when that fails, every node on its

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -15,7 +17,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
               help="Where to write the concatenated data (JSON in Polygraphy's format, or .npz).")
 @LoggingArgs.options()
 @handle_errors
-def concat(paths, output, **kwargs):
+def concat(paths: Any, output: Any, **kwargs: Any) -> Any:
     """Concatenate the iterations of several files: all input files (from --save-inputs), or all
     output files (from --save-outputs, a runner's iterations joined by runner name)."""
     from poly.compare import RunResults, concat_data, save_inputs

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -15,7 +17,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
               help="Where to write the merged inputs (JSON in Polygraphy's input format, or .npz).")
 @LoggingArgs.options()
 @handle_errors
-def to_input(paths, output, **kwargs):
+def to_input(paths: Any, output: Any, **kwargs: Any) -> Any:
     """Merge input and output files (from --save-inputs / --save-outputs, JSON or .npz) into one
     input file usable with --load-inputs.
 

@@ -3,6 +3,8 @@ check it, and sort the artifacts (tactic replays, engines) into good/ and bad/."
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.data.data_loader import DataLoaderArgs
@@ -16,15 +18,15 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 SAVE_ENGINE_REASON = "each iteration's engine is the --iter-artifact; sort it with --artifacts"
 
 
-def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigArgs, network_postprocess=None,
-                   data: DataLoaderArgs | None = None):
+def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigArgs, network_postprocess: Any = None,
+                   data: DataLoaderArgs | None = None) -> Any:
     """A function ``build(path, *args)`` that builds MODEL's engine with ``config`` and writes
     it to ``path``; ``network_postprocess(network_loader, *args)`` may wrap the network loader
     (to set layer precisions, for example); with --int8, ``data``'s data loader feeds the
     calibrator."""
     from poly.trt import SaveEngine
 
-    def build(path, *args):
+    def build(path: Any, *args: Any) -> None:
         network_loader = network.load_network(model)
         if network_postprocess is not None:
             network_loader = network_postprocess(network_loader, *args)
@@ -42,7 +44,7 @@ def engine_builder(model: ModelArgs, network: TrtNetworkArgs, config: TrtConfigA
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.engine", until_required=True)
 @LoggingArgs.options()
 @handle_errors
-def build(**kwargs):
+def build(**kwargs: Any) -> Any:
     """[EXPERIMENTAL] Repeatedly build an engine to isolate faulty tactics.
 
     Each iteration builds the engine (polygraphy_debug.engine by default), runs the --check

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -31,7 +33,7 @@ SUBCOMMANDS = {
     cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
 )
 @LoggingArgs.options()
-def debug():
+def debug() -> Any:
     """[EXPERIMENTAL] Debug a wide variety of model issues.
 
     Every subtool iterates: it produces something (a model, an engine, ...), judges it with

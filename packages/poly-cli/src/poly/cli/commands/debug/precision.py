@@ -3,6 +3,8 @@ them in bisect or linear steps, forward or in reverse."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.data.data_loader import DataLoaderArgs
@@ -29,7 +31,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.engine")
 @LoggingArgs.options()
 @handle_errors
-def precision(mode, direction, precision, **kwargs):
+def precision(mode: Any, direction: Any, precision: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Iteratively mark layers to run in a higher precision to find a compromise
     between performance and quality.
 
@@ -55,7 +57,7 @@ def precision(mode, direction, precision, **kwargs):
                           "(its networks are strongly typed); use full TensorRT")
     layers = precision_candidate_layers(network)
 
-    def mark(network_loader, marked):
+    def mark(network_loader: Any, marked: Any) -> Any:
         return SetLayerPrecisions(network_loader, {name: precision for name in marked})
 
     debugger = DebuggerArgs.from_kwargs(kwargs).create_debugger()

@@ -4,6 +4,7 @@ smallest set of nodes that still fails."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import click
 
@@ -91,18 +92,18 @@ from poly.cli.value_parsing import parse_shapes
 @LoggingArgs.options()
 @handle_errors
 def reduce(
-    output,
-    min_good,
-    reduce_inputs,
-    reduce_outputs,
-    mode,
-    model_input_shapes,
-    shape_inference,
-    force_fallback_shape_inference,
-    onnxruntime_shape_inference,
-    external_data_dir,
-    **kwargs,
-):
+    output: Any,
+    min_good: Any,
+    reduce_inputs: Any,
+    reduce_outputs: Any,
+    mode: Any,
+    model_input_shapes: Any,
+    shape_inference: Any,
+    force_fallback_shape_inference: Any,
+    onnxruntime_shape_inference: Any,
+    external_data_dir: Any,
+    **kwargs: Any,
+) -> Any:
     """[EXPERIMENTAL] Reduce a failing ONNX model to the minimum set of nodes that cause the failure.
 
     Each iteration writes a candidate model (polygraphy_debug.onnx by default) and runs the
@@ -131,7 +132,7 @@ def reduce(
     # Candidates keep their external data next to themselves, under their own name.
     candidate_save = dataclasses.replace(save, external_data_path=None if save.external_data_path is None else "")
 
-    def save_candidate(candidate, path):
+    def save_candidate(candidate: Any, path: Any) -> None:
         # A candidate lives for one iteration: written atomically, not flushed to disk.
         candidate_save.save_onnx(candidate, path, durable=False)()
 

@@ -3,6 +3,8 @@ the artifacts of each run into good/ and bad/."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
@@ -14,7 +16,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @DebuggerArgs.options(until_required=True)
 @LoggingArgs.options()
 @handle_errors
-def repeat(**kwargs):
+def repeat(**kwargs: Any) -> Any:
     """[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting generated artifacts into
     `good` and `bad` directories."""
     from poly.core import G_LOGGER

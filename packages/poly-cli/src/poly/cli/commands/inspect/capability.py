@@ -4,6 +4,7 @@ supports of a model (the logic is poly.trt.inspection.onnx_capability)."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -25,7 +26,7 @@ DEFAULT_OUTPUT_DIR = "polygraphy_capability_dumps"
               help="Directory for results.txt and, with --with-partitioning, the subgraph models.")
 @LoggingArgs.options()
 @handle_errors
-def inspect_capability(with_partitioning, output_dir, **kwargs):
+def inspect_capability(with_partitioning: Any, output_dir: Any, **kwargs: Any) -> Any:
     """Determine which parts of an ONNX model TensorRT's ONNX parser supports.
 
     With --with-partitioning the model is split into supported and unsupported node ranges,

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 
-def _summary(name, array, show_values, histogram=False) -> str:
+def _summary(name: Any, array: Any, show_values: Any, histogram: bool = False) -> str:
     import numpy as np
 
     line = f"{name} [dtype={array.dtype}, shape={array.shape}]"
@@ -51,7 +53,7 @@ def _print_limit(flag: str, value: int) -> int:
               help="With --show-values, the characters per line (-1: break lines only where dimensions end).")
 @LoggingArgs.options()
 @handle_errors
-def inspect_data(path, show_all, show_values, histogram, num_items, line_width):
+def inspect_data(path: Any, show_all: Any, show_values: Any, histogram: Any, num_items: Any, line_width: Any) -> Any:
     """Display information about inference inputs or results saved by poly or Polygraphy."""
     import numpy as np
 
@@ -61,7 +63,7 @@ def inspect_data(path, show_all, show_values, histogram, num_items, line_width):
         return _inspect(path, show_all, show_values, histogram)
 
 
-def _inspect(path, show_all, show_values, histogram):
+def _inspect(path: Any, show_all: Any, show_values: Any, histogram: Any) -> Any:
     from poly.compare import RunResults, load_inputs
     from poly.core import G_LOGGER, PolyException
 

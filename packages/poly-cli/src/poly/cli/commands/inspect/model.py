@@ -3,6 +3,8 @@ network it parses to (`--display-as trt`), or a TensorRT engine."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -14,12 +16,12 @@ from poly.cli.multi_option import multi_option
 SHOW = ("layers", "attrs", "weights")
 
 
-def _text(value):
+def _text(value: Any) -> Any:
     # protobuf hands out bytes for a name that is not UTF-8 (a corrupt file): shown escaped
     return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
 
 
-def _type_str(value_info, helper):
+def _type_str(value_info: Any, helper: Any) -> str:
     t = value_info.type.tensor_type
     dims = [d.dim_param or (d.dim_value if d.HasField("dim_value") else "?") for d in t.shape.dim]
     try:
@@ -29,7 +31,7 @@ def _type_str(value_info, helper):
     return f"{value_info.name} [dtype={dtype}, shape={tuple(dims)}]"
 
 
-def _decoded(what, source, decode, *args):
+def _decoded(what: Any, source: Any, decode: Any, *args: Any) -> Any:
     # A tensor or attribute whose stored data does not fit its declared type or shape.
     from poly.core import PolyException
 
@@ -40,7 +42,7 @@ def _decoded(what, source, decode, *args):
         raise PolyException(f"Cannot read {what} of ONNX model {source}: {detail}") from None
 
 
-def describe(model, show, source="") -> str:
+def describe(model: Any, show: Any, source: str = "") -> str:
     """The text `poly inspect model` shows for an ONNX model (``show``: layers, attrs, weights);
     ``source`` (the quoted path) names the model in errors about corrupt tensors."""
     from poly.core import lazy_import
@@ -90,7 +92,7 @@ def describe(model, show, source="") -> str:
 @TrtNetworkScriptArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def inspect_model(display_as, show, external_data_dir, show_unbounded_dds, **kwargs):
+def inspect_model(display_as: Any, show: Any, external_data_dir: Any, show_unbounded_dds: Any, **kwargs: Any) -> Any:
     """Display information about an ONNX model, the TensorRT network it parses to, an engine, or
     the TensorRT network a network script (MODEL.py) creates."""
     from poly.core import G_LOGGER

@@ -3,6 +3,8 @@ logic is poly.onnx.surgery.sparsity)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -16,7 +18,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
               help="Directory of the model's external data (default: next to the model).")
 @LoggingArgs.options()
 @handle_errors
-def inspect_sparsity(external_data_dir, **kwargs):
+def inspect_sparsity(external_data_dir: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Display whether each weight tensor of an ONNX model follows a 2:4 structured
     sparsity pattern.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -15,7 +16,7 @@ from poly.cli.multi_option import multi_option
 @click.argument("tactic_file", metavar="FILE")
 @LoggingArgs.options()
 @handle_errors
-def inspect_tactics(tactic_file):
+def inspect_tactics(tactic_file: Any) -> Any:
     """Display a tactic replay file (from --save-tactics) or a timing cache in a readable form."""
     from poly.core import G_LOGGER
     from poly.trt.builder.tactics import load_tactic_records
@@ -33,7 +34,7 @@ def inspect_tactics(tactic_file):
 @multi_option("--bad", type=click.Path(exists=True), help="Bad tactic replay files, or directories of them.")
 @LoggingArgs.options()
 @handle_errors
-def diff_tactics(directory, good, bad):
+def diff_tactics(directory: Any, good: Any, bad: Any) -> Any:
     """Find tactics used only in bad builds: candidates for the cause of a failure."""
     from poly.core import G_LOGGER
     from poly.trt.builder.tactics import diff_tactics as find_suspects

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -28,7 +30,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @ShardHintArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def shard(hint_file, one_shot, output, shape_inference, **kwargs):
+def shard(hint_file: Any, one_shot: Any, output: Any, shape_inference: Any, **kwargs: Any) -> Any:
     """Convert a single-device (SD) ONNX model with attention layers into a multi-device (MD) one.
 
     Inputs named in the hints are reduce-scattered, the K/V (and Q where asked) of each hinted
@@ -50,12 +52,12 @@ def shard(hint_file, one_shot, output, shape_inference, **kwargs):
         raise click.BadParameter(f"{hint_file!r} does not exist.", param_hint="'-s' / '--hint'")
     model = OnnxFromPath(path)
     if shape_inference:
-        model = InferShapes(model)
+        model = InferShapes(model)  # type: ignore[assignment]
     hints = hint_file
     if one_shot:
         G_LOGGER.info("Suggesting sharding hints from the model (no hints file)")
         model = model()
-        hints = suggest_shard_hints(GsFromOnnx(model)(), hint_args.hint_options)
+        hints = suggest_shard_hints(GsFromOnnx(model)(), hint_args.hint_options)  # type: ignore[arg-type]
     OnnxSaveArgs.from_kwargs(kwargs).save_onnx(ShardModel(model, hints), output)()
     G_LOGGER.info(f"Saved multi-device model to: {output}")
     return EXIT_PASS

@@ -3,6 +3,8 @@ ONNX models."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.lazy_group import LazyGroup
@@ -18,5 +20,5 @@ SUBCOMMANDS = {
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-def plugin():
+def plugin() -> Any:
     """Plugin substitution in ONNX models: match plugin patterns, review the config, replace."""

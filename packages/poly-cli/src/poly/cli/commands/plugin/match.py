@@ -5,6 +5,7 @@ them to the plugin config, `list` only reports them."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -15,7 +16,7 @@ from poly.cli.args.onnx.plugin import PluginArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 
-def _matches(kwargs) -> list:
+def _matches(kwargs: Any) -> list:
     """The config documents of MODEL for the selected plugins, and the counts logged."""
     from poly.core import G_LOGGER
     from poly.onnx import OnnxFromPath
@@ -23,14 +24,14 @@ def _matches(kwargs) -> list:
 
     plugins = PluginArgs.from_kwargs(kwargs)
     model = ModelArgs.from_kwargs(kwargs)
-    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)
+    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)  # type: ignore[arg-type]
     documents = plugins.match(OnnxFromPath(loader) if isinstance(loader, str) else loader)
     G_LOGGER.info("the following plugins matched:")
-    G_LOGGER.info(match_counts(documents, plugins.plugin_names()))
+    G_LOGGER.info(str(match_counts(documents, plugins.plugin_names())))
     return documents
 
 
-def _common_options(func):
+def _common_options(func: Any) -> Any:
     for decorator in reversed([ModelArgs.options(), PluginArgs.options(), OnnxLoadArgs.options(shape_inference=True)]):
         func = decorator(func)
     return func
@@ -42,7 +43,7 @@ def _common_options(func):
               help="Path of the plugin config to write (default: config.yaml in MODEL's directory).")
 @LoggingArgs.options()
 @handle_errors
-def match(output, **kwargs):
+def match(output: Any, **kwargs: Any) -> Any:
     """Find subgraphs that plugins can replace and save them to a config file.
 
     Review and edit the config (remove the instances that should stay), then pass it to
@@ -62,7 +63,7 @@ def match(output, **kwargs):
 @_common_options
 @LoggingArgs.options()
 @handle_errors
-def list_matches(**kwargs):
+def list_matches(**kwargs: Any) -> Any:
     """Find subgraphs that plugins can replace and print how many per plugin (no file written)."""
     from poly.core import G_LOGGER
 

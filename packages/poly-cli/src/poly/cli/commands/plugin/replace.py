@@ -4,6 +4,7 @@ replaces the subgraphs the plugin config lists with one plugin node each."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -26,7 +27,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def replace(config, output, **kwargs):
+def replace(config: Any, output: Any, **kwargs: Any) -> Any:
     """Replace the subgraphs listed in a plugin config with plugin nodes."""
     from poly.core import G_LOGGER
     from poly.onnx import OnnxFromPath
@@ -34,16 +35,16 @@ def replace(config, output, **kwargs):
 
     plugins = PluginArgs.from_kwargs(kwargs)
     model = ModelArgs.from_kwargs(kwargs)
-    model_dir = os.path.dirname(os.path.abspath(model.path))
-    config = config or os.path.join(model_dir, "config.yaml")
+    model_dir = os.path.dirname(os.path.abspath(model.path))  # type: ignore[type-var]
+    config = config or os.path.join(model_dir, "config.yaml")  # type: ignore[arg-type]
     if not os.path.isfile(config):
         raise click.BadParameter(f"{config!r} does not exist (write it with `poly plugin match`)",
                                  param_hint="'--config'")
     documents = load_plugin_config(config)
-    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)
+    loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)  # type: ignore[arg-type]
     replaced, _ = replace_plugins(OnnxFromPath(loader) if isinstance(loader, str) else loader,
                                   plugins.plugin_dir, documents)
-    output = output or os.path.join(model_dir, "replaced.onnx")
+    output = output or os.path.join(model_dir, "replaced.onnx")  # type: ignore[arg-type]
     OnnxSaveArgs.from_kwargs(kwargs).save_onnx(replaced, output)()
     G_LOGGER.info(f"Saved the model with plugins to {output}")
     return EXIT_PASS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import click
 
@@ -16,7 +17,7 @@ from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_meta, parse_shapes
 
 
-def _missing(model, in_meta, out_meta):
+def _missing(model: Any, in_meta: Any, out_meta: Any) -> Any:
     """Names whose data type (or, for inputs, shape) neither the user nor the model gives."""
     from poly.onnx import gs_from_onnx
 
@@ -47,7 +48,7 @@ def _missing(model, in_meta, out_meta):
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def extract(output, inputs, outputs, model_input_shapes, external_data_dir, **kwargs):
+def extract(output: Any, inputs: Any, outputs: Any, model_input_shapes: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """Extract a subgraph based on the specified inputs and outputs.
 
     Data types and shapes given as `auto` come from the model, then from ONNX shape inference,
@@ -80,7 +81,7 @@ def extract(output, inputs, outputs, model_input_shapes, external_data_dir, **kw
 
         tensors = gs_from_onnx(model).tensors()
 
-        def choose(user, name, attr, found):
+        def choose(user: Any, name: Any, attr: Any, found: Any) -> Any:
             if user is not None:
                 return user
             known = getattr(tensors.get(name), attr, None)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.lazy_group import LazyGroup
@@ -19,5 +21,5 @@ SUBCOMMANDS = {
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-def surgeon():
+def surgeon() -> Any:
     """Modify ONNX models."""

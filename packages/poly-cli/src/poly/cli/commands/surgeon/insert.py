@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -30,7 +32,7 @@ from poly.cli.value_parsing import parse_attrs
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def insert(output, inputs, outputs, op, name, attrs, external_data_dir, **kwargs):
+def insert(output: Any, inputs: Any, outputs: Any, op: Any, name: Any, attrs: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Insert a single node into an ONNX model with the specified inputs and outputs.
 
     Any existing subgraph between the inputs and outputs is replaced."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -18,7 +20,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def prune(output, external_data_dir, **kwargs):
+def prune(output: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Prune the weights of a model to follow a 2:4 structured sparsity pattern
     without regard for accuracy.
 

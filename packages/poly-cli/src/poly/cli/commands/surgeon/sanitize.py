@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ FOLD_ONLY_FLAGS = {"num_passes": "--num-passes", "partitioning": "--partitioning
 """Flags that only mean something with --fold-constants (parameter -> flag)."""
 
 
-def parse_upper_bounds(values) -> dict | None:
+def parse_upper_bounds(values: Any) -> dict | None:
     """`1000 x:4000` -> {"": 1000, "x": 4000} (--set-unbounded-dds-upper-bound)."""
     if not values:
         return None
@@ -36,7 +37,7 @@ def parse_upper_bounds(values) -> dict | None:
     return bounds
 
 
-def set_input_shapes(graph, shapes):
+def set_input_shapes(graph: Any, shapes: Any) -> None:
     """Sets the shapes of the graph inputs named in ``shapes`` and forgets the shapes of all
     other tensors, outputs included (stale under the new input shapes; shape inference runs
     again); a name that is no input is a usage error."""
@@ -85,9 +86,9 @@ def set_input_shapes(graph, shapes):
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def sanitize(output, fold_constants, num_passes, partitioning, fold_shapes, per_pass_shape_inference,
-             fold_size_threshold, cleanup, toposort, override_input_shapes, outputs, exclude_outputs,
-             external_data_dir, fp_to_fp16, upper_bounds, **kwargs):
+def sanitize(output: Any, fold_constants: Any, num_passes: Any, partitioning: Any, fold_shapes: Any, per_pass_shape_inference: Any,
+             fold_size_threshold: Any, cleanup: Any, toposort: Any, override_input_shapes: Any, outputs: Any, exclude_outputs: Any,
+             external_data_dir: Any, fp_to_fp16: Any, upper_bounds: Any, **kwargs: Any) -> Any:
     """Clean up, optimize, and/or change input shapes in an ONNX model."""
     from poly.core import G_LOGGER
     from poly.core.func import invoke_if_callable

@@ -3,6 +3,8 @@ stripped weights of a weightless model back in."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -11,7 +13,7 @@ from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 
-def load_weights(path):
+def load_weights(path: Any) -> dict[Any, Any]:
     """{name: value} from --weights: the initializers of an ONNX model, or the arrays of an .npz file."""
     if str(path).lower().endswith(".npz"):
         import zipfile
@@ -43,7 +45,7 @@ def load_weights(path):
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def weight_reconstruct(output, weights, seed, external_data_dir, **kwargs):
+def weight_reconstruct(output: Any, weights: Any, seed: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """Reconstruct proxy weights in the stripped ONNX model.
 
     Each initializer marked TRT_WEIGHTLESS gets values of its recorded shape and data type:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -10,7 +12,7 @@ from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 
-def read_exclude_list(path):
+def read_exclude_list(path: Any) -> set[Any]:
     """The initializer names of an --exclude-list file, one a line (trailing spaces dropped)."""
     try:
         with open(path, encoding="utf-8") as file:
@@ -30,7 +32,7 @@ def read_exclude_list(path):
 @OnnxSaveArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def weight_strip(output, exclude_list, external_data_dir, **kwargs):
+def weight_strip(output: Any, exclude_list: Any, external_data_dir: Any, **kwargs: Any) -> Any:
     """Strip weights from the provided ONNX model.
 
     The data of the refittable initializers (Conv, ConvTranspose, Gemm and MatMul weights, large

@@ -3,6 +3,8 @@ Python scripts, sharding hints)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.lazy_group import LazyGroup
@@ -20,5 +22,5 @@ SUBCOMMANDS = {
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-def template():
+def template() -> Any:
     """Write template files to edit: TensorRT networks and configs, ONNX-GraphSurgeon edits, sharding hints."""

@@ -4,6 +4,7 @@ has a place to edit it, and saves it as MODEL_updated.onnx (run it with `python 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -74,7 +75,7 @@ def onnx_loader_source(model_path: str, onnx: OnnxLoadArgs) -> tuple[list[str], 
 @OnnxLoadArgs.options(shape_inference=True)
 @LoggingArgs.options()
 @handle_errors
-def onnx_gs(output, **kwargs):
+def onnx_gs(output: Any, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Write a script that edits an ONNX model with ONNX-GraphSurgeon.
 
     The script loads MODEL as a graph, leaves a marked place for your edits, and saves the
@@ -82,8 +83,8 @@ def onnx_gs(output, **kwargs):
     model = ModelArgs.from_kwargs(kwargs)
     if not model.is_onnx:
         raise click.BadParameter(f"{model.path!r} is not an ONNX model", param_hint="'MODEL'")
-    imports, lines = onnx_loader_source(model.path, OnnxLoadArgs.from_kwargs(kwargs))
-    body = EDIT_AND_SAVE.format(output=literal(updated_path(model.path)))
+    imports, lines = onnx_loader_source(model.path, OnnxLoadArgs.from_kwargs(kwargs))  # type: ignore[arg-type]
+    body = EDIT_AND_SAVE.format(output=literal(updated_path(model.path)))  # type: ignore[arg-type]
     write_script(output, f"Edits the ONNX model {model.path} with ONNX-GraphSurgeon.", USAGE.format(path=output),
                  ["import onnx", "import onnx_graphsurgeon as gs", *imports], ["\n".join(lines), body])
     return EXIT_PASS

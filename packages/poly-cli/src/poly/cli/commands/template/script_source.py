@@ -3,6 +3,8 @@ and the file itself (a docstring, the imports, the loaders, the function to edit
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.gen_script.script_source import literal as python_literal
@@ -10,7 +12,7 @@ from poly.cli.gen_script.script_source import literal as python_literal
 INDENT = "    "
 
 
-def literal(value) -> str:
+def literal(value: Any) -> str:
     """``value`` as Python source (``gen_script``'s literals; other objects as their ``repr``)."""
     return python_literal(value, strict=False)
 
@@ -55,7 +57,7 @@ def write_script(path: str, summary: str, usage: str, imports: list[str], body: 
     G_LOGGER.info(f"Wrote template script to {path}")
 
 
-def output_option():
+def output_option() -> Any:
     """-o/--output, the script's path (required)."""
     return click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
                         help="Path to save the generated script.")

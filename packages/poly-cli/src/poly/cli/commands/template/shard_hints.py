@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -18,7 +20,7 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @ShardHintArgs.options()
 @LoggingArgs.options()
 @handle_errors
-def shard_hints(output, **kwargs):
+def shard_hints(output: Any, **kwargs: Any) -> Any:
     """Generate a sharding hints file for a model's attention layers.
 
     One hint per attention layer (MatMul -> Softmax -> MatMul, named by its Q tensor), and unless
@@ -33,7 +35,7 @@ def shard_hints(output, **kwargs):
         raise click.BadParameter(f"{output!r} must be a .json file", param_hint="'-o' / '--output'")
     hint_args = ShardHintArgs.from_kwargs(kwargs)
     path = ModelArgs.from_kwargs(kwargs).path
-    hints = suggest_shard_hints(GsFromOnnx(OnnxFromPath(path))(), hint_args.hint_options)
-    hints.save(output)
+    hints = suggest_shard_hints(GsFromOnnx(OnnxFromPath(path))(), hint_args.hint_options)  # type: ignore[arg-type]
+    hints.save(output)  # type: ignore[attr-defined]
     G_LOGGER.info(f"Saved sharding hints to: {output}")
     return EXIT_PASS

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from typing import Any
 
 import click
 
@@ -21,7 +22,7 @@ USAGE = "Use it with `poly run MODEL --trt --trt-config-script {path}` or `poly 
 TODO = "pass  # TODO: Set up the builder configuration here. This function should not return anything."
 
 
-def profile_source(profile) -> str:
+def profile_source(profile: Any) -> str:
     """`Profile().add("x", min=[...], opt=[...], max=[...])...` for a poly.trt.Profile."""
     adds = "".join(f"\n{' ' * 8}.add({literal(name)}, min={literal(list(shapes.min))}, opt={literal(list(shapes.opt))}, "
                    f"max={literal(list(shapes.max))})" for name, shapes in profile.items())
@@ -95,7 +96,7 @@ def config_source(config: TrtConfigArgs, data: DataLoaderArgs) -> tuple[list[str
 @DataLoaderArgs.options(save_inputs=False)
 @LoggingArgs.options()
 @handle_errors
-def trt_config(output, **kwargs):
+def trt_config(output: Any, **kwargs: Any) -> Any:
     """Write a script that creates a TensorRT builder configuration.
 
     The builder flags given (--fp16, --trt-min/opt/max-shapes, --pool-limit, ...) are written

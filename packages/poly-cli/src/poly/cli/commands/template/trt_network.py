@@ -4,6 +4,8 @@ and then use as a network-script MODEL (`poly run SCRIPT --trt`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from poly.cli.args.logging import LoggingArgs
@@ -32,7 +34,7 @@ def network_source(model_path: str | None, network: TrtNetworkArgs) -> tuple[lis
     name = "parse_network_from_onnx"
     for index, (path, func) in enumerate(network.scripts.postprocess):
         imports += ["from poly.backend.common import InvokeFromScript", "from poly.trt import PostprocessNetwork"]
-        script = call("InvokeFromScript", literal(path), name=literal(func))
+        script = call("InvokeFromScript", literal(path), name=literal(func))  # type: ignore[misc]
         lines.append(f"postprocess_step_{index} = {call('PostprocessNetwork', name, func=script)}")
         name = f"postprocess_step_{index}"
     if network.outputs is not None or network.exclude_outputs is not None:
@@ -56,7 +58,7 @@ def network_source(model_path: str | None, network: TrtNetworkArgs) -> tuple[lis
 @strongly_typed_option()
 @LoggingArgs.options()
 @handle_errors
-def trt_network(output, **kwargs):
+def trt_network(output: Any, **kwargs: Any) -> Any:
     """Write a script that creates a TensorRT network with the network API.
 
     With MODEL (an ONNX model) the script parses it and lets you change the parsed network;

@@ -14,6 +14,7 @@ processes that shared this machine's two cores during a run's first two seconds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from poly.cli.validate.ray.cluster import ray
 
@@ -42,7 +43,7 @@ class ActorPool:
                 the driver receives and merges the one it finished.
     """
 
-    def __init__(self, actor_class, size, kwargs, method, num_cpus=1.0, num_gpus=None, depth=2):
+    def __init__(self, actor_class: Any, size: Any, kwargs: Any, method: Any, num_cpus: float = 1.0, num_gpus: Any = None, depth: int = 2) -> None:
         remote = ray.remote(actor_class).options(num_cpus=num_cpus, num_gpus=num_gpus or None,
                                                  max_restarts=MAX_WORKER_RESTARTS,
                                                  max_task_retries=MAX_WORKER_RESTARTS)
@@ -57,7 +58,7 @@ class ActorPool:
         pending = {}  # the call's ObjectRef -> its actor
         queued = [0] * len(self.actors)
 
-        def hand_out():
+        def hand_out() -> None:
             # Round-robin, one block per actor per pass, so that each actor gets work first.
             while True:
                 idle = [k for k in range(len(self.actors)) if queued[k] < self.depth]

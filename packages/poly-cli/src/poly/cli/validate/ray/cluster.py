@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from typing import Any
 
 from poly.core.optional_import import lazy_import
 
@@ -27,12 +28,12 @@ class RayCluster:
     already initialized in this process (by the caller) is used as it is and left running.
     """
 
-    def __init__(self, address: str = LOCAL, num_cpus: int | None = None):
+    def __init__(self, address: str = LOCAL, num_cpus: int | None = None) -> None:
         self.address = address
         self.num_cpus = num_cpus
         self._owned = False
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         # Under `uv run`, Ray would otherwise run each worker in a fresh `uv run` of the packaged
         # working directory (rebuilding the project there): workers use this environment as it is.
         # Read when Ray is imported, so set before the first use of ``ray``.
@@ -52,7 +53,7 @@ class RayCluster:
         importlib.import_module("ray.data")
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:  # type: ignore[exit-return]
         if self._owned:
             ray.shutdown()
             self._owned = False
