@@ -26,8 +26,10 @@ A skip names what cannot run here (no cuda-bindings, no NVRTC, an architecture t
 
 from __future__ import annotations
 
+import io
 import itertools
 
+import numpy as np
 import pytest
 
 from poly.compare.stats.gpu import dispatch, kernel_source, program_cache
@@ -123,6 +125,20 @@ def test_one_variant_compiles_quickly_with_every_kernel():
     ptx = assert_compiles(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), fast=True).decode(errors="replace")
     for name in kernel_source.KERNEL_NAMES:
         assert f".entry {name}(" in ptx, f"kernel {name} is missing from the PTX"
+
+
+@needs_nvrtc
+def test_compiling_leaves_python_s_shared_one_byte_objects_alone():
+    # NVRTC writes into the buffers it is given; an empty log is 1 byte, and a 1-byte ``bytes`` is
+    # CPython's shared object for that byte: writing into it broke every ``b" " * n`` of the process
+    # (NumPy's .npy header padding became NUL bytes and every saved array unreadable).
+    _supported(OLDEST_CC)
+    compiled = program_cache.compile_variant(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), fast=True)
+    assert compiled.log == ""
+    assert [b for b in range(256) if bytes([b])[0] != b] == []
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(3, np.float32))
+    assert b"\x00" not in buffer.getvalue()[10:128], "the .npy header padding holds NUL bytes"
 
 
 @needs_nvrtc

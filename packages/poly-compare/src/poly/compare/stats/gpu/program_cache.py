@@ -126,11 +126,19 @@ def target_archs() -> list[str]:
     return [f"sm_{major}{minor}" for major, minor in TARGET_CCS if major * 10 + minor in supported]
 
 
+def _output_buffer(size: int) -> bytearray:
+    """A fresh writable buffer for NVRTC to fill. Never ``b" " * size``: NVRTC writes into the buffer
+    it is given, and a 1-byte ``bytes`` is CPython's shared ``b" "`` object, which it would turn into
+    ``b"\\0"`` for the whole process (every ``b" " * n`` after that, NumPy's .npy header padding among
+    them, would be NUL bytes)."""
+    return bytearray(int(size))
+
+
 def _program_log(prog: object) -> str:
     size = check(nvrtc_api.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-    log = b" " * int(size)
+    log = _output_buffer(size)
     check(nvrtc_api.nvrtcGetProgramLog(prog, log), "nvrtcGetProgramLog")
-    return log.rstrip(b"\0").decode(errors="replace").strip()
+    return bytes(log).rstrip(b"\0").decode(errors="replace").strip()
 
 
 def compile_variant(variant: KernelVariant, arch: str, *, fast: bool = False) -> CompiledKernels:
@@ -159,13 +167,13 @@ def compile_variant(variant: KernelVariant, arch: str, *, fast: bool = False) ->
                                      f"for {arch}: {getattr(err, 'name', err)}\n{log}")
         if arch.startswith("sm_"):
             size = check(nv.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-            image = b" " * int(size)
+            image = _output_buffer(size)
             check(nv.nvrtcGetCUBIN(prog, image), "nvrtcGetCUBIN")
         else:
             size = check(nv.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
-            image = b" " * int(size)
+            image = _output_buffer(size)
             check(nv.nvrtcGetPTX(prog, image), "nvrtcGetPTX")
-        return CompiledKernels(image, log)
+        return CompiledKernels(bytes(image), log)
     finally:
         nv.nvrtcDestroyProgram(prog)
 
