@@ -19,11 +19,12 @@ log="${OUT:-/tmp}/cuda_tests.log"
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
   python3 -m pip install -q --no-build-isolation --no-deps --no-index ./packages/poly-core
   if compgen -G ".devcarry-gpu/*.whl" >/dev/null; then python3 -m pip install -q --no-deps --no-index .devcarry-gpu/*.whl; fi
-  export PYTHONPATH="$PWD/packages/poly-compare/src:$PWD/packages/poly-onnx/src:$PWD/packages/poly-trt/src${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH="$PWD/packages/poly-compare/src:$PWD/packages/poly-onnx/src:$PWD/packages/poly-trt/src:$PWD/packages/poly-debug/src${PYTHONPATH:+:$PYTHONPATH}"
   python3 -c "from poly.core import cuda; print('cuda available:', cuda.cuda_available(), 'driver', cuda.cuda_driver_version())"
-  python3 -m pytest -q -p no:cacheprovider -rs \
+  python3 -m pytest -q -p no:cacheprovider -o addopts="" -rs \
     tests/core/test_core_cuda.py tests/core/test_core_memory_ownership.py tests/trt/test_trt_runner_double.py \
     tests/trt/test_trt_calibrator.py tests/trt/test_trt_tensor_binding.py tests/core/test_core_cuda_arrays.py \
     tests/trt/test_trt_context_memory.py tests/core/test_core_host_arrays.py tests/compare/test_compare_gpu_stats.py \
-    tests/compare/test_compare_torch_results.py
+    tests/compare/test_compare_torch_results.py tests/trt/test_trt_debug_tensors.py tests/trt/test_trt_layer_map.py \
+    tests/trt/test_trt_localize.py "$@"
 } 2>&1 | tee "$log"

@@ -138,7 +138,7 @@ def test_help_lists_each_group_subcommand():
     described = SUBCOMMANDS["debug"][1].split(":", 1)[1]
     assert sorted(word.strip(" .") for word in described.split(",")) == sorted(DEBUG_SUBCOMMANDS)
     proc = run_cli(POLY, "--help")
-    assert re.search(r"build, precision, reduce,\s+repeat", proc.stdout)
+    assert re.search(r"build, localize, precision,\s+reduce, repeat", proc.stdout), proc.stdout
 
 
 # -- poly validate ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ SUBCOMMANDS = {
     "convert": ("poly.cli.commands.convert:convert", "Convert models to other formats (ONNX fp16; TensorRT with poly-trt)."),
     "inspect": ("poly.cli.commands.inspect.group:inspect", "View information about various types of files."),
     "surgeon": ("poly.cli.commands.surgeon.group:surgeon", "Modify ONNX models."),
-    "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: build, precision, reduce, repeat."),
+    "debug": ("poly.cli.commands.debug.group:debug", "[EXPERIMENTAL] Debug model issues: build, localize, precision, reduce, repeat."),
     "validate": ("poly.cli.commands.validate:validate", "Validate a model over a whole dataset against golden outputs."),
     "multi-device": ("poly.cli.commands.multi_device.group:multi_device", "Multi-device operations on ONNX models (shard)."),
     "template": ("poly.cli.commands.template.group:template",

@@ -2,7 +2,8 @@
 poly.debug: iterative debugging. An ``IterativeDebugger`` produces an artifact per iteration,
 checks it (a command or an interactive prompt), sorts tracked artifacts into good/ and bad/,
 and keeps a debug replay; ``Repeat`` and ``Reduce`` are subtools built on it, and
-``BisectMarker`` / ``LinearMarker`` are the search strategies subtools share.
+``BisectMarker`` / ``LinearMarker`` are the search strategies subtools share. ``localize``
+(``Localizer``) finds which node is to blame when a candidate's outputs diverge from a reference's.
 """
 
 from poly.debug.artifacts import DEFAULT_ARTIFACTS_DIR, ArtifactSorter
@@ -17,6 +18,7 @@ from poly.debug.check import (
 )
 from poly.debug.context import IterationContext, SkipIteration
 from poly.debug.iteration import IterationSummary, IterativeDebugger
+from poly.debug.localize import GraphPlan, Localizer, LocalizeReport
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.precision import Precision, PrecisionResult, order_layers
 from poly.debug.reduce import Reduce, ReduceResult
@@ -39,6 +41,9 @@ __all__ = [
     "IterationContext",
     "SkipIteration",
     "IterativeDebugger",
+    "Localizer",
+    "LocalizeReport",
+    "GraphPlan",
     "IterationSummary",
     "BisectMarker",
     "LinearMarker",

@@ -18,17 +18,96 @@ The phases never propose a candidate whose answer earlier checks already give (u
 assumption: one holding every node of a failing candidate fails, one within a passing
 candidate passes); ``Reduce.implied_result`` tells, and the final confirmation check runs only
 when the result is not already known to fail.
+
+A check that compares against saved golden outputs (``poly run ... --load-outputs golden.json``)
+pairs each output of a candidate with the golden output of the same name and, when there is
+none, with the golden output at the same position: a cut ending at, say, an un-folded
+``Constant`` (whose output a layer-wise golden file does not hold) would then be compared with
+an unrelated tensor and "fail". So ``Reduce`` reads the golden files the check command names
+(``--load-outputs``/``--load-results``; or takes ``reference_outputs``) and marks as outputs of
+a candidate only the tensors the golden outputs hold; a candidate left without any such output
+cannot fail by comparison: it counts as passing (uninformative) without running the check.
 """
 
+import os
 from typing import Any
 
 from poly.core import G_LOGGER, invoke_if_callable
+from poly.debug.check import split_check_command
+from poly.debug.context import SkipIteration
 from poly.debug.markers import BisectMarker, LinearMarker
 from poly.debug.subgraph import SubgraphBuilder, describe_nodes, toposort_model
 from poly.debug.tensor_info import TensorInfo
 from poly.onnx import override_input_shapes
 
-__all__ = ["Reduce", "ReduceResult"]
+__all__ = ["Reduce", "ReduceResult", "golden_output_paths", "load_golden_output_names"]
+
+GOLDEN_OUTPUT_FLAGS = ("--load-outputs", "--load-results")
+"""The flags of ``poly run`` (and ``polygraphy run``) that name saved outputs to compare against."""
+
+
+def _looks_like_option(arg: str) -> bool:
+    return arg.startswith("-") and arg != "-" and not arg[1:2].isdigit() and not arg[1:2] == "."
+
+
+def golden_output_paths(command: Any) -> list[str]:
+    """
+    The files a check command compares against: the values of its ``--load-outputs`` /
+    ``--load-results`` flags (``--load-outputs a.json b.json`` or ``--load-outputs=a.json``).
+
+    Args:
+        command (Union[Sequence[str], str]): The check command (see ``split_check_command``).
+
+    Returns:
+        List[str]: The paths, in order; empty when the command names none.
+    """
+    args = split_check_command(command)
+    paths: list[str] = []
+    index = 0
+    while index < len(args):
+        flag, eq, value = args[index].partition("=")
+        index += 1
+        if flag not in GOLDEN_OUTPUT_FLAGS:
+            continue
+        if eq:
+            paths.append(value)
+            continue
+        while index < len(args) and not _looks_like_option(args[index]):
+            paths.append(args[index])
+            index += 1
+    return paths
+
+
+def load_golden_output_names(paths: Any) -> Any:
+    """
+    The names of the outputs held by saved results (``RunResults`` files: JSON or ``.npz``), over
+    every runner and iteration.
+
+    Returns:
+        Optional[Set[str]]: The names; None when a file cannot be read (with a warning).
+    """
+    from poly.compare import RunResults
+
+    names: set[str] = set()
+    for path in paths:
+        if not os.path.isfile(path):
+            G_LOGGER.warning(
+                f"The --check command compares against {path!r}, which is not a file here; "
+                "candidate outputs are not matched to its golden outputs"
+            )
+            return None
+        try:
+            results = RunResults.load(path)
+        except Exception as err:  # the check command reports the file's problem itself
+            G_LOGGER.warning(
+                f"Could not read the golden outputs {path!r} named by the --check command ({err}); "
+                "candidate outputs are not matched to its golden outputs"
+            )
+            return None
+        for _, iterations in results.items():
+            for iteration in iterations:
+                names.update(iteration.keys())
+    return names
 
 
 class ReduceResult:
@@ -66,6 +145,7 @@ class Reduce:
         force_fallback_shape_inference: bool = False,
         save_model: Any = None,
         data_loader: Any = None,
+        reference_outputs: Any = "auto",
     ) -> None:
         """
         Args:
@@ -83,6 +163,12 @@ class Reduce:
             data_loader (Iterable[Mapping[str, numpy.ndarray]]): Inputs of the ONNX-Runtime run that
                     fallback shape inference makes (the data the --check command uses, for
                     example); defaults to synthetic data.
+            reference_outputs (Union[str, Collection[str], None]): The names of the golden outputs
+                    the check compares candidates against: only those tensors become outputs of
+                    a candidate, and a candidate with none of them counts as passing without
+                    running the check. ``"auto"`` (the default) reads them from the files the
+                    check command passes to ``--load-outputs``/``--load-results``, if any; None
+                    marks every tensor the rest of the model reads as an output.
         """
         if mode not in ("bisect", "linear"):
             G_LOGGER.critical(f"--mode must be 'bisect' or 'linear', not {mode!r}")
@@ -101,11 +187,18 @@ class Reduce:
         self.force_fallback_shape_inference = force_fallback_shape_inference
         self.save_model = save_model or _save
         self.data_loader = data_loader
+        if reference_outputs is not None and not isinstance(reference_outputs, str):
+            reference_outputs = frozenset(reference_outputs)
+        elif reference_outputs is not None and reference_outputs != "auto":
+            G_LOGGER.critical(f"reference_outputs must be 'auto', None or a collection of names, not {reference_outputs!r}")
+        self.reference_outputs = reference_outputs
+        """Names of the golden outputs candidates are compared against (None: any output); see ``__init__``."""
         self.builder: Any = None
         self._passed: list[Any] = []  # (node count, indices) of passing candidates
         self._failed: list[Any] = []
         self._passed_sets: list[Any] = []  # the same node sets, as frozensets
         self._failed_sets: list[Any] = []
+        self._uninformative = 0  # candidates without golden outputs, counted as passing
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -137,6 +230,52 @@ class Reduce:
         self.builder = SubgraphBuilder(model, info)
         if not len(self.builder):
             G_LOGGER.critical("The model has no nodes: there is nothing to reduce")
+        if self.reference_outputs == "auto":
+            self.reference_outputs = self._golden_names_of_check()
+
+    def _golden_names_of_check(self) -> Any:
+        command = getattr(self.debugger.check, "command", None)
+        paths = golden_output_paths(command) if command else []
+        if not paths:
+            return None
+        names = load_golden_output_names(paths)
+        if names is None:
+            return None
+        produced = {name for node in self.builder.nodes for name in node.output if name}
+        G_LOGGER.info(
+            f"The --check command compares against golden outputs ({', '.join(paths)}): candidates mark as "
+            f"outputs only the {len(names & produced)} tensor(s) of the model those hold"
+        )
+        if not names & produced:
+            G_LOGGER.warning(
+                f"The golden outputs of the --check command ({', '.join(paths)}) hold no tensor of this model; "
+                "every candidate would count as passing. Were they saved from another model?"
+            )
+        return frozenset(names)
+
+    def build(self, nodes: Any) -> Any:
+        """
+        The candidate model made of ``nodes``, its outputs limited to the golden outputs the
+        check compares against (``reference_outputs``).
+
+        Returns:
+            Optional[onnx.ModelProto]: None when none of its outputs is a golden output (such a
+            candidate cannot fail by comparison).
+        """
+        model = self.builder.build(nodes)
+        reference = self.reference_outputs
+        if reference is None or reference == "auto":
+            return model
+        outputs = list(model.graph.output)
+        kept = [o for o in outputs if o.name in reference]
+        if not kept:
+            return None
+        if len(kept) < len(outputs):
+            dropped = [o.name for o in outputs if o.name not in reference]
+            G_LOGGER.verbose(f"Not marking {dropped} as output(s): the check's golden outputs do not hold them")
+            del model.graph.output[:]
+            model.graph.output.extend(kept)
+        return model
 
     # -- one loop -----------------------------------------------------------------------------
 
@@ -150,7 +289,10 @@ class Reduce:
         def advance(context: Any) -> Any:
             nodes = candidate(marker.index)
             self._check_replay(context, nodes)
-            self._record(context.success, nodes)
+            if context.state.get("uninformative"):
+                self._uninformative += 1  # a pass that says nothing about the node set's subsets
+            else:
+                self._record(context.success, nodes)
             marker.step(context.success)
             return marker.stop()
 
@@ -159,9 +301,18 @@ class Reduce:
         return marker
 
     def _write(self, context: Any, nodes: Any) -> None:
-        model = self.builder.build(nodes)
+        model = self.build(nodes)
         context.state["nodes"] = describe_nodes(nodes)
         context.iteration_info["num_nodes"] = len(nodes)
+        if model is None:
+            context.state["uninformative"] = True
+            outputs = self.builder.io_names(nodes)[2]
+            raise SkipIteration(
+                True,
+                f"none of the outputs of the candidate ({len(nodes)} node(s): {', '.join(outputs[:4])}"
+                f"{', ...' if len(outputs) > 4 else ''}) is among the golden outputs of the check, so it cannot "
+                "fail by comparison: counted as passing",
+            )
         G_LOGGER.info(f"Candidate model: {len(nodes)} of {len(self.builder)} node(s)")
         self.save_model(model, context.artifact_path)
 
@@ -284,29 +435,61 @@ class Reduce:
             marker = _OneShot()
             self._loop("verify", lambda _: nodes, marker)
             if not marker.failed:
-                G_LOGGER.critical("The model passes the check: there is no failure to reduce")
+                hint = ""
+                if self._uninformative:
+                    hint = (
+                        f" ({self._uninformative} candidate(s) had no output among the golden outputs of the check "
+                        "and counted as passing: were the golden outputs saved with `--onnx-outputs mark all` "
+                        "from this model?)"
+                    )
+                G_LOGGER.critical(f"The model passes the check: there is no failure to reduce{hint}")
 
-        outcomes = self.debugger.check_outcomes
-        if self.debugger.check_always_failed_alike() and (len(outcomes) >= 2 or outcomes[0][0] == 2):
-            code = outcomes[0][0]
-            hint = ", usually a usage error of the command" if code == 2 else ""
+        model = self.build(nodes) or self.builder.build(nodes)
+        good_nodes = self._min_good(len(nodes))
+        good = (self.build(good_nodes) or self.builder.build(good_nodes)) if good_nodes else None
+        G_LOGGER.info(
+            f"Reduced {count} node(s) to {describe_nodes(nodes)} "
+            f"[{', '.join(self.builder.node_label(i) for i in nodes[:8])}{', ...' if len(nodes) > 8 else ''}] "
+            f"in {self.debugger.iterations_run} iteration(s)"
+        )
+        self._warn_if_the_check_never_passed(nodes)
+        return ReduceResult(
+            nodes, model, good_nodes, good, self.debugger.iterations_run, self.debugger.checks_run
+        )
+
+    def _warn_if_the_check_never_passed(self, nodes: Any) -> None:
+        """
+        Warns when no candidate passed the check in this session: then the reduction went down
+        to the first node(s) whatever they hold, and the result says nothing unless the fault
+        really is there. The check failing the same way every time (same exit status, same
+        output) points at the check command itself.
+        """
+        debugger = self.debugger
+        outcomes = debugger.check_outcomes
+        if not outcomes or debugger.checks_run != len(outcomes):
+            return  # an interactive check, or none ran here
+        contexts = list(debugger.replay.values())
+        if any(c.success and not c.state.get("uninformative") for c in contexts):
+            return
+        code = outcomes[0][0]
+        if len(set(outcomes)) == 1 and (len(outcomes) >= 2 or code in (2, 126, 127)):
+            hint = {2: ", usually a usage error of the command", 126: ", a command that could not be run",
+                    127: ", a command not found"}.get(code, "")
             G_LOGGER.warning(
                 f"The check failed the same way in all {len(outcomes)} iteration(s) (exit status {code}{hint}, "
                 f"identical output), whatever the model's size: the --check command itself is likely broken, and "
                 f"the reduced model says nothing about the failure. Run the check command by hand on the original "
                 f"model first."
             )
-        model = self.builder.build(nodes)
-        good_nodes = self._min_good(len(nodes))
-        good = self.builder.build(good_nodes) if good_nodes else None
-        G_LOGGER.info(
-            f"Reduced {count} node(s) to {describe_nodes(nodes)} "
-            f"[{', '.join(self.builder.node_label(i) for i in nodes[:8])}{', ...' if len(nodes) > 8 else ''}] "
-            f"in {self.debugger.iterations_run} iteration(s)"
-        )
-        return ReduceResult(
-            nodes, model, good_nodes, good, self.debugger.iterations_run, self.debugger.checks_run
-        )
+        elif len(outcomes) >= 2:
+            labels = ", ".join(self.builder.node_label(i) for i in nodes[:3]) + (", ..." if len(nodes) > 3 else "")
+            codes = sorted({o[0] for o in outcomes})
+            G_LOGGER.warning(
+                f"No candidate passed the check: all {len(outcomes)} check(s) failed (exit status "
+                f"{', '.join(map(str, codes))}), so the reduction shrank the model as far as it could: {labels}. "
+                f"Unless the fault is there, the check fails whatever the model (a broken command, a wrong golden "
+                f"or input file): run the check command by hand on the reduced model before trusting it."
+            )
 
     def _min_good(self, bad_size: Any) -> Any:
         """The largest passing candidate smaller than the result, else the smallest larger one."""

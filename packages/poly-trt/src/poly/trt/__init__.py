@@ -38,6 +38,7 @@ from poly.trt.engines.loaders import (
 )
 from poly.trt.execution.context_memory import ALLOCATION_STRATEGIES
 from poly.trt.execution.runner import TrtRunner
+from poly.trt.inspection.layer_map import LayerMap, map_engine_layers, map_layers_to_nodes
 from poly.trt.networks.creation import (
     CreateNetwork,
     NetworkFromOnnxBytes,
@@ -125,6 +126,9 @@ __all__ = [
     "Profile",
     "ShapeTuple",
     "TrtRunner",
+    "LayerMap",
+    "map_layers_to_nodes",
+    "map_engine_layers",
     "SetLayerPrecisions",
     "set_layer_precisions",
     "TacticRecorder",

@@ -10,8 +10,15 @@ Outputs are views of the runner's buffers (pinned host memory, or ``DeviceView``
 left on the device): the next ``infer`` overwrites them, as with Polygraphy, but their memory
 is never freed under them: ``deactivate()`` and buffer growth drop only the runner's reference,
 and the memory goes when the last array viewing it does.
+
+Debug tensors (an engine built with ``--mark-debug NAMES`` / ``MarkDebug``, or with
+``--mark-unfused-tensors-as-debug-tensors``) come back with the outputs, under their names: TensorRT
+reports them to the runner's ``IDebugListener`` during the inference, which copies them the same
+way (see ``poly.trt.execution.debug_tensors``). ``set_debug_tensors(names)`` chooses which ones
+(all by default), so that a large model can be read a few tensors at a time.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -24,41 +31,14 @@ from poly.trt.execution.context_memory import (
     context_memory_size,
     create_execution_context,
 )
+from poly.trt.execution.debug_tensors import DebugTensorReader
 from poly.trt.execution.device_arrays import device_view
+from poly.trt.execution.host_buffers import PinnedHostBuffer
 from poly.trt.execution.output_allocator import make_output_allocator
 from poly.trt.execution.tensor_binding import set_input_shape, set_tensor_address
 from poly.trt.tensorrt_module import trt
 
 __all__ = ["TrtRunner"]
-
-
-class _HostOutput:
-    """
-    A grow-only page-locked host buffer that output copies land in. Growing allocates a new
-    block and drops this buffer's reference to the old one, which arrays returned earlier keep
-    alive (with their values) until they go.
-    """
-
-    def __init__(self) -> None:
-        self._pinned: Any = None
-        self._capacity = 0
-
-    def view(self, shape: Any, dtype: Any) -> Any:
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        if nbytes > self._capacity or self._pinned is None:
-            from poly.core.cuda import PinnedBuffer
-
-            if self._pinned is not None:
-                self._pinned.free()  # the memory goes now unless an array still views it
-            self._capacity = max(nbytes, 1)
-            self._pinned = PinnedBuffer(self._capacity)
-        return self._pinned.array(np.uint8, (self._capacity,))[:nbytes].view(dtype).reshape(shape)
-
-    def free(self) -> None:
-        if self._pinned is not None:
-            self._pinned.free()
-            self._pinned = None
-            self._capacity = 0
 
 
 class TrtRunner(BaseRunner):
@@ -95,6 +75,7 @@ class TrtRunner(BaseRunner):
         self.copy_outputs_to_host = copy_outputs_to_host
         self.engine: Any = None
         self.context: Any = None
+        self._debug = DebugTensorReader(prefix=f"{self.name} | ")
 
     # -- activation ---------------------------------------------------------------------------
 
@@ -148,6 +129,38 @@ class TrtRunner(BaseRunner):
         self._input_shapes: dict[Any, Any] = {}
         self._metadata = None
         self.set_profile(self.optimization_profile or 0, force=self.optimization_profile is not None)
+        self._debug.attach(self.engine, self.context)
+
+    def set_debug_tensors(self, names: Sequence[str] | str | None) -> None:
+        """
+        Chooses the debug tensors that ``infer`` returns (next to the outputs, under their
+        names) from the next inference on; before activation, from the first one. Only these are
+        copied: TensorRT is told to report only them (``set_tensor_debug_state``) where it can,
+        and the buffers of tensors no longer chosen are dropped, so that a large model can be read
+        a few tensors at a time.
+
+        Args:
+            names (Union[Sequence[str], str, None]): Debug tensor names; None (the default) for all
+                    of them, an empty list for none.
+
+        Raises:
+            PolyException: naming the tensors that are not debug tensors of the engine. Which
+                    tensors the builder left unfused (``--mark-unfused-tensors-as-debug-tensors``)
+                    is known once TensorRT reports them: a name neither marked nor reported yet
+                    is checked at the next inference.
+        """
+        self._debug.select(names)
+
+    @property
+    def debug_tensors(self) -> list[str] | None:
+        """The debug tensors ``infer`` returns (None: all); see ``set_debug_tensors``."""
+        return None if self._debug.selection is None else list(self._debug.selection)
+
+    @property
+    def reported_debug_tensors(self) -> list[str]:
+        """The debug tensors TensorRT reported at the last inference, returned or not (with
+        ``set_debug_tensors([])``, the names of the unfused tensors without copying any)."""
+        return list(self._debug.reported)
 
     def set_profile(self, index: Any, force: bool = True) -> None:
         """
@@ -167,6 +180,7 @@ class TrtRunner(BaseRunner):
         self._metadata = None
 
     def deactivate_impl(self) -> None:
+        self._debug.detach()
         for buffer in [*self._input_buffers.values(), *self._output_buffers.values()]:
             buffer.free()
         for host in self._host_outputs.values():
@@ -279,12 +293,15 @@ class TrtRunner(BaseRunner):
             copy_outputs_to_host (bool): Overrides the runner's setting for this call.
 
         Returns:
-            Dict[str, Union[numpy.ndarray, DeviceView]]: Outputs, overwritten by the next call; their
-            memory lives as long as they do.
+            Dict[str, Union[numpy.ndarray, DeviceView]]: Outputs, then the debug tensors read back
+            (see ``set_debug_tensors``), overwritten by the next call; their memory lives as long
+            as they do.
         """
+        to_host = self.copy_outputs_to_host if copy_outputs_to_host is None else copy_outputs_to_host
         self._bind_inputs(feed_dict)
         dynamic = self._bind_outputs()
         self._provide_context_memory()
+        self._debug.begin(to_host)
         self._start.record(self.stream)
         if not self.context.execute_async_v3(self.stream.ptr):
             G_LOGGER.critical(f"{self.name} | TensorRT failed to execute the engine (see its errors above)")
@@ -301,7 +318,6 @@ class TrtRunner(BaseRunner):
                 buffer = self._output_buffers[name]
             device[name] = buffer
 
-        to_host = self.copy_outputs_to_host if copy_outputs_to_host is None else copy_outputs_to_host
         if not to_host:  # views that keep the memory alive for __cuda_array_interface__ consumers
             outputs = {name: buffer.view() for name, buffer in device.items()}
         else:
@@ -309,9 +325,11 @@ class TrtRunner(BaseRunner):
             for name, buffer in device.items():
                 host = self._host_outputs.get(name)
                 if host is None:
-                    host = self._host_outputs[name] = _HostOutput()
+                    host = self._host_outputs[name] = PinnedHostBuffer()
                 outputs[name] = host.view(buffer.shape, buffer.dtype)
                 buffer.copy_to(outputs[name], self.stream)
         self.stream.synchronize()
         self.inference_time = self._start.elapsed_time(self._end) / 1000.0
+        for name, value in self._debug.finish().items():
+            outputs.setdefault(name, value)  # a debug tensor that is also an output: the output
         return outputs

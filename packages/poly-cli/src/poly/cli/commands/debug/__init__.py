@@ -1,1 +1,1 @@
-"""`poly debug`: the group and its subcommands (build, precision, reduce, repeat)."""
+"""`poly debug`: the group and its subcommands (build, localize, precision, reduce, repeat)."""

@@ -22,6 +22,10 @@ SUBCOMMANDS = {
         "poly.cli.commands.debug.repeat:repeat",
         "[EXPERIMENTAL] Run an arbitrary command repeatedly, sorting artifacts.",
     ),
+    "localize": (
+        "poly.cli.commands.debug.localize:localize",
+        "Find which node is to blame when a model's outputs diverge from a reference.",
+    ),
     "reduce": (
         "poly.cli.commands.debug.reduce:reduce",
         "[EXPERIMENTAL] Reduce a failing ONNX model to its smallest failing part.",

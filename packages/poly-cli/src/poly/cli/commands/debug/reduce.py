@@ -110,6 +110,11 @@ def reduce(
     --check command on it; failing candidates are reduced further, passing ones grown back.
     A check such as `poly run polygraphy_debug.onnx --onnxrt` is typical.
 
+    When the check compares against saved golden outputs (`--load-outputs golden.json`, e.g.
+    saved with `--onnx-outputs mark all`), candidates mark as outputs only the tensors the golden
+    file holds, so that no output is compared with a golden one of another name; a candidate
+    with none of them (only Constant nodes, say) counts as passing without running the check.
+
     The data loader flags (--load-inputs, --data-loader-script, --seed, ...) give the inputs of
     the ONNX-Runtime run that fallback shape inference makes: pass the ones the --check command
     uses."""
