@@ -53,7 +53,7 @@ def test_a_trt_candidate_is_localized_through_its_debug_tensors(engine):
     candidate_model = _model(DEBUG_B)
     plan = GraphPlan(candidate_model)
     reference_plan = GraphPlan(_model(DEBUG_B + np.array([0, 0, 0.5, 0], np.float32)))
-    source = TrtSource(engine)
+    source = TrtSource(engine, plan.producer)
     x = np.array([[1, -2, 3, 0], [-1, 0, 2, 5], [4, 1, -3, -2]], np.float32)
     source.start({"x": x})
     values = source.values(["t", "u", "nosuch"])
@@ -61,6 +61,7 @@ def test_a_trt_candidate_is_localized_through_its_debug_tensors(engine):
     np.testing.assert_array_equal(values["u"], debug_reference(x)["u"])
     assert source.runner.debug_tensors == ["t", "u"]  # only what was asked for is copied
 
+    assert not source.provides("nosuch") and source.provides("y")
     localizer = Localizer(plan, source, ModelSource(reference_plan, OnnxExecutor("onnxrt"), keep=plan.producer),
                           SampleChecker(), shadow_executor=OnnxExecutor("onnxrt"))
     report = localizer.run([{"x": x}, {"x": x * 2}])

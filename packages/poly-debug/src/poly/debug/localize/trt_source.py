@@ -47,50 +47,54 @@ class TrtSource:
 
     Example::
 
-        source = TrtSource(EngineFromNetwork(debug_marked_network(NetworkFromOnnxPath("m.onnx"), names)))
+        source = TrtSource(EngineFromNetwork(debug_marked_network(NetworkFromOnnxPath("m.onnx"), names)), names)
         source.start({"x": x})
         values = source.values(["conv1_out", "relu1_out"])
     """
 
-    def __init__(self, engine: Any, label: str = "trt") -> None:
+    def __init__(self, engine: Any, names: Iterable[str] = (), label: str = "trt") -> None:
         """
         Args:
             engine: An engine loader (or engine) whose engine has debug tensors, or a ``TrtRunner``.
+            names (Iterable[str]): The tensors callers may ask for (the ONNX model's): those the engine
+                    holds as debug tensors are read back.
             label (str): How reports name this source.
         """
         from poly.trt import TrtRunner
 
         self.runner = engine if isinstance(engine, TrtRunner) else TrtRunner(engine, name="trt-localize")
         self.label = label
+        self.names = list(names)
         self._feed: Mapping[str, Any] = {}
-        self._names: set[str] | None = None
+        self._io: set[str] | None = None
+        self._debug: set[str] = set()
         self.runs = 0
         """How many inferences ran."""
 
     def _activate(self) -> None:
         if not self.runner.is_active:
             self.runner.activate()
-        if self._names is None:
+        if self._io is None:
             engine = self.runner.engine
-            names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
-            self._names = set(names)
+            self._io = {engine.get_tensor_name(i) for i in range(engine.num_io_tensors)}
+            self._debug = {name for name in self.names if name not in self._io and engine.is_debug_tensor(name)}
             self.runner.set_debug_tensors([])
-            self.runner.infer(self._feed)  # what TensorRT reports, without copying any
-            self._names.update(self.runner.reported_debug_tensors)
+            self.runner.infer(self._feed)  # unfused tensors TensorRT reports, none of them copied
+            self._debug.update(self.runner.reported_debug_tensors)
 
     def start(self, feed: Mapping[str, Any]) -> None:
         self._feed = dict(feed)
         self._activate()
 
     def provides(self, name: str) -> bool:
-        return self._names is not None and name in self._names
+        return self._io is not None and (name in self._io or name in self._debug)
 
     def values(self, names: Sequence[str]) -> dict[str, Any]:
         """One inference reporting only ``names``; their values, copied to the host."""
         wanted = [name for name in names if self.provides(name)]
         if not wanted:
             return {}
-        self.runner.set_debug_tensors([name for name in wanted if name in self.runner.reported_debug_tensors])
+        self.runner.set_debug_tensors([name for name in wanted if name in self._debug])
         outputs = self.runner.infer(self._feed)
         self.runs += 1
         # the runner's buffers are overwritten by its next inference: keep copies

@@ -110,7 +110,7 @@ def _trt_candidate(model_file: str, plan: Any, no_shadow: bool) -> tuple[Any, An
 
     config = CreateConfig(profiling_verbosity="detailed")
     network = debug_marked_network(NetworkFromOnnxPath(model_file), plan.producer)
-    source = TrtSource(EngineFromNetwork(network, config=config))
+    source = TrtSource(EngineFromNetwork(network, config=config), plan.producer)
     return source, source, None if no_shadow else TrtExecutor(config)
 
 
