@@ -216,7 +216,8 @@ class Localizer:
     def _shadow_model(self, indices: Sequence[int], feed: dict[str, Any]) -> tuple[Any, list[str]]:
         import copy
 
-        nodes, outputs = [], []
+        nodes: list[Any] = []
+        outputs: list[str] = []
         for index in indices:
             node = copy.deepcopy(self.plan.nodes[index])
             renamed = [f"{o}{OWN_SUFFIX}" if o else "" for o in node.output]

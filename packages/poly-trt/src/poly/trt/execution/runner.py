@@ -75,7 +75,7 @@ class TrtRunner(BaseRunner):
         self.copy_outputs_to_host = copy_outputs_to_host
         self.engine: Any = None
         self.context: Any = None
-        self._debug = DebugTensorReader(prefix=f"{self.name} | ")
+        self._debug = DebugTensorReader()  # its message prefix (the name) is set when it is used
 
     # -- activation ---------------------------------------------------------------------------
 
@@ -129,6 +129,7 @@ class TrtRunner(BaseRunner):
         self._input_shapes: dict[Any, Any] = {}
         self._metadata = None
         self.set_profile(self.optimization_profile or 0, force=self.optimization_profile is not None)
+        self._debug.prefix = f"{self.name} | "
         self._debug.attach(self.engine, self.context)
 
     def set_debug_tensors(self, names: Sequence[str] | str | None) -> None:
@@ -149,6 +150,7 @@ class TrtRunner(BaseRunner):
                     is known once TensorRT reports them: a name neither marked nor reported yet
                     is checked at the next inference.
         """
+        self._debug.prefix = f"{self.name} | "
         self._debug.select(names)
 
     @property

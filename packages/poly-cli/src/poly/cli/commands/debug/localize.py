@@ -238,7 +238,7 @@ def localize(model_file: str, reference_model: str | None, load_outputs: tuple[s
         results = RunResults()
         for path in load_outputs:
             results.extend(RunResults.load(path))
-        reference = SavedSource(results)
+        reference: Any = SavedSource(results)
         reference_label = f"outputs {', '.join(load_outputs)}"
         reference_runner = reference.runner_name
     else:
@@ -272,8 +272,9 @@ def localize(model_file: str, reference_model: str | None, load_outputs: tuple[s
     if runners[0] == "trt":
         _name_trt_layers(report, candidate, model)
         candidate.close()
+    reference_executor = getattr(reference, "executor", None)
     report.info["evaluations"] = {"segments": candidate_executor.runs,
-                                  "reference_segments": getattr(reference, "executor", None) and reference.executor.runs,
+                                  "reference_segments": reference_executor.runs if reference_executor else None,
                                   "shadow_runs": localizer.shadow_runs}
     report.info["time_s"] = round(time.time() - start, 3)
     report.info["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
