@@ -59,7 +59,7 @@ def test_two_faults_first_divergent_and_most_to_blame(squeezenet):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["resnet50", "inception_v2", "shufflenet", "densenet121"])
+@pytest.mark.parametrize("name", ["resnet50", "shufflenet"])
 def test_larger_architectures(name):
     model = pf.light_model(name)
     candidate, first, biggest = pf.two_faults(model)
