@@ -12,6 +12,7 @@ from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.load import OnnxLoadArgs
+from poly.cli.args.onnx.mixed_precision import MixedPrecisionArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.network import TrtNetworkArgs
@@ -23,7 +24,9 @@ from poly.cli.errors import EXIT_PASS, handle_errors
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the converted model.")
 @click.option("--convert-to", type=click.Choice(["onnx", "trt"]),
               help="Target format (default: onnx for a .onnx output, else a TensorRT engine).")
-@click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16.")
+@click.option("--fp-to-fp16", is_flag=True, help="Convert the ONNX model's float32 tensors and ops to float16 "
+              "(graph inputs and outputs stay float32); with --keep-accuracy or --fp32-nodes, some nodes stay float32.")
+@MixedPrecisionArgs.options()
 @OnnxLoadArgs.options()
 @TrtNetworkArgs.options(tensor_formats=True)
 @TrtConfigArgs.options(tensor_formats=True)
@@ -36,8 +39,15 @@ def convert(output: Any, convert_to: Any, fp_to_fp16: Any, **kwargs: Any) -> Any
     from poly.core import G_LOGGER
 
     model = ModelArgs.from_kwargs(kwargs)
+    mixed = MixedPrecisionArgs.from_kwargs(kwargs)
+    mixed.check_usage(kwargs)
     target = convert_to or ("onnx" if output.endswith(".onnx") else "trt")
+    if mixed.given and not fp_to_fp16:
+        raise click.UsageError(f"{'--keep-accuracy' if mixed.keep_accuracy else '--fp32-nodes'} needs --fp-to-fp16")
     if target == "trt":
+        if mixed.given:
+            raise click.UsageError("--keep-accuracy and --fp32-nodes convert to ONNX: give an .onnx output "
+                                   "(or --convert-to onnx)")
         return _to_engine(model, output, kwargs)
     if not model.is_onnx:
         raise click.UsageError(f"MODEL {model.path!r} is not an ONNX model: it converts to a TensorRT engine only")
@@ -45,7 +55,9 @@ def convert(output: Any, convert_to: Any, fp_to_fp16: Any, **kwargs: Any) -> Any
 
     loader = OnnxLoadArgs.from_kwargs(kwargs).load_onnx(model.path)  # type: ignore[arg-type]
     loader = OnnxFromPath(loader) if isinstance(loader, str) else loader
-    if fp_to_fp16:
+    if mixed.given:
+        loader, _ = mixed.convert(loader(), kwargs, model.path)
+    elif fp_to_fp16:
         loader = ConvertToFp16(loader)
     OnnxSaveArgs.from_kwargs(kwargs).save_onnx(loader, output)()
     G_LOGGER.info(f"Saved ONNX model to: {output}")

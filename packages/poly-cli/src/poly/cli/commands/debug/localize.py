@@ -13,6 +13,7 @@ import click
 
 from poly.cli.args.comparison import ComparisonArgs
 from poly.cli.args.data.data_loader import DataLoaderArgs
+from poly.cli.args.data.samples import samples as _samples
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.onnx.onnxrt import OnnxrtArgs
 from poly.cli.args.runners import RunnerArgs
@@ -26,46 +27,6 @@ _BACKEND = {"onnxrt": "onnxrt", "onnx_ref": "onnx-ref", "trt": "trt"}
 
 def _usage(message: str, hint: str | None = None) -> click.UsageError:
     return click.BadParameter(message, param_hint=hint) if hint else click.UsageError(message)
-
-
-def _input_metadata(model: Any) -> Any:
-    from poly.core import DataType, TensorMetadata
-
-    initializers = {init.name for init in model.graph.initializer}
-    meta = TensorMetadata()
-    for vi in model.graph.input:
-        if vi.name in initializers:
-            continue
-        tensor_type = vi.type.tensor_type
-        dtype = DataType.from_dtype(tensor_type.elem_type, "onnx") if tensor_type.elem_type else None
-        shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or -1) for d in tensor_type.shape.dim] \
-            if tensor_type.HasField("shape") else None
-        meta.add(vi.name, dtype=dtype, shape=shape)
-    return meta
-
-
-def _dataset_samples(path: str, model: Any) -> Any:
-    from poly.compare.dataset import SampleError, open_dataset
-    from poly.core import G_LOGGER
-
-    try:
-        dataset = open_dataset([path], inputs=_input_metadata(model), listed=True)
-    except ValueError as err:
-        raise _usage(str(err), "'--dataset'") from None
-    for sample in dataset:
-        if isinstance(sample, SampleError):
-            G_LOGGER.warning(f"Skipping sample {sample.name or sample.index}: {sample.message}")
-            continue
-        yield sample.feed_dict
-
-
-def _samples(data: DataLoaderArgs, model: Any, dataset: str | None) -> Any:
-    if dataset:
-        return _dataset_samples(dataset, model)
-    loader = data.create_data_loader()
-    if hasattr(loader, "input_metadata") and getattr(loader, "input_metadata", None) is None:
-        loader.input_metadata = _input_metadata(model)
-    return loader
 
 
 class _Progress:

@@ -1,5 +1,6 @@
 """`poly debug precision MODEL`: find how many layers must run in higher precision, marking
-them in bisect or linear steps, forward or in reverse."""
+them in bisect or linear steps, forward or in reverse; with --onnxrt, the fewest nodes of an ONNX
+model to keep in float32 when it is converted to float16 (``poly.debug.mixed_precision``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from poly.cli.args.data.data_loader import DataLoaderArgs
 from poly.cli.args.debug.debugger import DebugCommand, DebuggerArgs
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
+from poly.cli.args.onnx.mixed_precision import MixedPrecisionArgs
 from poly.cli.args.trt.config import TrtConfigArgs, reject_save_engine
 from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.commands.debug.build import SAVE_ENGINE_REASON, engine_builder
@@ -25,19 +27,38 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
               show_default=True, help="Mark layers from the network inputs (forward) or from its outputs (reverse).")
 @click.option("-p", "--precision", type=click.Choice(["float32", "float16"]), default="float32", show_default=True,
               help="The precision marked layers run in.")
+@click.option("--onnxrt", "onnxrt_search", is_flag=True,
+              help="Search an ONNX model's float16 conversion on ONNX-Runtime instead of TensorRT layers: the "
+              "fewest nodes to keep in float32 (a 1-minimal set) for the outputs to pass the comparison with the "
+              "float32 model on every input of the data flags, as `poly convert --fp-to-fp16 --keep-accuracy` does. "
+              "The comparison (--atol/--rtol/--check-error-stat) is the check: no --check.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="With --onnxrt: write the mixed-precision ONNX model here.")
+@MixedPrecisionArgs.options(keep_accuracy=False, search="--onnxrt")
 @TrtNetworkArgs.options()
 @TrtConfigArgs.options()
 @DataLoaderArgs.options(save_inputs=False)
 @DebuggerArgs.options(iter_artifact_default="polygraphy_debug.engine")
 @LoggingArgs.options()
 @handle_errors
-def precision(mode: Any, direction: Any, precision: Any, **kwargs: Any) -> Any:
+def precision(mode: Any, direction: Any, precision: Any, onnxrt_search: bool, output: str | None,
+              **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Iteratively mark layers to run in a higher precision to find a compromise
     between performance and quality.
 
     Each iteration builds an engine (polygraphy_debug.engine by default) with the first N
     candidate layers marked, checks it, and narrows N down to the fewest that pass. Build with
-    a lower precision enabled (--fp16, --int8): per-layer precisions need full TensorRT."""
+    a lower precision enabled (--fp16, --int8): per-layer precisions need full TensorRT.
+
+    With --onnxrt, the ONNX model's float16 conversion is searched on ONNX-Runtime instead: nodes
+    are tried by their measured float16 error and the set kept in float32 is 1-minimal."""
+    mixed = MixedPrecisionArgs.from_kwargs(kwargs, keep_accuracy=onnxrt_search)
+    mixed.check_usage(kwargs, "--onnxrt")
+    if onnxrt_search:
+        return _onnx_search(mixed, output, kwargs)
+    for flag, given in (("-o", output), ("--fp32-nodes", mixed.fp32_nodes)):
+        if given:
+            raise click.UsageError(f"{flag} needs --onnxrt")
     from poly.debug import Precision
     from poly.trt import SetLayerPrecisions
     from poly.trt.networks.creation import unpack_network
@@ -65,3 +86,18 @@ def precision(mode: Any, direction: Any, precision: Any, **kwargs: Any) -> Any:
     result = Precision(debugger, layers, builder,
                        mode=mode, direction=direction, precision=precision).run()
     return EXIT_PASS if result.count is not None else EXIT_FAIL
+
+
+def _onnx_search(mixed: MixedPrecisionArgs, output: str | None, kwargs: Any) -> Any:
+    """`debug precision --onnxrt`: the float16 search of `poly convert --keep-accuracy`."""
+    from poly.onnx import OnnxFromPath, SaveOnnx
+
+    model = ModelArgs.from_kwargs(kwargs)
+    if not model.is_onnx:
+        raise click.UsageError(f"--onnxrt searches an ONNX model; MODEL {model.path!r} is not one")
+    if DebuggerArgs.from_kwargs(kwargs).check is not None:
+        raise click.UsageError("--onnxrt needs no --check: the comparison with the float32 model is the check")
+    converted, _ = mixed.convert(OnnxFromPath(model.path)(), kwargs, model.path)
+    if output:
+        SaveOnnx(converted, output)()
+    return EXIT_PASS
