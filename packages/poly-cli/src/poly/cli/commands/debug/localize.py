@@ -176,8 +176,7 @@ def localize(model_file: str, reference_model: str | None, load_outputs: tuple[s
         raise _usage("give the candidate's backend: --onnxrt, --onnx-ref or --trt")
     if "trt" in runners[1:]:
         raise _usage("--trt is the candidate: give it first (e.g. --trt --onnxrt)")
-    given_references = sum(map(bool, (reference_model, load_outputs, len(runners) > 1 and not reference_model)))
-    if not given_references:
+    if not (reference_model or load_outputs or len(runners) > 1):
         raise _usage("give a reference: a second backend (e.g. --onnxrt --onnx-ref), --reference-model or "
                      "--load-outputs")
     if load_outputs and (reference_model or len(runners) > 1):
