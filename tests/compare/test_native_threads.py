@@ -236,7 +236,7 @@ print("calls", calls)
 """
 
 
-@pytest.mark.slow  # seconds of another thread rewriting the inputs
+@pytest.mark.slow  # two seconds of another thread rewriting the inputs
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     """Radix select counts a stream in one pass and narrows it in the next; rewritten inputs
@@ -246,20 +246,20 @@ def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     # 300,000 elements: error_stats takes the one-pass order statistics (2^18 elements and more,
     # falling back to radix select), order_stats always radix select, both on worker threads
     n = 300_000
-    script = _MUTATION_SCRIPT.format(n=n, dtype=dtype, seconds=6)
+    script = _MUTATION_SCRIPT.format(n=n, dtype=dtype, seconds=2)
     out = _run_python(script, timeout=240)
     assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
     assert int(out.stdout.split()[-1]) > 0
 
 
-@pytest.mark.slow  # seconds of another thread rewriting the inputs
+@pytest.mark.slow  # two seconds of another thread rewriting the inputs
 @pytest.mark.parametrize("n", [(1 << 14) + 1, (1 << 16) + 1])
 def test_inputs_rewritten_during_radix_select_passes(n):
     """Inputs rewritten while their order statistics are selected: 2^14 + 1 elements take radix
     select (keys gathered whole, then selected in memory); 2^16 + 1 (the smallest size that also
     runs on worker threads) the one-pass windows, and radix select wherever the rewritten data
     makes them miss."""
-    script = _MUTATION_SCRIPT.format(n=n, dtype="float32", seconds=6)
+    script = _MUTATION_SCRIPT.format(n=n, dtype="float32", seconds=2)
     out = _run_python(script, timeout=240)
     assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
     assert int(out.stdout.split()[-1]) > 0

@@ -62,27 +62,30 @@ def mismatches(ad, rd, ftype, atol, rtol) -> int:
     return int(np.count_nonzero(~(ad <= ftype(atol)) & ~(rd <= ftype(rtol))))
 
 
-def _finite_or_none(f):
-    try:
-        x = f()
-    except OverflowError:
-        return None
-    return x if math.isfinite(x) else None
+def _sum_or_none(v: np.ndarray):
+    """The float64 sum of v by NumPy's pairwise summation (error about log2(n) ulps of the sum
+    of |v|, far inside what the tests allow), or None when it leaves float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(v))
+    return total if math.isfinite(total) else None
 
 
-def _shifted_var(v: np.ndarray) -> float:
-    d = v - v[0]  # deviations around an element, so a rounded mean cannot fake a spread
-    if not np.all(np.isfinite(d)):
-        raise OverflowError
-    dm = math.fsum(d) / v.size
-    sq = (d - dm) ** 2
-    if not np.all(np.isfinite(sq)):
-        raise OverflowError
-    return math.fsum(sq) / v.size
+def _shifted_var(v: np.ndarray):
+    """The variance from deviations around an element, so that a rounded mean cannot fake a
+    spread; None where the deviations or their squares leave float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = v - v[0]
+        if not np.all(np.isfinite(d)):
+            return None
+        dm = _sum_or_none(d / v.size)
+        if dm is None:
+            return None
+        sq = (d - dm) ** 2
+        return _sum_or_none(sq / v.size) if np.all(np.isfinite(sq)) else None
 
 
 def moments(v: np.ndarray) -> dict:
-    v = v.astype(np.float64).ravel()
+    v = np.asarray(v, dtype=np.float64).ravel()
     out = {}
     with np.errstate(all="ignore"):
         if v.size == 0:
@@ -92,16 +95,17 @@ def moments(v: np.ndarray) -> dict:
         out["argmin"] = int(np.argmin(v))
         out["argmax"] = int(np.argmax(v))
         if np.all(np.isfinite(v)):
-            # exactly rounded sums (NumPy's own mean and var lose everything near overflow);
-            # where even those leave float64, the statistic is not checked (None)
-            out["mean"] = _finite_or_none(lambda: math.fsum(v / v.size))
-            out["var"] = _finite_or_none(lambda: _shifted_var(v))
+            # divided before summing, so that values near the float64 limit do not overflow
+            # the sum (NumPy's own mean does); where even that leaves float64, the statistic is
+            # not checked (None)
+            out["mean"] = _sum_or_none(v / v.size)
+            out["var"] = _shifted_var(v)
         else:
             out["mean"] = float(np.mean(v))
             out["var"] = math.nan
         out["median"] = float(np.median(v))
         out["mean_abs"] = float(np.mean(np.abs(v)))
-        out["scale1"] = float(np.mean(np.abs(v)))
+        out["scale1"] = out["mean_abs"]
         out["scale2"] = float(np.mean(v * v))
     out["nan"] = int(np.isnan(v).sum())
     out["inf"] = int(np.isinf(v).sum())
@@ -109,8 +113,9 @@ def moments(v: np.ndarray) -> dict:
 
 
 def quantiles(v: np.ndarray, qs) -> dict:
-    v = v.astype(np.float64).ravel()
-    if v.size == 0:
+    """NumPy's linear-interpolation quantiles of v, all from one partition."""
+    v = np.asarray(v, dtype=np.float64).ravel()
+    if v.size == 0 or not len(qs):
         return {q: math.nan for q in qs}
     with np.errstate(all="ignore"):  # inf - inf inside NumPy's interpolation is part of the oracle
-        return {q: float(np.quantile(v, q)) for q in qs}
+        return dict(zip(qs, map(float, np.quantile(v, list(qs)))))
