@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from fixtures import lint_models
-from fixtures.cli_helpers import POLY, POLYGRAPHY, run_cli
+from fixtures.cli_helpers import POLYGRAPHY, run_cli, run_poly
 
 
 def _save(model, path):
@@ -20,7 +20,7 @@ def _save(model, path):
 
 def _lint(tmp_path, model, *extra):
     path = _save(model, tmp_path / "model.onnx")
-    proc = run_cli(POLY, "check", "lint", path, "-o", tmp_path / "report.json", *extra, cwd=tmp_path)
+    proc = run_poly("check", "lint", path, "-o", tmp_path / "report.json", *extra, cwd=tmp_path)
     assert "Traceback" not in proc.stdout + proc.stderr
     return proc, json.loads((tmp_path / "report.json").read_text())
 
@@ -110,14 +110,14 @@ def test_valid_model_passes_without_entries(tmp_path):
 
 def test_not_an_onnx_file_and_empty_file_are_loader_exceptions(tmp_path):
     (tmp_path / "garbage.onnx").write_bytes(b"definitely not protobuf")
-    proc = run_cli(POLY, "check", "lint", "garbage.onnx", "-o", "report.json", cwd=tmp_path)
+    proc = run_poly("check", "lint", "garbage.onnx", "-o", "report.json", cwd=tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     [entry] = json.loads((tmp_path / "report.json").read_text())["lint_entries"]
     assert (entry["level"], entry["source"]) == ("exception", "onnx_loader")
     assert "garbage.onnx" in entry["message"] and "not an ONNX model" in entry["message"]
 
     (tmp_path / "empty.onnx").write_bytes(b"")
-    proc = run_cli(POLY, "check", "lint", "empty.onnx", "-o", "report.json", cwd=tmp_path)
+    proc = run_poly("check", "lint", "empty.onnx", "-o", "report.json", cwd=tmp_path)
     assert proc.returncode == 1
     assert json.loads((tmp_path / "report.json").read_text())["lint_entries"] == [
         {"level": "exception", "source": "onnx_loader", "message": "Empty ONNX model given"}
@@ -131,13 +131,13 @@ def test_loaded_inputs_feed_the_node_by_node_run(tmp_path):
 
     save_inputs([{"not_x": np.ones((1, 4), np.float32)}], str(tmp_path / "wrong.json"))
     path = _save(lint_models.wrong_attribute(), tmp_path / "model.onnx")
-    proc = run_cli(POLY, "check", "lint", path, "--load-inputs", "wrong.json", cwd=tmp_path)
+    proc = run_poly("check", "lint", path, "--load-inputs", "wrong.json", cwd=tmp_path)
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "'x'" in lines[0] and "not_x" in lines[0], proc.stderr
 
     save_inputs([{"x": np.ones((1, 4), np.float32)}], str(tmp_path / "good.json"))
-    proc = run_cli(POLY, "check", "lint", path, "--load-inputs", "good.json", "-o", "r.json", cwd=tmp_path)
+    proc = run_poly("check", "lint", path, "--load-inputs", "good.json", "-o", "r.json", cwd=tmp_path)
     assert proc.returncode == 1 and json.loads((tmp_path / "r.json").read_text())["summary"]["failing"] == ["relu"]
 
 
@@ -152,7 +152,7 @@ def test_loaded_inputs_feed_the_node_by_node_run(tmp_path):
 )
 def test_usage_errors_are_one_line(tmp_path, args, needle):
     model = _save(lint_models.valid_chain(), tmp_path / "model.onnx")
-    proc = run_cli(POLY, *[a.format(model=model) for a in args], cwd=tmp_path)
+    proc = run_poly(*[a.format(model=model) for a in args], cwd=tmp_path)
     assert proc.returncode in (1, 2)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -167,7 +167,7 @@ def _summary_sets(report):
 @pytest.mark.parametrize("make", [lint_models.ort_rejected, lint_models.unused_parts, lint_models.bad_names])
 def test_same_report_as_polygraphy(tmp_path, make):
     path = _save(make(), tmp_path / "model.onnx")
-    ours = run_cli(POLY, "check", "lint", path, "-o", "poly.json", cwd=tmp_path)
+    ours = run_poly("check", "lint", path, "-o", "poly.json", cwd=tmp_path)
     theirs = run_cli(POLYGRAPHY, "check", "lint", path, "-o", "polygraphy.json", cwd=tmp_path)
     assert ours.returncode == theirs.returncode
     poly_report = json.loads((tmp_path / "poly.json").read_text())

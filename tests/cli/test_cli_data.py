@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from fixtures.cli_helpers import POLY, POLYGRAPHY, run_cli
+from fixtures.cli_helpers import POLYGRAPHY, run_cli, run_poly
 
 from poly.compare import IterationResult, RunResults, load_inputs, save_inputs
 
@@ -40,7 +40,7 @@ def saved(tmp_path):
 @pytest.mark.parametrize("out_name", ["merged.json", "merged.npz"])
 def test_inputs_and_outputs_become_one_feed_dict_per_iteration(tmp_path, saved, command, out_name):
     inputs, outputs = saved
-    proc = run_cli(POLY, "data", command, "inputs.json", "golden.json", "-o", out_name, cwd=tmp_path)
+    proc = run_poly("data", command, "inputs.json", "golden.json", "-o", out_name, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     merged = load_inputs([str(tmp_path / out_name)])
     assert len(merged) == 2
@@ -53,7 +53,7 @@ def test_inputs_and_outputs_become_one_feed_dict_per_iteration(tmp_path, saved, 
 
 def test_polygraphy_reads_the_merged_file(tmp_path, saved):
     _, outputs = saved
-    assert run_cli(POLY, "data", "to-input", "inputs.json", "golden.json", "-o", "merged.json", cwd=tmp_path).returncode == 0
+    assert run_poly("data", "to-input", "inputs.json", "golden.json", "-o", "merged.json", cwd=tmp_path).returncode == 0
     (tmp_path / "read.py").write_text(
         "import json, sys\n"
         "from polygraphy.json import load_json\n"
@@ -73,7 +73,7 @@ def test_same_file_as_polygraphy_data_merge(tmp_path, saved):
     inputs, outputs = saved
     save_inputs(inputs[:1], str(tmp_path / "in1.json"))
     _results(*outputs[:1]).save(str(tmp_path / "out1.json"))
-    assert run_cli(POLY, "data", "to-input", "in1.json", "out1.json", "-o", "ours.json", cwd=tmp_path).returncode == 0
+    assert run_poly("data", "to-input", "in1.json", "out1.json", "-o", "ours.json", cwd=tmp_path).returncode == 0
     proc = run_cli(POLYGRAPHY, "data", "merge", "in1.json", "out1.json", "-o", "theirs.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     ours, theirs = load_inputs([str(tmp_path / "ours.json")]), load_inputs([str(tmp_path / "theirs.json")])
@@ -87,7 +87,7 @@ def test_conflicting_values_keep_the_last_file_and_warn(tmp_path):
     save_inputs([{"x": np.zeros(3, np.float32)}], str(tmp_path / "a.json"))
     save_inputs([{"x": np.ones(3, np.float32)}], str(tmp_path / "b.npz"))
     save_inputs([{"x": np.ones(3, np.float32)}], str(tmp_path / "c.json"))
-    proc = run_cli(POLY, "data", "to-input", "a.json", "b.npz", "c.json", "-o", "m.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "a.json", "b.npz", "c.json", "-o", "m.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     [feed_dict] = load_inputs([str(tmp_path / "m.json")])
     np.testing.assert_array_equal(feed_dict["x"], np.ones(3, np.float32))
@@ -100,7 +100,7 @@ def test_outputs_of_several_runners_warn(tmp_path):
     results = _results({"y": np.zeros(2, np.float32)}, runner="a")
     results.append(("b", [IterationResult(outputs={"y": np.ones(2, np.float32)}, runner_name="b")]))
     results.save(str(tmp_path / "two.json"))
-    proc = run_cli(POLY, "data", "to-input", "two.json", "-o", "m.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "two.json", "-o", "m.json", cwd=tmp_path)
     assert proc.returncode == 0
     assert "2 runners" in proc.stdout + proc.stderr
     np.testing.assert_array_equal(load_inputs([str(tmp_path / "m.json")])[0]["y"], np.ones(2, np.float32))
@@ -109,7 +109,7 @@ def test_outputs_of_several_runners_warn(tmp_path):
 def test_different_iteration_counts_pad_with_separate_dicts(tmp_path):
     save_inputs([{"x": np.zeros(1)}, {"x": np.ones(1)}], str(tmp_path / "two.json"))
     save_inputs([{"a": np.zeros(1)}, {"a": np.ones(1)}, {"a": np.full(1, 2.0)}], str(tmp_path / "three.json"))
-    proc = run_cli(POLY, "data", "to-input", "two.json", "three.json", "-o", "m.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "two.json", "three.json", "-o", "m.json", cwd=tmp_path)
     assert proc.returncode == 0
     assert "different numbers of iterations" in proc.stdout + proc.stderr
     merged = load_inputs([str(tmp_path / "m.json")])
@@ -118,13 +118,13 @@ def test_different_iteration_counts_pad_with_separate_dicts(tmp_path):
 
 def test_concat_inputs_and_outputs(tmp_path, saved):
     inputs, outputs = saved
-    proc = run_cli(POLY, "data", "concat", "inputs.json", "inputs.json", "-o", "in4.json", cwd=tmp_path)
+    proc = run_poly("data", "concat", "inputs.json", "inputs.json", "-o", "in4.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     concatenated = load_inputs([str(tmp_path / "in4.json")])
     assert len(concatenated) == 4
     np.testing.assert_array_equal(concatenated[3]["x"], inputs[1]["x"])
 
-    proc = run_cli(POLY, "data", "concat", "golden.json", "golden.json", "-o", "out4.npz", cwd=tmp_path)
+    proc = run_poly("data", "concat", "golden.json", "golden.json", "-o", "out4.npz", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     results = RunResults.load(str(tmp_path / "out4.npz"))
     [(runner, iterations)] = list(results.items())
@@ -133,20 +133,20 @@ def test_concat_inputs_and_outputs(tmp_path, saved):
 
 
 def test_errors_are_one_line(tmp_path, saved):
-    proc = run_cli(POLY, "data", "concat", "inputs.json", "golden.json", "-o", "x.json", cwd=tmp_path)
+    proc = run_poly("data", "concat", "inputs.json", "golden.json", "-o", "x.json", cwd=tmp_path)
     assert proc.returncode == 1 and "Cannot concatenate inputs" in _one_error_line(proc)
 
-    proc = run_cli(POLY, "data", "to-input", "inputs.json", "missing.json", "-o", "x.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "inputs.json", "missing.json", "-o", "x.json", cwd=tmp_path)
     assert proc.returncode == 2 and "missing.json" in _one_error_line(proc)
 
-    proc = run_cli(POLY, "data", "to-input", "inputs.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "inputs.json", cwd=tmp_path)
     assert proc.returncode == 2 and "-o" in _one_error_line(proc)
 
     (tmp_path / "list.json").write_text(json.dumps([1, 2]))
-    proc = run_cli(POLY, "data", "to-input", "list.json", "-o", "x.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "list.json", "-o", "x.json", cwd=tmp_path)
     assert proc.returncode == 1 and "list.json" in _one_error_line(proc)
 
     (tmp_path / "broken.json").write_text("{not json")
-    proc = run_cli(POLY, "data", "to-input", "broken.json", "-o", "x.json", cwd=tmp_path)
+    proc = run_poly("data", "to-input", "broken.json", "-o", "x.json", cwd=tmp_path)
     assert proc.returncode == 1 and "broken.json" in _one_error_line(proc)
     assert not (tmp_path / "x.json").exists()

@@ -15,7 +15,7 @@ import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import run_poly
 from fixtures.trt_double import tensorrt_double  # noqa: F401 (a fixture of the --int8 test)
 
 from poly.compare import RunResults
@@ -42,9 +42,9 @@ def _compare_with_run(models_or_path, flags, tmp_path, expect_rc):
     command line (+ another --save-outputs), runs it; same results, same exit status."""
     for name in ("direct.json", "script.json", "gen.py"):
         (tmp_path / name).unlink(missing_ok=True)
-    direct = run_cli(POLY, "run", *flags, "--save-outputs", tmp_path / "direct.json", cwd=tmp_path)
+    direct = run_poly("run", *flags, "--save-outputs", tmp_path / "direct.json", cwd=tmp_path)
     assert direct.returncode == expect_rc, direct.stdout + direct.stderr
-    gen = run_cli(POLY, "run", *flags, "--save-outputs", tmp_path / "script.json", "--gen-script",
+    gen = run_poly("run", *flags, "--save-outputs", tmp_path / "script.json", "--gen-script",
                   tmp_path / "gen.py", cwd=tmp_path)
     assert gen.returncode == 0, gen.stdout + gen.stderr
     assert not (tmp_path / "script.json").exists()  # generating runs nothing
@@ -74,7 +74,7 @@ def test_two_backends_mark_all_and_synthetic_data(models, tmp_path):
 @pytest.mark.slow
 def test_failing_comparison_against_loaded_outputs_fails_the_same(models, tmp_path):
     golden = tmp_path / "golden.json"
-    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "3", "--save-outputs", golden).returncode == 0
+    assert run_poly("run", models["mlp"], "--onnxrt", "--seed", "3", "--save-outputs", golden).returncode == 0
     text, _ = _compare_with_run(models, [models["mlp"], "--onnxrt", "--load-outputs", golden, "--atol", "0",
                                          "--rtol", "0", "--compare-func", "l2", "--l2-threshold", "1e-9", "--fail-fast"],
                                 tmp_path, 1)
@@ -84,7 +84,7 @@ def test_failing_comparison_against_loaded_outputs_fails_the_same(models, tmp_pa
 @pytest.mark.slow
 def test_dynamic_shapes_inputs_files_and_shape_inference(models, tmp_path):
     inputs = tmp_path / "inputs.json"
-    assert run_cli(POLY, "run", models["dynamic"], "--onnxrt", "--input-shapes", "X:[2,1,3,5]",
+    assert run_poly("run", models["dynamic"], "--onnxrt", "--input-shapes", "X:[2,1,3,5]",
                    "--save-inputs", inputs).returncode == 0
     text, _ = _compare_with_run(models, [models["dynamic"], "--onnxrt", "--onnx-ref", "--shape-inference",
                                          "--input-shapes", "X:[1,1,4,4]", "--providers", "cpu"], tmp_path, 0)
@@ -152,8 +152,8 @@ def test_trt_script_builds_the_engine_as_run_does(models, tmp_path):
              "--tiling-optimization-level", "none", "--pool-limit", "workspace:16M", "--onnx-flags",
              "native_instancenorm", "--trt-outputs", "Y", "--fp-to-fp16", "--optimization-profile", "0",
              "--allocation-strategy", "static"]
-    direct = run_cli(POLY, "run", *flags, "--save-engine", tmp_path / "direct.engine", cwd=tmp_path)
-    assert run_cli(POLY, "run", *flags, "--save-engine", tmp_path / "script.engine", "--gen-script",
+    direct = run_poly("run", *flags, "--save-engine", tmp_path / "direct.engine", cwd=tmp_path)
+    assert run_poly("run", *flags, "--save-engine", tmp_path / "script.engine", "--gen-script",
                    tmp_path / "gen.py", cwd=tmp_path).returncode == 0
     script = _run_script(tmp_path / "gen.py", tmp_path)
     assert script.returncode == direct.returncode
@@ -162,7 +162,7 @@ def test_trt_script_builds_the_engine_as_run_does(models, tmp_path):
     assert direct_engine and script_engine == direct_engine
     # (and the flags matter: without --refittable and --fp-to-fp16 the engine differs)
     plain = [flag for flag in flags if flag not in ("--refittable", "--fp-to-fp16")]
-    assert run_cli(POLY, "run", *plain, "--save-engine", tmp_path / "plain.engine", cwd=tmp_path).returncode == \
+    assert run_poly("run", *plain, "--save-engine", tmp_path / "plain.engine", cwd=tmp_path).returncode == \
         direct.returncode
     assert (tmp_path / "plain.engine").read_bytes() != direct_engine
 
@@ -351,17 +351,17 @@ def test_postprocess_warm_up_and_subprocess_give_the_same_results(models, tmp_pa
 @pytest.mark.slow
 def test_saved_results_alone_and_a_compare_func_script(models, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "1", "--save-outputs", a).returncode == 0
-    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--seed", "2", "--save-outputs", b).returncode == 0
+    assert run_poly("run", models["mlp"], "--onnxrt", "--seed", "1", "--save-outputs", a).returncode == 0
+    assert run_poly("run", models["mlp"], "--onnxrt", "--seed", "2", "--save-outputs", b).returncode == 0
     (tmp_path / "cmp.py").write_text(textwrap.dedent("""
         def equal_names(run_a, run_b):
             return {name: name in run_b for name in run_a}
     """))
     for flags, verdict in ((["--atol", "0", "--rtol", "0"], 1),
                            (["--compare-func-script", f"{tmp_path / 'cmp.py'}:equal_names"], 0)):
-        direct = run_cli(POLY, "run", "--load-outputs", a, b, *flags, cwd=tmp_path)
+        direct = run_poly("run", "--load-outputs", a, b, *flags, cwd=tmp_path)
         assert direct.returncode == verdict, direct.stdout + direct.stderr
-        gen = run_cli(POLY, "run", "--load-outputs", a, b, *flags, "--gen-script", tmp_path / "gen.py", cwd=tmp_path)
+        gen = run_poly("run", "--load-outputs", a, b, *flags, "--gen-script", tmp_path / "gen.py", cwd=tmp_path)
         assert gen.returncode == 0, gen.stdout + gen.stderr
         text = (tmp_path / "gen.py").read_text()
         assert "results = RunResults()" in text and "Comparator.run" not in text
@@ -376,7 +376,7 @@ def test_show_heatmaps_without_a_display_saves_them(models, tmp_path, monkeypatc
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     out = tmp_path / "maps"
-    gen = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--onnx-ref", "--show-heatmaps", "--save-heatmaps", out,
+    gen = run_poly("run", models["mlp"], "--onnxrt", "--onnx-ref", "--show-heatmaps", "--save-heatmaps", out,
                   "--gen-script", tmp_path / "gen.py", cwd=tmp_path)
     assert gen.returncode == 0, gen.stdout + gen.stderr
     text = (tmp_path / "gen.py").read_text()

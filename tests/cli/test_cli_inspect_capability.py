@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, require_tensorrt, run_cli
+from fixtures.cli_helpers import require_tensorrt, run_poly
 from onnx import TensorProto, helper
 
 OPSET = 17
@@ -58,7 +58,7 @@ def test_partitioning_writes_subgraphs_that_cover_the_model_and_a_summary(tmp_pa
     model = _chain(ops)
     path = _save(model, tmp_path / "model.onnx")
     out = tmp_path / "dumps"
-    proc = run_cli(POLY, "inspect", "capability", "--with-partitioning", path, "-o", out)
+    proc = run_poly("inspect", "capability", "--with-partitioning", path, "-o", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     files = sorted(p.name for p in out.glob("*.onnx"))
@@ -116,7 +116,7 @@ def test_static_mode_reports_each_error_with_its_node_and_local_function_stack(t
     model.opset_import.append(helper.make_opsetid("local", 1))
     path = _save(model, tmp_path / "functions.onnx")
     out = tmp_path / "dumps"
-    proc = run_cli(POLY, "inspect", "capability", path, "-o", out)
+    proc = run_poly("inspect", "capability", path, "-o", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sorted(p.name for p in out.iterdir()) == ["results.txt"]
     lines = (out / "results.txt").read_text().splitlines()
@@ -133,7 +133,7 @@ def test_fully_supported_model_writes_nothing(tmp_path):
     path = _save(_chain(["Relu", "Abs"]), tmp_path / "ok.onnx")
     for flags, message in (([], "Will not report errors"), (["--with-partitioning"], "Will not generate subgraphs")):
         out = tmp_path / f"out{len(flags)}"
-        proc = run_cli(POLY, "inspect", "capability", *flags, path, "-o", out)
+        proc = run_poly("inspect", "capability", *flags, path, "-o", out)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert f"Graph is fully supported by TensorRT; {message}." in proc.stdout
         assert not out.exists() or not any(out.iterdir())
@@ -141,7 +141,7 @@ def test_fully_supported_model_writes_nothing(tmp_path):
 
 def test_default_output_directory_is_polygraphys(tmp_path):
     path = _save(_chain(["FakeA", "Relu"]), tmp_path / "model.onnx")
-    proc = run_cli(POLY, "inspect", "capability", "--with-partitioning", path, cwd=tmp_path)
+    proc = run_poly("inspect", "capability", "--with-partitioning", path, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     dumps = tmp_path / "polygraphy_capability_dumps"
     assert sorted(p.name for p in dumps.iterdir()) == [
@@ -150,12 +150,12 @@ def test_default_output_directory_is_polygraphys(tmp_path):
 
 
 def test_bad_inputs_end_with_one_line(tmp_path):
-    proc = run_cli(POLY, "inspect", "capability", tmp_path / "missing.onnx")
+    proc = run_poly("inspect", "capability", tmp_path / "missing.onnx")
     assert proc.returncode == 2
     assert "missing.onnx" in proc.stderr and "does not exist" in proc.stderr and "Traceback" not in proc.stderr
 
     junk = tmp_path / "junk.onnx"
     junk.write_text("this is not a model")
-    proc = run_cli(POLY, "inspect", "capability", "--with-partitioning", junk, "-o", tmp_path / "d")
+    proc = run_poly("inspect", "capability", "--with-partitioning", junk, "-o", tmp_path / "d")
     lines = _lines(proc)
     assert proc.returncode == 1 and len(lines) == 1 and "junk.onnx" in lines[0], proc.stderr

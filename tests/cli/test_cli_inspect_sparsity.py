@@ -8,7 +8,7 @@ import re
 import numpy as np
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, POLYGRAPHY, run_cli
+from fixtures.cli_helpers import POLYGRAPHY, run_cli, run_poly
 from onnx import TensorProto, helper, numpy_helper
 
 from poly.onnx.surgery.sparsity import check_sparsity, find_sparsity_candidates, is_2_4_sparse
@@ -106,7 +106,7 @@ def _verdict_lines(text):
 
 
 def test_cli_reports_each_weight(model_path):
-    proc = run_cli(POLY, "inspect", "sparsity", model_path)
+    proc = run_poly("inspect", "sparsity", model_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout + proc.stderr
     assert _verdict_lines(out) == sorted([
@@ -120,17 +120,17 @@ def test_cli_agrees_with_polygraphy(model_path):
     theirs = run_cli(POLYGRAPHY, "inspect", "sparsity", model_path)
     if theirs.returncode != 0:
         pytest.skip(f"polygraphy inspect sparsity did not run here: {theirs.stderr.strip().splitlines()[-1:]}")
-    ours = run_cli(POLY, "inspect", "sparsity", model_path)
+    ours = run_poly("inspect", "sparsity", model_path)
     assert _verdict_lines(ours.stdout + ours.stderr) == _verdict_lines(theirs.stdout + theirs.stderr)
 
 
 def test_cli_bad_model_is_one_line(tmp_path):
     junk = tmp_path / "junk.onnx"
     junk.write_bytes(b"\x00\x01 not onnx")
-    proc = run_cli(POLY, "inspect", "sparsity", junk)
+    proc = run_poly("inspect", "sparsity", junk)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 1 and len(lines) == 1 and "junk.onnx" in lines[0], proc.stderr
-    proc = run_cli(POLY, "inspect", "sparsity", tmp_path / "none.onnx")
+    proc = run_poly("inspect", "sparsity", tmp_path / "none.onnx")
     assert proc.returncode == 2 and "does not exist" in proc.stderr
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from fixtures.cli_helpers import POLY, error_lines, run_cli
+from fixtures.cli_helpers import error_lines, run_cli, run_poly
 from onnx import TensorProto, helper, numpy_helper
 
 from poly.onnx.multi_device import AttentionLayerHint, DistCollective, ShardHints, ShardModel, ShardTensor
@@ -78,7 +78,7 @@ def test_example_hints_shard_inputs_kv_and_outputs(tmp_path):
     model_path = tmp_path / "attention.onnx"
     onnx.save(_attention_model(), str(model_path))
     out = tmp_path / "attention_md.onnx"
-    proc = run_cli(POLY, "multi-device", "shard", model_path, "-s", _write(tmp_path / "hint.json", EXAMPLE_HINTS),
+    proc = run_poly("multi-device", "shard", model_path, "-s", _write(tmp_path / "hint.json", EXAMPLE_HINTS),
                    "-o", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sharded = onnx.load(str(out))
@@ -147,7 +147,7 @@ def test_bad_hints_end_with_one_line(tmp_path, change, needle):
     model_path = tmp_path / "attention.onnx"
     onnx.save(_attention_model(), str(model_path))
     hints = _write(tmp_path / "hint.json", {**EXAMPLE_HINTS, **change})
-    proc = run_cli(POLY, "multi-device", "shard", model_path, "-s", hints, "-o", tmp_path / "o.onnx")
+    proc = run_poly("multi-device", "shard", model_path, "-s", hints, "-o", tmp_path / "o.onnx")
     lines = error_lines(proc)
     assert proc.returncode == 1 and len(lines) == 1 and needle in lines[0], proc.stderr
     assert not (tmp_path / "o.onnx").exists()
@@ -156,9 +156,9 @@ def test_bad_hints_end_with_one_line(tmp_path, change, needle):
 def test_missing_hints_file_and_flag(tmp_path):
     model_path = tmp_path / "attention.onnx"
     onnx.save(_attention_model(), str(model_path))
-    proc = run_cli(POLY, "multi-device", "shard", model_path, "-s", tmp_path / "none.json", "-o", tmp_path / "o.onnx")
+    proc = run_poly("multi-device", "shard", model_path, "-s", tmp_path / "none.json", "-o", tmp_path / "o.onnx")
     assert proc.returncode == 2 and "none.json" in proc.stderr and "--hint" in proc.stderr
-    proc = run_cli(POLY, "multi-device", "shard", model_path, "-o", tmp_path / "o.onnx")
+    proc = run_poly("multi-device", "shard", model_path, "-o", tmp_path / "o.onnx")
     assert proc.returncode == 2 and "--hint" in proc.stderr
 
 
@@ -176,7 +176,7 @@ def attention_path(tmp_path):
 
 def test_template_shard_hints_suggests_layers_and_io(attention_path, tmp_path):
     out = tmp_path / "hints.json"
-    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", out, "--gpus", "4", "--groups", "0", "1",
+    proc = run_poly("template", "shard-hints", attention_path, "-o", out, "--gpus", "4", "--groups", "0", "1",
                    "--reduce-op", "sum", "--k-idx", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
@@ -188,7 +188,7 @@ def test_template_shard_hints_suggests_layers_and_io(attention_path, tmp_path):
                                         "groups": [0, 1], "polygraphy_class": "DistCollective"}
     assert data["k_seq_len_idx"] == 1 and data["parallelism"] == "CP"
 
-    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", out, "--no-suggest-io", "--cp-type", "fused",
+    proc = run_poly("template", "shard-hints", attention_path, "-o", out, "--no-suggest-io", "--cp-type", "fused",
                    "--is-causal", "--q-shuffle", "0", "2", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
@@ -198,29 +198,29 @@ def test_template_shard_hints_suggests_layers_and_io(attention_path, tmp_path):
     assert layer["replace"] == {"is_causal": True, "q_shuffle": [0, 2, 1], "k_shuffle": None, "v_shuffle": None,
                                 "nb_rank": 1, "polygraphy_class": "FusedAttention"}
     # poly does not apply a fused replacement: one line says so
-    proc = run_cli(POLY, "multi-device", "shard", attention_path, "-s", out, "-o", tmp_path / "md.onnx")
+    proc = run_poly("multi-device", "shard", attention_path, "-s", out, "-o", tmp_path / "md.onnx")
     lines = error_lines(proc)
     assert proc.returncode == 1 and len(lines) == 1 and "fused-attention replacement" in lines[0]
 
 
 def test_template_bad_flags_are_usage_errors(attention_path, tmp_path):
-    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "hints.txt")
+    proc = run_poly("template", "shard-hints", attention_path, "-o", tmp_path / "hints.txt")
     assert proc.returncode == 2 and ".json" in proc.stderr
-    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--groups", "a")
+    proc = run_poly("template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--groups", "a")
     assert proc.returncode == 2 and "--groups" in proc.stderr
-    proc = run_cli(POLY, "template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--attention-pattern", "1")
+    proc = run_poly("template", "shard-hints", attention_path, "-o", tmp_path / "h.json", "--attention-pattern", "1")
     assert proc.returncode == 2 and "--attention-pattern" in proc.stderr
 
 
 def test_one_shot_equals_template_then_shard(attention_path, tmp_path):
     hints = tmp_path / "hints.json"
-    assert run_cli(POLY, "template", "shard-hints", attention_path, "-o", hints).returncode == 0
-    assert run_cli(POLY, "multi-device", "shard", attention_path, "-s", hints, "-o", tmp_path / "a.onnx").returncode == 0
-    proc = run_cli(POLY, "multi-device", "shard", attention_path, "--one-shot", "-o", tmp_path / "b.onnx")
+    assert run_poly("template", "shard-hints", attention_path, "-o", hints).returncode == 0
+    assert run_poly("multi-device", "shard", attention_path, "-s", hints, "-o", tmp_path / "a.onnx").returncode == 0
+    proc = run_poly("multi-device", "shard", attention_path, "--one-shot", "-o", tmp_path / "b.onnx")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     a, b = onnx.load(str(tmp_path / "a.onnx")), onnx.load(str(tmp_path / "b.onnx"))
     assert a.graph == b.graph
-    proc = run_cli(POLY, "multi-device", "shard", attention_path, "--one-shot", "-s", hints, "-o", tmp_path / "c.onnx")
+    proc = run_poly("multi-device", "shard", attention_path, "--one-shot", "-s", hints, "-o", tmp_path / "c.onnx")
     assert proc.returncode == 2 and "exactly one of -s/--hint and --one-shot" in proc.stderr
 
 
@@ -233,12 +233,12 @@ def test_hints_and_sharded_model_agree_with_polygraphy(attention_path, tmp_path)
     if proc.returncode != 0:
         pytest.skip(f"polygraphy template shard-hints did not run here: {proc.stderr.strip().splitlines()[-1:]}")
     ours_hints = tmp_path / "ours.json"
-    assert run_cli(POLY, "template", "shard-hints", attention_path, "-o", ours_hints).returncode == 0
+    assert run_poly("template", "shard-hints", attention_path, "-o", ours_hints).returncode == 0
     assert json.loads(ours_hints.read_text()) == json.loads(theirs_hints.read_text())
 
     assert run_cli(POLYGRAPHY, "multi-device", "shard", attention_path, "-s", ours_hints,
                    "-o", tmp_path / "theirs.onnx").returncode == 0
-    assert run_cli(POLY, "multi-device", "shard", attention_path, "-s", theirs_hints,
+    assert run_poly("multi-device", "shard", attention_path, "-s", theirs_hints,
                    "-o", tmp_path / "ours.onnx").returncode == 0
     theirs, ours = onnx.load(str(tmp_path / "theirs.onnx")), onnx.load(str(tmp_path / "ours.onnx"))
     assert _collectives(ours) == _collectives(theirs) and len(_collectives(ours)) == 4

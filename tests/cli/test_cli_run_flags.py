@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from fixtures import onnx_models
-from fixtures.cli_helpers import POLY, run_cli
+from fixtures.cli_helpers import POLY, run_poly
 
 from poly.compare import IterationResult, RunResults
 
@@ -117,8 +117,8 @@ def test_warm_up_and_subprocess_reach_comparator_run(poly, models, monkeypatch):
 
 def test_use_subprocess_gives_the_same_results(models, tmp_path):
     inline, child = tmp_path / "inline.json", tmp_path / "child.json"
-    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--save-outputs", inline).returncode == 0
-    proc = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--use-subprocess", "--save-outputs", child)
+    assert run_poly("run", models["mlp"], "--onnxrt", "--save-outputs", inline).returncode == 0
+    proc = run_poly("run", models["mlp"], "--onnxrt", "--use-subprocess", "--save-outputs", child)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ours, theirs = RunResults.load(str(inline)), RunResults.load(str(child))
     np.testing.assert_array_equal(list(ours.values())[0][0]["probs"], list(theirs.values())[0][0]["probs"])
@@ -155,7 +155,7 @@ def test_show_plots_without_display_writes_files(tmp_path):
 @pytest.mark.slow
 def test_fp_to_fp16_and_save_onnx(models, tmp_path):
     saved = tmp_path / "run_fp16.onnx"
-    proc = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--fp-to-fp16", "--save-onnx", saved,
+    proc = run_poly("run", models["mlp"], "--onnxrt", "--fp-to-fp16", "--save-onnx", saved,
                    "--atol", "1e-2", "--rtol", "1e-2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     model = onnx.load(str(saved))
@@ -163,15 +163,15 @@ def test_fp_to_fp16_and_save_onnx(models, tmp_path):
     assert proc.stdout.count(f"Saving ONNX model to: {saved}") == 1
     # The fp16 model's outputs differ from the fp32 one's, at fp16 precision.
     fp32 = tmp_path / "fp32.json"
-    assert run_cli(POLY, "run", models["mlp"], "--onnxrt", "--save-outputs", fp32).returncode == 0
-    strict = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--fp-to-fp16", "--load-outputs", fp32,
+    assert run_poly("run", models["mlp"], "--onnxrt", "--save-outputs", fp32).returncode == 0
+    strict = run_poly("run", models["mlp"], "--onnxrt", "--fp-to-fp16", "--load-outputs", fp32,
                      "--atol", "0", "--rtol", "0")
     assert strict.returncode == 1
 
 
 def test_save_onnx_with_external_data(models, tmp_path):
     saved = tmp_path / "saved.onnx"
-    proc = run_cli(POLY, "run", models["mlp"], "--onnxrt", "--save-onnx", saved, "--save-external-data",
+    proc = run_poly("run", models["mlp"], "--onnxrt", "--save-onnx", saved, "--save-external-data",
                    "weights.bin", "--external-data-size-threshold", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "weights.bin").stat().st_size > 0
@@ -188,20 +188,20 @@ def test_external_data_dir_and_ignore_external_data(tmp_path):
     onnx.save(onnx_models.mlp(), str(path), save_as_external_data=True, location="mlp.bin", size_threshold=0)
     (model_dir / "mlp.bin").rename(data_dir / "mlp.bin")
 
-    without = run_cli(POLY, "run", path, "--onnxrt")
+    without = run_poly("run", path, "--onnxrt")
     assert without.returncode != 0
-    proc = run_cli(POLY, "run", path, "--onnxrt", "--onnx-ref", "--external-data-dir", data_dir)
+    proc = run_poly("run", path, "--onnxrt", "--onnx-ref", "--external-data-dir", data_dir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    alias = run_cli(POLY, "run", path, "--onnxrt", "--load-external-data", data_dir)
+    alias = run_poly("run", path, "--onnxrt", "--load-external-data", data_dir)
     assert alias.returncode == 0, alias.stdout + alias.stderr
 
     structure = tmp_path / "structure.onnx"
-    proc = run_cli(POLY, "run", path, "--ignore-external-data", "--save-onnx", structure)
+    proc = run_poly("run", path, "--ignore-external-data", "--save-onnx", structure)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     saved = onnx.load(str(structure), load_external_data=False)
     assert [n.op_type for n in saved.graph.node] == [n.op_type for n in onnx_models.mlp().graph.node]
 
-    missing = run_cli(POLY, "run", path, "--onnxrt", "--external-data-dir", tmp_path / "none")
+    missing = run_poly("run", path, "--onnxrt", "--external-data-dir", tmp_path / "none")
     assert missing.returncode == 2 and "--external-data-dir" in missing.stderr
 
 
@@ -215,12 +215,12 @@ def test_external_data_dir_and_fp16_reach_the_tensorrt_parser(tmp_path):
     (model_dir / "mlp.bin").rename(data_dir / "mlp.bin")
     lost, found, fp16 = tmp_path / "lost.engine", tmp_path / "found.engine", tmp_path / "fp16.engine"
     # Without the directory the parser finds no weights and no engine is built.
-    run_cli(POLY, "run", path, "--trt", "--save-engine", lost)
+    run_poly("run", path, "--trt", "--save-engine", lost)
     assert not lost.exists()
     # With it the engine is built and saved (running it needs a GPU: that may end the command).
-    run_cli(POLY, "run", path, "--trt", "--external-data-dir", data_dir, "--save-engine", found)
+    run_poly("run", path, "--trt", "--external-data-dir", data_dir, "--save-engine", found)
     assert found.stat().st_size > 0
-    run_cli(POLY, "run", path, "--trt", "--external-data-dir", data_dir, "--fp-to-fp16", "--save-engine", fp16)
+    run_poly("run", path, "--trt", "--external-data-dir", data_dir, "--fp-to-fp16", "--save-engine", fp16)
     # Builds are deterministic here; the fp16 model's weights take half the space in the engine.
     assert 0 < fp16.stat().st_size < found.stat().st_size
 

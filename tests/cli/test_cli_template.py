@@ -10,7 +10,7 @@ import sys
 
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, error_lines, require_tensorrt, run_cli
+from fixtures.cli_helpers import error_lines, require_tensorrt, run_poly
 
 TODO_NETWORK = "    pass  # TODO: Set up the network here. This function should not return anything."
 TODO_CONFIG = "    pass  # TODO: Set up the builder configuration here. This function should not return anything."
@@ -28,7 +28,7 @@ def _edit(path, old, new):
 
 
 def _template(tmp_path, *args):
-    proc = run_cli(POLY, "template", *args, cwd=tmp_path)
+    proc = run_poly("template", *args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
 
@@ -43,12 +43,12 @@ def test_trt_network_from_scratch_is_edited_built_and_inspected(tmp_path, needs_
         "    relu = network.add_activation(x, trt.ActivationType.RELU)\n"
         "    relu.get_output(0).name = 'y'\n"
         "    network.mark_output(relu.get_output(0))\n"))
-    shown = run_cli(POLY, "inspect", "model", script, "--show", "layers")
+    shown = run_poly("inspect", "model", script, "--show", "layers")
     assert shown.returncode == 0, shown.stderr
     assert "{x [dtype=float32, shape=(2, 3)]}" in shown.stdout
     assert "[Op: LayerType.ACTIVATION]" in shown.stdout and "-> {y [dtype=float32, shape=(2, 3)]}" in shown.stdout
     engine = tmp_path / "net.engine"
-    built = run_cli(POLY, "convert", script, "-o", engine)
+    built = run_poly("convert", script, "-o", engine)
     assert built.returncode == 0, built.stderr
     assert "1 input(s), 1 output(s), 1 layer(s)" in built.stdout and engine.stat().st_size > 0
 
@@ -59,17 +59,17 @@ def test_trt_network_from_a_model_keeps_the_parsed_network(models, tmp_path, nee
     text = script.read_text()
     assert f"NetworkFromOnnxPath({models['multi']!r})" in text and "outputs=MARK_ALL" in text
     assert "def load_network(builder, network, parser):" in text
-    parsed = run_cli(POLY, "inspect", "model", models["multi"], "--display-as", "trt", "--show", "layers")
-    script_view = run_cli(POLY, "inspect", "model", script, "--show", "layers")
+    parsed = run_poly("inspect", "model", models["multi"], "--display-as", "trt", "--show", "layers")
+    script_view = run_poly("inspect", "model", script, "--show", "layers")
     assert script_view.returncode == 0, script_view.stderr
     assert "---- 2 Network Output(s) ----" in parsed.stdout  # as parsed; every tensor marked in the script:
     assert "---- 3 Network Output(s) ----" in script_view.stdout
     layers = parsed.stdout.split("Layer(s) ----", 1)[1]
     assert layers == script_view.stdout.split("Layer(s) ----", 1)[1] and "[Op: LayerType." in layers
     _edit(script, TODO_NETWORK, "    network.name = 'Edited'\n")
-    edited = run_cli(POLY, "inspect", "model", script)
+    edited = run_poly("inspect", "model", script)
     assert "Name: Edited" in edited.stdout
-    only_trt = run_cli(POLY, "run", script, "--trt", "--onnxrt")
+    only_trt = run_poly("run", script, "--trt", "--onnxrt")
     assert only_trt.returncode == 2 and "only --trt can run it" in error_lines(only_trt)[0]
 
 
@@ -86,7 +86,7 @@ def test_trt_config_writes_the_builder_flags_and_runs_as_a_config_script(models,
         "    print('level', config.builder_optimization_level, 'profiles', config.num_optimization_profiles)\n"
         "    config.builder_optimization_level = 0\n"))
     engine = tmp_path / "dyn.engine"
-    built = run_cli(POLY, "convert", models["dynamic"], "-o", engine, "--trt-config-script", script)
+    built = run_poly("convert", models["dynamic"], "-o", engine, "--trt-config-script", script)
     assert built.returncode == 0, built.stderr
     assert "level 1 profiles 1" in built.stdout and engine.stat().st_size > 0
 
@@ -105,7 +105,7 @@ def test_trt_config_precision_and_calibration_flags(tmp_path, needs_tensorrt, mo
     from poly.trt import is_rtx
 
     if is_rtx():  # TensorRT-RTX has neither: the script's config fails in one line
-        proc = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-config-script", script)
+        proc = run_poly("convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-config-script", script)
         assert proc.returncode == 1
         lines = error_lines(proc)
         assert len(lines) == 1 and "not available in TensorRT-RTX" in lines[0]
@@ -135,7 +135,7 @@ def test_onnx_gs_script_edits_and_saves_the_model(models, tmp_path):
 ])
 def test_template_errors_are_one_line(tmp_path, args, needle):
     (tmp_path / "model.engine").write_bytes(b"not an engine")
-    proc = run_cli(POLY, "template", *args, cwd=tmp_path)
+    proc = run_poly("template", *args, cwd=tmp_path)
     assert proc.returncode == 2
     lines = error_lines(proc)
     assert len(lines) == 1 and needle in lines[0], lines

@@ -11,7 +11,7 @@ import subprocess
 
 import click
 import pytest
-from fixtures.cli_helpers import POLY, error_lines, run_cli
+from fixtures.cli_helpers import POLY, error_lines, run_cli, run_poly
 
 from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.network import TrtNetworkArgs, strongly_typed_option
@@ -96,7 +96,7 @@ def test_flags_given_alone_disable_all_and_absent_flags_keep_defaults(trt_mod, m
 
 def test_convert_builds_an_engine_with_the_builder_flags(trt_mod, models, tmp_path):
     engine = tmp_path / "flags.engine"
-    proc = run_cli(POLY, "convert", models["multi"], "-o", engine, "--sparse-weights", "--refittable", "--strip-plan",
+    proc = run_poly("convert", models["multi"], "-o", engine, "--sparse-weights", "--refittable", "--strip-plan",
                    "--version-compatible", "--exclude-lean-runtime", "--error-on-timing-cache-miss",
                    "--disable-compilation-cache", "--tactic-sources", "--preview-features", "--max-aux-streams", "1",
                    "--weight-streaming", "--tiling-optimization-level", "fast", "--runtime-platform",
@@ -116,7 +116,7 @@ def test_features_the_flavour_lacks_fail_in_one_line(trt_mod, models, tmp_path, 
 
     if not is_rtx():
         pytest.skip("full TensorRT has DLA and quantization flags (tests/trt tests the calls on the double)")
-    proc = run_cli(POLY, "convert", models["multi"], "-o", tmp_path / "x.engine", *args)
+    proc = run_poly("convert", models["multi"], "-o", tmp_path / "x.engine", *args)
     assert proc.returncode == 1
     lines = error_lines(proc)
     assert len(lines) == 1 and feature in lines[0] and "full TensorRT" in lines[0], lines
@@ -127,7 +127,7 @@ def test_debug_build_builds_with_the_new_flags(trt_mod, models, tmp_path):
     import sys
 
     check = "import os, sys; sys.exit(0 if os.path.getsize('polygraphy_debug.engine') > 1000 else 1)"
-    proc = run_cli(POLY, "debug", "build", models["multi"], "--until", "1", "--tactic-sources", "jit_convolutions",
+    proc = run_poly("debug", "build", models["multi"], "--until", "1", "--tactic-sources", "jit_convolutions",
                    "--refittable", "--mark-debug", "r", "--check", sys.executable, "-c", check, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Passed: 1/1" in proc.stdout + proc.stderr
@@ -188,7 +188,7 @@ def test_layer_precisions_and_tensor_dtypes_on_the_installed_flavour(trt_mod, mo
     for args, needle in [(["--layer-precisions", f"{relu[0]}:float16", "--precision-constraints", "prefer"],
                           "Per-layer precisions are not available in TensorRT-RTX"),
                          (["--tensor-dtypes", "x:float16"], "cannot change the data type of tensor x")]:
-        proc = run_cli(POLY, "convert", models["multi"], "-o", tmp_path / "x.engine", *args)
+        proc = run_poly("convert", models["multi"], "-o", tmp_path / "x.engine", *args)
         assert proc.returncode == 1
         lines = error_lines(proc)
         assert len(lines) == 1 and needle in lines[0] and "full TensorRT" in lines[0], lines
@@ -205,6 +205,7 @@ def test_plugins_are_loaded_before_the_network_is_parsed(trt_mod, models, tmp_pa
     library = tmp_path / "libplugin.so"
     subprocess.run([compiler, "-shared", "-fPIC", "-o", library, source], check=True, timeout=60)
     engine = tmp_path / "x.engine"
+    # real processes: a library loads once a process, and its constructor writes the marker then
     proc = run_cli(POLY, "convert", models["multi"], "-o", engine, "--plugins", library)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert marker.read_text() == "loaded" and engine.exists()
@@ -294,7 +295,7 @@ def test_bad_runtime_values_are_usage_errors_naming_the_flag(poly, models, args)
 
 
 def _help_flags(*command):
-    proc = run_cli(POLY, *command, "--help")
+    proc = run_poly(*command, "--help")
     assert proc.returncode == 0, proc.stderr
     return [line.split()[0].rstrip(",") for line in proc.stdout.splitlines() if line.startswith("  --")]
 

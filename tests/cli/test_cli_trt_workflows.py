@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from fixtures.cli_helpers import POLY, error_lines, require_tensorrt, run_cli
+from fixtures.cli_helpers import error_lines, require_tensorrt, run_poly
 from fixtures.trt_double import tensorrt_double  # noqa: F401 (fixture)
 
 from poly.core import cuda
@@ -41,10 +41,10 @@ def _parsed(command, args):
 def test_input_shapes_are_the_profile_without_trt_shapes(models, tmp_path, command):
     profile = "Optimization profile 0: {X (min=[2, 1, 4, 6], opt=[2, 1, 4, 6], max=[2, 1, 4, 6])}"
     if command == "convert":
-        proc = run_cli(POLY, "convert", models["dynamic"], "-o", tmp_path / "d.engine", "--input-shapes", "X:[2,1,4,6]",
+        proc = run_poly("convert", models["dynamic"], "-o", tmp_path / "d.engine", "--input-shapes", "X:[2,1,4,6]",
                        "-v")
     else:
-        proc = run_cli(POLY, "debug", "build", models["dynamic"], "--until", "1", "--input-shapes", "X:[2,1,4,6]",
+        proc = run_poly("debug", "build", models["dynamic"], "--until", "1", "--input-shapes", "X:[2,1,4,6]",
                        "-v", "--check", "true", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert profile in proc.stdout
@@ -77,7 +77,7 @@ def test_input_shapes_profile_is_built_into_the_config(models):
 @pytest.mark.skipif(cuda.cuda_available(), reason="a GPU is present: the no-GPU path cannot be shown")
 def test_run_builds_the_input_shapes_profile_then_stops_without_gpu(models, tmp_path):
     engine = tmp_path / "d.engine"
-    proc = run_cli(POLY, "run", models["dynamic"], "--trt", "--onnxrt", "--input-shapes", "X:[2,1,4,6]",
+    proc = run_poly("run", models["dynamic"], "--trt", "--onnxrt", "--input-shapes", "X:[2,1,4,6]",
                    "--save-engine", engine, "-v")
     assert proc.returncode == 1
     assert "Optimization profile 0: {X (min=[2, 1, 4, 6], opt=[2, 1, 4, 6], max=[2, 1, 4, 6])}" in proc.stdout
@@ -100,7 +100,7 @@ def test_int8_calibration_needs_full_tensorrt_in_one_line(models, tmp_path):
         """)
     for command, check in ((["convert", models["identity"], "-o", tmp_path / "x.engine"], []),
                            (["debug", "build", models["identity"], "--until", "1"], ["--check", "true"])):
-        proc = run_cli(POLY, *command, "--int8", "--data-loader-script", loader, "--calibration-cache",
+        proc = run_poly(*command, "--int8", "--data-loader-script", loader, "--calibration-cache",
                        tmp_path / "c.cache", *check, cwd=tmp_path)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         lines = error_lines(proc)
@@ -117,7 +117,7 @@ def test_int8_calibration_needs_full_tensorrt_in_one_line(models, tmp_path):
 def test_bad_data_loader_flags_name_the_flag(models, tmp_path, args, flag):
     for command, check in ((["convert", models["identity"], "-o", tmp_path / "x.engine"], []),
                            (["debug", "precision", models["identity"]], ["--check", "true"])):
-        proc = run_cli(POLY, *command, "--int8", *args, *check, cwd=tmp_path)
+        proc = run_poly(*command, "--int8", *args, *check, cwd=tmp_path)
         assert proc.returncode == 2
         lines = error_lines(proc)
         assert len(lines) == 1 and flag in lines[0], lines
@@ -182,13 +182,13 @@ NETWORK_SCRIPT = """
 def test_network_script_model_is_built_and_inspected(models, tmp_path):
     script = _script(tmp_path / "define_network.py", NETWORK_SCRIPT.format(model=models["identity"]))
     engine = tmp_path / "n.engine"
-    proc = run_cli(POLY, "convert", script, "-o", engine)
+    proc = run_poly("convert", script, "-o", engine)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 input(s), 1 output(s), 2 layer(s)" in proc.stdout and engine.stat().st_size > 0
-    shown = run_cli(POLY, "inspect", "model", script, "--show", "layers")
+    shown = run_poly("inspect", "model", script, "--show", "layers")
     assert shown.returncode == 0, shown.stderr
     assert "---- 2 Layer(s) ----" in shown.stdout and "{appended [dtype=float32" in shown.stdout
-    by_type = run_cli(POLY, "convert", script, "--model-type", "trt-network-script", "-o", engine)
+    by_type = run_poly("convert", script, "--model-type", "trt-network-script", "-o", engine)
     assert by_type.returncode == 0, by_type.stderr
 
 
@@ -197,21 +197,21 @@ def test_network_script_model_is_built_and_inspected(models, tmp_path):
 def test_network_script_function_by_name(models, tmp_path, how):
     script = _script(tmp_path / "nets.py", NETWORK_SCRIPT.format(model=models["identity"]))
     args = [a.format(script=script) for a in how]
-    proc = run_cli(POLY, "inspect", "model", *args, "--show", "layers")
+    proc = run_poly("inspect", "model", *args, "--show", "layers")
     assert proc.returncode == 0, proc.stderr
     assert "Name: OtherNetwork" in proc.stdout and "---- 1 Layer(s) ----" in proc.stdout
 
 
 def test_network_script_errors_are_one_line(models, tmp_path):
     script = _script(tmp_path / "nets.py", NETWORK_SCRIPT.format(model=models["identity"]))
-    with_onnxrt = run_cli(POLY, "run", script, "--trt", "--onnxrt")
+    with_onnxrt = run_poly("run", script, "--trt", "--onnxrt")
     assert with_onnxrt.returncode == 2
     assert "is a TensorRT network script; only --trt can run it (not --onnxrt)" in error_lines(with_onnxrt)[0]
-    not_py = run_cli(POLY, "convert", models["identity"], "--model-type", "trt-network-script", "-o", tmp_path / "x")
+    not_py = run_poly("convert", models["identity"], "--model-type", "trt-network-script", "-o", tmp_path / "x")
     assert not_py.returncode == 2 and "a TensorRT network script must be a '.py' file" in error_lines(not_py)[0]
-    to_onnx = run_cli(POLY, "convert", script, "-o", tmp_path / "x.onnx")
+    to_onnx = run_poly("convert", script, "-o", tmp_path / "x.onnx")
     assert to_onnx.returncode == 2 and "converts to a TensorRT engine only" in error_lines(to_onnx)[0]
-    no_func = run_cli(POLY, "convert", f"{script}:missing", "-o", tmp_path / "x.engine")
+    no_func = run_poly("convert", f"{script}:missing", "-o", tmp_path / "x.engine")
     assert no_func.returncode == 1 and "Could not import symbol: missing" in error_lines(no_func)[0]
 
 
@@ -229,14 +229,14 @@ POSTPROCESS_SCRIPT = """
 
 def test_network_postprocess_scripts_run_in_order(models, tmp_path):
     script = _script(tmp_path / "pp.py", POSTPROCESS_SCRIPT)
-    proc = run_cli(POLY, "inspect", "model", models["identity"], "--display-as", "trt",
+    proc = run_poly("inspect", "model", models["identity"], "--display-as", "trt",
                    "--trt-npps", script, f"{script}:append_b", "--trt-network-postprocess-script", f"{script}:append_b")
     assert proc.returncode == 0, proc.stderr
     assert "Name: ABB" in proc.stdout and "---- 3 Layer(s) ----" in proc.stdout
-    built = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-npps", f"{script}:append_b")
+    built = run_poly("convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-npps", f"{script}:append_b")
     assert built.returncode == 0, built.stderr
     assert "2 layer(s)" in built.stdout
-    missing = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-npps", "nope.py")
+    missing = run_poly("convert", models["identity"], "-o", tmp_path / "x.engine", "--trt-npps", "nope.py")
     assert missing.returncode == 2 and "--trt-network-postprocess-script" in error_lines(missing)[0]
 
 
@@ -273,7 +273,7 @@ CONFIG_SCRIPT = """
 def test_config_scripts_create_or_change_the_config(models, tmp_path, args, printed):
     script = _script(tmp_path / "create_config.py", CONFIG_SCRIPT)
     engine = tmp_path / "c.engine"
-    proc = run_cli(POLY, "convert", models["identity"], "-o", engine, *[a.format(script=script) for a in args])
+    proc = run_poly("convert", models["identity"], "-o", engine, *[a.format(script=script) for a in args])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [line for line in proc.stdout.splitlines() if " level " in line] == printed
     assert engine.stat().st_size > 0
@@ -283,18 +283,18 @@ def test_config_script_replaces_the_builder_flags(models, tmp_path):
     if not _rtx():
         pytest.skip("full TensorRT has --fp16: the flag alone would not fail")
     script = _script(tmp_path / "create_config.py", CONFIG_SCRIPT)
-    alone = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "a.engine", "--fp16")
+    alone = run_poly("convert", models["identity"], "-o", tmp_path / "a.engine", "--fp16")
     assert alone.returncode == 1 and "fp16 is not available" in error_lines(alone)[0]
-    scripted = run_cli(POLY, "convert", models["identity"], "-o", tmp_path / "b.engine", "--fp16",
+    scripted = run_poly("convert", models["identity"], "-o", tmp_path / "b.engine", "--fp16",
                        "--trt-config-script", script)
     assert scripted.returncode == 0, scripted.stderr  # the script's config is used, --fp16 ignored
 
 
 def test_config_script_flag_errors(models, tmp_path):
     base = ["convert", models["identity"], "-o", tmp_path / "x.engine"]
-    missing = run_cli(POLY, *base, "--trt-config-script", "nope.py")
+    missing = run_poly(*base, "--trt-config-script", "nope.py")
     assert missing.returncode == 2 and "--trt-config-script" in error_lines(missing)[0]
-    missing_pp = run_cli(POLY, *base, "--trt-cpps", "nope.py:f")
+    missing_pp = run_poly(*base, "--trt-cpps", "nope.py:f")
     assert missing_pp.returncode == 2 and "--trt-config-postprocess-script" in error_lines(missing_pp)[0]
-    alone = run_cli(POLY, *base, "--trt-config-func-name", "f")
+    alone = run_poly(*base, "--trt-config-func-name", "f")
     assert alone.returncode == 2 and "--trt-config-func-name needs --trt-config-script" in error_lines(alone)[0]

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import onnx
 import pytest
-from fixtures.cli_helpers import POLY, error_lines, run_cli
+from fixtures.cli_helpers import error_lines, run_poly
 from fixtures.localize_models import conv_chain, feeds, save_inputs_json
 
 from poly.compare.dataset import SampleChecker
@@ -26,7 +26,7 @@ def _localize(tmp_path, candidate, reference=None, *flags, samples=2):
     inputs = tmp_path / "inputs.json"
     save_inputs_json(inputs, feeds(samples))
     report = tmp_path / "report.json"
-    outcome = run_cli(POLY, "debug", "localize", *args, "--load-inputs", inputs, "--report-json", report, *flags)
+    outcome = run_poly("debug", "localize", *args, "--load-inputs", inputs, "--report-json", report, *flags)
     data = json.loads(report.read_text()) if report.exists() else None
     return outcome, data
 
@@ -76,7 +76,7 @@ def test_two_backends_on_one_model_agree_and_exit_0(tmp_path):
     model = tmp_path / "m.onnx"
     onnx.save(conv_chain(), model)
     report = tmp_path / "r.json"
-    outcome = run_cli(POLY, "debug", "localize", model, "--onnxrt", "--onnx-ref", "--atol", "1e-4", "--rtol", "1e-4",
+    outcome = run_poly("debug", "localize", model, "--onnxrt", "--onnx-ref", "--atol", "1e-4", "--rtol", "1e-4",
                       "--report-json", report)
     assert outcome.returncode == 0, outcome.stdout + outcome.stderr
     data = json.loads(report.read_text())
@@ -91,13 +91,13 @@ def test_a_saved_layerwise_golden_is_the_reference(tmp_path):
     inputs = tmp_path / "inputs.json"
     save_inputs_json(inputs, feeds(2))
     golden = tmp_path / "golden.json"
-    saved = run_cli(POLY, "run", good, "--onnxrt", "--onnx-outputs", "mark", "all", "--load-inputs", inputs,
+    saved = run_poly("run", good, "--onnxrt", "--onnx-outputs", "mark", "all", "--load-inputs", inputs,
                     "--save-outputs", golden)
     assert saved.returncode == 0, saved.stderr
     bad = tmp_path / "bad.onnx"
     onnx.save(conv_chain(scale={6: 1.2}), bad)
     report = tmp_path / "r.json"
-    outcome = run_cli(POLY, "debug", "localize", bad, "--onnxrt", "--load-outputs", golden, "--load-inputs", inputs,
+    outcome = run_poly("debug", "localize", bad, "--onnxrt", "--load-outputs", golden, "--load-inputs", inputs,
                       "--report-json", report)
     assert outcome.returncode == 1
     data = json.loads(report.read_text())
@@ -125,7 +125,7 @@ def test_external_data_models_run_without_loading_their_weights_into_the_plan(tm
     inputs = tmp_path / "inputs.json"
     save_inputs_json(inputs, feeds(1))
     report = tmp_path / "r.json"
-    outcome = run_cli(POLY, "debug", "localize", "cand.onnx", "--onnxrt", "--reference-model", "ref.onnx",
+    outcome = run_poly("debug", "localize", "cand.onnx", "--onnxrt", "--reference-model", "ref.onnx",
                       "--load-inputs", inputs, "--report-json", report, cwd=tmp_path)
     assert outcome.returncode == 1, outcome.stderr
     assert json.loads(report.read_text())["ranking"][0] == "conv4"
@@ -141,7 +141,7 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path, args, needle):
     model = tmp_path / "m.onnx"
     onnx.save(conv_chain(blocks=1), model)
     args = [str(model) if a == "MODEL" else a for a in args]
-    outcome = run_cli(POLY, "debug", "localize", model, *args)
+    outcome = run_poly("debug", "localize", model, *args)
     assert outcome.returncode == 2
     lines = error_lines(outcome)
     assert any(needle in line for line in lines), lines
@@ -211,7 +211,7 @@ def test_a_dataset_directory_gives_the_samples(tmp_path):
     (dataset / "004.npz").write_bytes(b"not a zip")  # unreadable: skipped with a warning
     onnx.save(conv_chain(scale={2: 1.1}), tmp_path / "cand.onnx")
     onnx.save(conv_chain(), tmp_path / "ref.onnx")
-    outcome = run_cli(POLY, "debug", "localize", "cand.onnx", "--reference-model", "ref.onnx", "--onnxrt",
+    outcome = run_poly("debug", "localize", "cand.onnx", "--reference-model", "ref.onnx", "--onnxrt",
                       "--dataset", dataset, "--report-json", "r.json", cwd=tmp_path)
     assert outcome.returncode == 1, outcome.stderr
     data = json.loads((tmp_path / "r.json").read_text())

@@ -118,4 +118,4 @@ def quantiles(v: np.ndarray, qs) -> dict:
     if v.size == 0 or not len(qs):
         return {q: math.nan for q in qs}
     with np.errstate(all="ignore"):  # inf - inf inside NumPy's interpolation is part of the oracle
-        return dict(zip(qs, map(float, np.quantile(v, list(qs)))))
+        return dict(zip(qs, map(float, np.quantile(v, list(qs))), strict=True))
