@@ -52,7 +52,11 @@ def test_keep_accuracy_writes_a_model_that_passes_on_held_out_inputs(poly, sensi
     assert data["evaluations"] >= 3 and data["time_s"] > 0 and data["one_minimal"] is True
     assert data["passed_before"] is False and data["passed_after"] is True
     assert data["error_before"]["y1"]["max_absdiff"] > data["error_after"]["y1"]["max_absdiff"]
-    assert data["options"]["atol"] == TOLERANCE and data["samples"] == 6
+    # the 6 synthetic inputs of --iterations 6, then a validation batch of the next 6, which passes
+    assert data["options"]["atol"] == TOLERANCE and data["samples"] == 12
+    assert data["validation"] == [{"samples": 6, "failed": 0}]
+    assert "Validation on new inputs (round by round): 6 passed; the set is 1-minimal on all 12 sample(s)" \
+        in result.output
     assert set(data["ranking"]) >= SENSITIVE_NODES
     assert f"Kept {len(data['fp32_nodes'])} of 7 float16 node(s) in float32" in result.output
     # held-out inputs from the same distribution

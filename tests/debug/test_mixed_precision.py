@@ -160,6 +160,28 @@ def test_the_sample_that_failed_is_tried_first():
     assert search.evaluate([]) is complete  # cached
 
 
+def test_new_inputs_that_fail_join_the_search():
+    """Inputs at 0.3 of the range never overflow ``exp`` in float16, so a search on them keeps
+    ``amplify`` alone; a validation batch over the whole range fails with that, joins the samples,
+    and the search goes on to the set every input needs; the next batch passes."""
+    model = fp16_models.sensitive_model()
+    train = [{name: value * np.float32(0.3) for name, value in feed.items()} for feed in fp16_models.inputs(4, seed=1)]
+    alone = MixedPrecisionSearch(model, train, _checker()).run()
+    assert set(alone.fp32_nodes) == {"amplify"} and alone.validation == []
+
+    batches = [fp16_models.inputs(4, seed=2), fp16_models.inputs(4, seed=3), fp16_models.inputs(4, seed=4)]
+    result = MixedPrecisionSearch(model, train, _checker(), validation=batches).run()
+    assert result.validation[0]["samples"] == 4 and result.validation[0]["failed"] >= 1
+    assert result.validation[1] == {"samples": 4, "failed": 0} and len(result.validation) == 2  # stops there
+    assert set(result.fp32_nodes) == SENSITIVE_NODES and result.samples == 12
+    assert result.to_dict()["validation"] == result.validation
+    checked = train + batches[0] + batches[1]
+    assert _passes(result.model, model, checked, _checker())
+    for name in result.fp32_nodes:  # 1-minimal on every sample it checked
+        fewer = [n for n in result.fp32_nodes if n != name]
+        assert not _passes(ConvertToFp16(model, node_block_list=fewer)(), model, checked, _checker()), name
+
+
 @pytest.mark.slow
 def test_a_real_architecture_overflowing_in_float16():
     """ShuffleNet (the onnx wheel's light model, random weights): its activations overflow float16

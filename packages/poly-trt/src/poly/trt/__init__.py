@@ -48,7 +48,12 @@ from poly.trt.networks.creation import (
     network_from_onnx_bytes,
     network_from_onnx_path,
 )
-from poly.trt.networks.layer_precisions import SetLayerPrecisions, set_layer_precisions
+from poly.trt.networks.layer_precisions import (
+    SetLayerPrecisions,
+    layer_precisions_args,
+    layer_precisions_script,
+    set_layer_precisions,
+)
 from poly.trt.networks.modify_network import ModifyNetworkOutputs, modify_network_outputs
 from poly.trt.networks.network_postprocess import (
     MarkDebug,
@@ -131,6 +136,8 @@ __all__ = [
     "map_engine_layers",
     "SetLayerPrecisions",
     "set_layer_precisions",
+    "layer_precisions_args",
+    "layer_precisions_script",
     "TacticRecorder",
     "TacticReplayer",
     "Algorithm",

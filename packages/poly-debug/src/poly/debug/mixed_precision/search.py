@@ -218,6 +218,9 @@ class MixedPrecisionResult:
     """Whether a pass of the minimization verified that no single kept node can go back to float16
     (True unless nothing had to be kept)."""
     info: dict[str, Any] = field(default_factory=dict)
+    validation: list[dict[str, int]] = field(default_factory=list)
+    """The validation rounds: per round, the new ``samples`` checked and how many ``failed`` (those
+    joined the search's samples, and the search went on)."""
 
     def to_dict(self) -> dict[str, Any]:
         return _clean({
@@ -232,6 +235,7 @@ class MixedPrecisionResult:
             "error_after": self.after.outputs,
             "evaluations": self.evaluations,
             "evaluations_by_phase": dict(self.phases),
+            "validation": [dict(r) for r in self.validation],
             "one_minimal": self.minimal,
             "time_s": round(self.time_s, 3),
             "localize": dict(self.localize),
@@ -331,7 +335,8 @@ class MixedPrecisionSearch:
                  providers: Sequence[Any] | None = None, op_block_list: Sequence[str] | None = None,
                  keep_io_types: bool | None = None, fp32_nodes: Iterable[str] = (),
                  rank_samples: int = 2, rank: bool = True, model_dir: str | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None,
+                 validation: Iterable[Sequence[Mapping[str, Any]]] = ()) -> None:
         """
         Args:
             model (onnx.ModelProto): The float32 model, its weights loaded. Unnamed nodes are
@@ -346,6 +351,11 @@ class MixedPrecisionSearch:
             rank (bool): Whether to rank by measured sensitivity (else topological order).
             model_dir (str): The directory the model's external data paths are relative to.
             progress: Called with a one-line status after each evaluation.
+            validation (Iterable[Sequence[Dict[str, numpy.ndarray]]]): Batches of new samples
+                    from the same source, one a round: once a set is found, it is checked on the
+                    next batch; the batch joins the samples, and when some of it failed the search
+                    goes on from the set found (more nodes, then minimized again) and takes the
+                    next batch. The result is 1-minimal on every sample it checked.
         """
         self.model = name_nodes(model)
         self.samples = [dict(sample) for sample in samples]
@@ -365,6 +375,7 @@ class MixedPrecisionSearch:
         self.progress = progress
         self.node_names = [node.name for node in self.model.graph.node]
         self.node_ops = {node.name: node.op_type for node in self.model.graph.node}
+        self.validation = iter(validation)
         self.evaluations = 0
         self._cache: dict[frozenset, Evaluation] = {}
         self._order = list(range(len(self.samples)))
@@ -408,6 +419,25 @@ class MixedPrecisionSearch:
             self._input_types = [(arg.name, arg.type) for arg in session.get_inputs()]
             self._reference = [dict(zip(names, session.run(names, feed), strict=True)) for feed in self._feed_dicts]
         return self._reference
+
+    def add_samples(self, samples: Iterable[Mapping[str, Any]]) -> int:
+        """Adds samples to those checked (their reference outputs computed now); earlier
+        evaluations are forgotten, as they did not run on them. Returns how many were added."""
+        added = [dict(sample) for sample in samples]
+        if not added:
+            return 0
+        self.reference()
+        session = self._session(self.model)
+        names = [o.name for o in session.get_outputs()]
+        feeds = self._feeds(session, added)
+        assert self._reference is not None
+        self._reference += [dict(zip(names, session.run(names, feed), strict=True)) for feed in feeds]
+        start = len(self.samples)
+        self.samples += added
+        self._feed_dicts += feeds
+        self._order = list(range(start, len(self.samples))) + self._order  # the new ones first
+        self._cache.clear()
+        return len(added)
 
     def convert(self, keep: Iterable[str]) -> Any:
         """The model converted to float16 with ``keep`` (and the fixed nodes) in float32."""
@@ -680,39 +710,67 @@ class MixedPrecisionSearch:
         order = self.search_order(ranking, sensitivity, candidates)
         G_LOGGER.info(f"Ranked {len(sensitivity)} measured node(s); most sensitive: {', '.join(order[:5])}")
 
-        # the shortest passing prefix: galloping, then bisection (order[:hi] passes, order[:lo] fails)
+        kept = self._shortest_passing_prefix([], order, lambda keep: counted("prefix", keep).passed)
+        G_LOGGER.info(f"The {len(kept)} most sensitive node(s) in float32 pass; minimizing")
+        kept = self._minimize(kept, lambda keep: counted("minimize", keep).passed)
+        validation: list[dict[str, int]] = []
+        for batch in self.validation:
+            added = self.add_samples(batch)
+            if not added:
+                break
+            check = self.evaluate(kept, complete=True)
+            failed = max((figures["failed_samples"] for figures in check.outputs.values()), default=0)
+            validation.append({"samples": added, "failed": int(failed) if not check.passed else 0})
+            if check.passed:
+                G_LOGGER.info(f"Validated on {added} new sample(s): all pass")
+                break
+            G_LOGGER.info(f"Validation: {added} new sample(s) checked, some fail; searching on all "
+                          f"{len(self.samples)} sample(s)")
+            rest = [name for name in order if name not in kept]
+            kept = self._shortest_passing_prefix(kept, rest, lambda keep: counted("prefix", keep).passed)
+            kept = self._minimize(kept, lambda keep: counted("minimize", keep).passed)
+        after = self.evaluate(kept, complete=True)
+        G_LOGGER.info(f"{len(kept)} node(s) kept in float32 after {self.evaluations} evaluation(s)")
+        found = result(kept, after, order, sensitivity, localize, True)
+        found.validation = validation
+        return found
+
+    @staticmethod
+    def _shortest_passing_prefix(base: list[str], order: list[str],
+                                 passes: Callable[[list[str]], bool]) -> list[str]:
+        """``base`` plus the shortest prefix of ``order`` with which it passes (``base`` plus all of
+        ``order`` is known to): galloping, then bisection."""
+        if passes(base):
+            return list(base)
         lo, hi, k = 0, len(order), 1
         while k < hi:
-            if counted("prefix", order[:k]).passed:
+            if passes(base + order[:k]):
                 hi = k
                 break
             lo, k = k, k * 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if counted("prefix", order[:mid]).passed:
+            if passes(base + order[:mid]):
                 hi = mid
             else:
                 lo = mid
-        kept = order[:hi]
-        G_LOGGER.info(f"The {hi} most sensitive node(s) in float32 pass; minimizing")
+        return base + order[:hi]
 
-        # 1-minimal: drop kept nodes (least sensitive first) while the model passes; a long prefix
-        # first loses whole chunks (halves, then their halves...), as a poor ranking leaves many
-        # nodes in it that are not needed
+    def _minimize(self, kept: list[str], passes: Callable[[list[str]], bool]) -> list[str]:
+        """1-minimal: drops kept nodes (least sensitive first) while the model passes; a long set
+        first loses whole chunks (halves, then their halves...), as a poor ranking leaves many
+        nodes in it that are not needed."""
         if len(kept) >= CHUNKED_MINIMIZATION:
-            kept = self._drop_chunks(kept, lambda keep: counted("minimize", keep).passed)
+            kept = self._drop_chunks(kept, passes)
         while True:
             dropped = False
             for name in reversed(list(kept)):
                 trial = [n for n in kept if n != name]
-                if counted("minimize", trial).passed:
+                if passes(trial):
                     kept = trial
                     dropped = True
             if not dropped:
-                break
-        after = self.evaluate(kept, complete=True)
-        G_LOGGER.info(f"{len(kept)} node(s) kept in float32 after {self.evaluations} evaluation(s)")
-        return result(kept, after, order, sensitivity, localize, True)
+                return kept
 
 
 _ORT_TYPES = {

@@ -2,6 +2,8 @@
 for ``debug precision`` and ``--layer-precisions``. Full TensorRT only: TensorRT-RTX networks are
 strongly typed and have no per-layer precision."""
 
+import shlex
+from collections.abc import Mapping
 from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, DataType
@@ -14,6 +16,8 @@ __all__ = [
     "set_layer_precisions",
     "supports_layer_precisions",
     "precision_candidate_layers",
+    "layer_precisions_args",
+    "layer_precisions_script",
 ]
 
 
@@ -74,3 +78,63 @@ class SetLayerPrecisions(BaseLoader):
 
 
 set_layer_precisions = funcify(SetLayerPrecisions)
+
+
+def layer_precisions_args(layer_precisions: Mapping[str, str]) -> list[str]:
+    """The ``--layer-precisions`` arguments that set ``layer_precisions`` (layer name ->
+    precision name, e.g. ``{"conv1": "float32"}``), quoted for a shell where a name needs it.
+
+    Example::
+
+        >>> layer_precisions_args({"conv1": "float32", "fc 2": "float32"})
+        ['--layer-precisions', 'conv1:float32', "'fc 2:float32'"]
+    """
+    if not layer_precisions:
+        return []
+    return ["--layer-precisions", *(shlex.quote(f"{name}:{precision}") for name, precision in layer_precisions.items())]
+
+
+def layer_precisions_script(layer_precisions: Mapping[str, str], note: str = "") -> str:
+    """
+    A network postprocess script (for ``--trt-network-postprocess-script``, Polygraphy's as well
+    as poly's) whose ``postprocess(network)`` sets ``layer_precisions`` (layer name -> precision
+    name such as ``"float32"``) on the layers of those names. It imports only TensorRT; a name the
+    network does not have is an error naming it.
+
+    Args:
+        layer_precisions (Mapping[str, str]): Layer name -> precision name.
+        note (str): A comment line put at the top (what wrote the script).
+    """
+    unknown = sorted({p for p in layer_precisions.values() if p not in _PRECISION_NAMES})
+    if unknown:
+        raise ValueError(f"unknown precision(s) {unknown}; known: {sorted(_PRECISION_NAMES)}")
+    entries = "".join(f"    {name!r}: {precision!r},\n" for name, precision in layer_precisions.items())
+    header = "".join(f"# {line}\n" for line in note.splitlines()) if note else ""
+    return (
+        f"{header}"
+        "# A network postprocess script: build with `--trt-network-postprocess-script THIS_FILE` and\n"
+        "# `--precision-constraints obey` (or `prefer`) so that TensorRT keeps these layer precisions.\n"
+        "try:\n"
+        "    import tensorrt as trt\n"
+        "except ImportError:  # TensorRT-RTX: strongly typed, it has no per-layer precision to set\n"
+        "    import tensorrt_rtx as trt\n"
+        "\n"
+        f"LAYER_PRECISIONS = {{\n{entries}}}\n"
+        "\n"
+        "\n"
+        "def postprocess(network):\n"
+        "    found = set()\n"
+        "    for index in range(network.num_layers):\n"
+        "        layer = network.get_layer(index)\n"
+        "        if layer.name in LAYER_PRECISIONS:\n"
+        "            layer.precision = getattr(trt, LAYER_PRECISIONS[layer.name])\n"
+        "            found.add(layer.name)\n"
+        "    missing = sorted(set(LAYER_PRECISIONS) - found)\n"
+        "    if missing:\n"
+        "        raise ValueError(f\"no layer named {missing} in the network\")\n"
+        "    return network\n"
+    )
+
+
+_PRECISION_NAMES = frozenset({"float32", "float16", "bfloat16", "int8", "fp8", "int32", "int64", "bool", "uint8"})
+"""Precision names TensorRT's module has as ``trt.<name>``."""

@@ -23,6 +23,10 @@ from poly.cli.multi_option import multi_option, stack_options
 DEFAULT_SEARCH_ITERATIONS = 8
 """Synthetic samples the search checks when no --iterations (nor input files) are given."""
 
+VALIDATION_ROUNDS = 2
+"""With synthetic inputs, the found set is checked on this many batches of new inputs (each as many
+as the search's), taken further along the data loader's sequence; inputs that fail join the search."""
+
 LITTLE_MARGIN = 0.9
 """A result whose worst output is past this fraction of its tolerance is said to have little margin."""
 
@@ -33,10 +37,12 @@ KEEP_ACCURACY_HELP = (
     "With --fp-to-fp16: keep in float32 the fewest nodes (a 1-minimal set: putting any one of them back into "
     "float16 makes some input fail) for the outputs to pass the comparison with the float32 model on every input "
     "of the data flags (--load-inputs, --data-loader-script, --iterations: 8 synthetic inputs by default; or "
-    "--dataset), run with ONNX-Runtime (--providers; CPU by default) and judged by --atol/--rtol/--check-error-stat. "
+    "--dataset). With synthetic inputs the set found is then checked on up to 2 batches of new ones (further along "
+    "the same sequence); inputs that fail join the search, which goes on. Both models run with ONNX-Runtime "
+    "(--providers; CPU by default); outputs are judged by --atol/--rtol/--check-error-stat. "
     "Nodes are tried by their measured float16 error (each run alone on the float32 model's inputs, as `poly debug "
     "localize` does); the kept nodes, the error before and after and the model evaluations spent are logged and "
-    "written by --report-json. The set is minimal for the inputs given: give inputs like those the model will see, "
+    "written by --report-json. The set is minimal for the inputs checked: give inputs like those the model will see, "
     "and the --providers it will run on (ONNX-Runtime's CPU provider runs most float16 ops in float32).")
 
 
@@ -140,8 +146,12 @@ class MixedPrecisionArgs:
         from poly.debug.mixed_precision import MixedPrecisionSearch
 
         data = DataLoaderArgs.from_kwargs(kwargs)
-        if not (self.dataset or data.iterations or data.load_inputs or data.script):
-            data = dataclasses.replace(data, iterations=DEFAULT_SEARCH_ITERATIONS)
+        synthetic = not (self.dataset or data.load_inputs or data.script)
+        base = data.iterations or DEFAULT_SEARCH_ITERATIONS
+        if synthetic:
+            # the search's inputs, then the validation rounds' further along the same sequence: a
+            # search on N inputs that took R batches used exactly those of --iterations N*(1+R)
+            data = dataclasses.replace(data, iterations=base * (1 + VALIDATION_ROUNDS))
         comparison = ComparisonArgs.from_kwargs(kwargs)
         tolerances = comparison.tolerances()
         if tolerances["atol"] is None and tolerances["rtol"] is None:
@@ -150,9 +160,13 @@ class MixedPrecisionArgs:
         checker = SampleChecker(comparison.simple.verdict_options(), threads=0)
         providers = list(OnnxrtArgs.from_kwargs(kwargs).providers) or None
         feeds = list(samples(data, model, self.dataset))
+        validation: list[list[Any]] = []
+        if synthetic:
+            feeds, rest = feeds[:base], feeds[base:]
+            validation = [rest[i:i + base] for i in range(0, len(rest), base)]
         model_dir = os.path.dirname(os.path.abspath(model_path)) if model_path else None
         search = MixedPrecisionSearch(model, feeds, checker, providers=providers, fp32_nodes=self.fp32_nodes,
-                                      model_dir=model_dir)
+                                      model_dir=model_dir, validation=validation)
         result = search.run()
         result.info.update({
             "model": model_path, "providers": providers or ["cpu"],
@@ -187,8 +201,14 @@ def summary(result: Any) -> list[str]:
     if len(result.fp32_nodes) > 20:
         nodes += f" ... and {len(result.fp32_nodes) - 20} more (all in --report-json)"
     total = len(result.candidates) + len(set(result.fp32_nodes) - set(result.candidates))
-    return [
+    lines = [
         f"Kept {len(result.fp32_nodes)} of {total} float16 node(s) in float32: {nodes}",
         f"Error all float16: {_worst_line(result.before)} | after: {_worst_line(result.after)}",
         f"{result.evaluations} model evaluation(s) on {result.samples} sample(s) in {result.time_s:.1f}s",
     ]
+    if result.validation:
+        rounds = ", ".join(f"{r['failed']} of {r['samples']} failed" if r["failed"] else f"{r['samples']} passed"
+                           for r in result.validation)
+        lines.append(f"Validation on new inputs (round by round): {rounds}; the set is 1-minimal on all "
+                     f"{result.samples} sample(s)")
+    return lines

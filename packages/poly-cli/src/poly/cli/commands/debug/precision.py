@@ -34,6 +34,10 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
               "The comparison (--atol/--rtol/--check-error-stat) is the check: no --check.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="With --onnxrt: write the mixed-precision ONNX model here.")
+@click.option("--layer-precisions-script", type=click.Path(dir_okay=False),
+              help="TensorRT search: write the layer precisions found to this network postprocess script "
+              "(`postprocess(network)`, for --trt-network-postprocess-script with --precision-constraints obey). "
+              "The matching --layer-precisions arguments are logged either way.")
 @MixedPrecisionArgs.options(keep_accuracy=False, search="--onnxrt")
 @TrtNetworkArgs.options()
 @TrtConfigArgs.options()
@@ -42,7 +46,7 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 @LoggingArgs.options()
 @handle_errors
 def precision(mode: Any, direction: Any, precision: Any, onnxrt_search: bool, output: str | None,
-              **kwargs: Any) -> Any:
+              layer_precisions_script: str | None, **kwargs: Any) -> Any:
     """[EXPERIMENTAL] Iteratively mark layers to run in a higher precision to find a compromise
     between performance and quality.
 
@@ -54,6 +58,8 @@ def precision(mode: Any, direction: Any, precision: Any, onnxrt_search: bool, ou
     are tried by their measured float16 error and the set kept in float32 is 1-minimal."""
     mixed = MixedPrecisionArgs.from_kwargs(kwargs, keep_accuracy=onnxrt_search)
     mixed.check_usage(kwargs, "--onnxrt")
+    if onnxrt_search and layer_precisions_script:
+        raise click.UsageError("--layer-precisions-script is for the TensorRT search; --onnxrt writes a model (-o)")
     if onnxrt_search:
         return _onnx_search(mixed, output, kwargs)
     for flag, given in (("-o", output), ("--fp32-nodes", mixed.fp32_nodes)):
@@ -85,7 +91,28 @@ def precision(mode: Any, direction: Any, precision: Any, onnxrt_search: bool, ou
     builder = engine_builder(model, network_args, config, network_postprocess=mark, data=data)
     result = Precision(debugger, layers, builder,
                        mode=mode, direction=direction, precision=precision).run()
-    return EXIT_PASS if result.count is not None else EXIT_FAIL
+    if result.count is None:
+        return EXIT_FAIL
+    report_layer_precisions({name: precision for name in result.layers}, model.path, layer_precisions_script)
+    return EXIT_PASS
+
+
+def report_layer_precisions(layer_precisions: dict[str, str], model_path: str, script: str | None) -> None:
+    """Logs the --layer-precisions arguments that build with ``layer_precisions`` and writes them
+    as a network postprocess script to ``script`` (when given)."""
+    import shlex
+
+    from poly.core import G_LOGGER, save_file
+    from poly.trt import layer_precisions_args, layer_precisions_script
+
+    args = " ".join(layer_precisions_args(layer_precisions))
+    G_LOGGER.finish(f"Build with these layer precisions: poly convert {shlex.quote(model_path)} <precision flags> "
+                    f"{args} --precision-constraints obey -o MODEL.engine")
+    if script:
+        save_file(layer_precisions_script(layer_precisions, note=f"Written by `poly debug precision` for {model_path}."),
+                  script, mode="w", description="network postprocess script")
+        G_LOGGER.finish(f"Wrote the network postprocess script {script} (use it with "
+                        f"--trt-network-postprocess-script {shlex.quote(script)} --precision-constraints obey)")
 
 
 def _onnx_search(mixed: MixedPrecisionArgs, output: str | None, kwargs: Any) -> Any:

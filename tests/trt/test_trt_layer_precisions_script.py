@@ -1,0 +1,85 @@
+"""What `poly debug precision` hands over once it found the layers to run in higher precision:
+the --layer-precisions arguments and a network postprocess script (``postprocess(network)``)
+that sets them. The script runs here on a network object with TensorRT's layer interface
+(``num_layers``, ``get_layer``, ``name``, ``precision``); building with per-layer precisions
+needs full TensorRT, which no machine here has (TensorRT-RTX networks are strongly typed)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import types
+
+import pytest
+
+from poly.trt import layer_precisions_args, layer_precisions_script
+
+
+class _Layer:
+    def __init__(self, name):
+        self.name = name
+        self.precision = "default"
+
+
+class _Network:
+    def __init__(self, names):
+        self.layers = [_Layer(name) for name in names]
+
+    @property
+    def num_layers(self):
+        return len(self.layers)
+
+    def get_layer(self, index):
+        return self.layers[index]
+
+
+@pytest.fixture
+def fake_tensorrt(monkeypatch):
+    """A ``tensorrt`` module whose precision names are the strings the script should look up."""
+    module = types.ModuleType("tensorrt")
+    for name in ("float32", "float16", "bfloat16", "int8"):
+        setattr(module, name, f"trt.{name}")
+    monkeypatch.setitem(sys.modules, "tensorrt", module)
+    return module
+
+
+def _load(text):
+    namespace: dict = {}
+    exec(compile(text, "layer_precisions.py", "exec"), namespace)  # noqa: S102 - the script under test
+    return namespace
+
+
+def test_the_script_sets_the_named_layers_and_no_other(fake_tensorrt):
+    text = layer_precisions_script({"conv 1": "float32", "fc2": "float16"}, note="Written by a test.")
+    assert text.startswith("# Written by a test.\n")
+    network = _Network(["conv 1", "relu", "fc2"])
+    assert _load(text)["postprocess"](network) is network
+    assert [layer.precision for layer in network.layers] == ["trt.float32", "default", "trt.float16"]
+
+
+def test_a_layer_the_network_lacks_is_named(fake_tensorrt):
+    postprocess = _load(layer_precisions_script({"conv1": "float32", "gone": "float32"}))["postprocess"]
+    with pytest.raises(ValueError, match=r"no layer named \['gone'\]"):
+        postprocess(_Network(["conv1"]))
+
+
+def test_an_unknown_precision_is_refused():
+    with pytest.raises(ValueError, match="unknown precision"):
+        layer_precisions_script({"conv1": "float33"})
+
+
+def test_the_arguments_survive_a_shell():
+    args = layer_precisions_args({"conv1": "float32", "fc 2": "float32", "it's": "float16"})
+    assert args[0] == "--layer-precisions"
+    assert shlex.split(" ".join(args)) == ["--layer-precisions", "conv1:float32", "fc 2:float32", "it's:float16"]
+    assert layer_precisions_args({}) == []
+
+
+def test_the_onnxrt_search_refuses_the_script_flag(tmp_path):
+    from fixtures.cli_helpers import run_poly
+    from fixtures.onnx_models import identity, save
+
+    model = save(identity(), tmp_path / "identity.onnx")
+    proc = run_poly("debug", "precision", model, "--onnxrt", "--layer-precisions-script", tmp_path / "s.py")
+    assert proc.returncode == 2
+    assert "--layer-precisions-script is for the TensorRT search" in proc.stderr
