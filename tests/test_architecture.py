@@ -317,7 +317,7 @@ COMPAT_PATHS = [
     "poly.comparator.struct",
     "poly.common", "poly.common.interface", "poly.exception.exception", "poly.func.func", "poly.logger.logger",
     "poly.util", "poly.util.array", "poly.mod", "poly.mod.exporter", "poly.mod.util", "poly.cuda", "poly.cuda.cuda",
-    "poly.backend.common", "poly.backend.onnx.loader", "poly.backend.pluginref", "poly.backend.trt.loader",
+    "poly.backend.common", "poly.backend.onnx.loader", "poly.backend.pluginref", "poly.backend.pyt", "poly.backend.trt.loader",
     "poly.backend.trt.config", "poly.backend.trt.runner", "poly.backend.trt.profile", "poly.backend.trt.calibrator",
     "poly.backend.trt.file_reader", "poly.backend.trt.algorithm_selector", "poly.backend.tensorrt_rtx",
     "poly.backend.tensorrt_rtx.config", "poly.tools", "poly.tools.base", "poly.tools.args",

@@ -77,7 +77,8 @@ def test_loader_is_lazy():
 
 def test_immediately_evaluated_twin():
     params = inspect.signature(session_from_onnx).parameters
-    assert list(params) == ["model_bytes", "providers", "graph_optimization_level", "session_options"]
+    assert list(params) == ["model_bytes", "providers", "graph_optimization_level", "session_options",
+                            "custom_op_libs"]
     sess = session_from_onnx(onnx_models.identity().SerializeToString(), providers=["cpu"])
     assert sess.get_providers() == ["CPUExecutionProvider"]
 

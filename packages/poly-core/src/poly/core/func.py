@@ -263,6 +263,10 @@ def check_called_by(expected_caller: str) -> Callable[[_F], _F]:
     Decorator that warns when the decorated method is called by a function other than
     ``expected_caller`` (by name) from outside poly: ``call_impl`` is meant to be reached through
     ``__call__``, ``infer_impl`` through ``infer``...
+
+    Calls from poly's own modules are not checked, nor calls from a method of the same name (an
+    override that chains to its parent with ``super().infer_impl(...)``, reached through
+    ``infer`` itself), which Polygraphy would warn about.
     """
 
     def decorator(func: _F) -> _F:
@@ -270,7 +274,7 @@ def check_called_by(expected_caller: str) -> Callable[[_F], _F]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             caller = sys._getframe(1)
             module = caller.f_globals.get("__name__", "") or ""
-            if module.split(".")[0] != "poly" and caller.f_code.co_name != expected_caller:
+            if module.split(".")[0] != "poly" and caller.f_code.co_name not in (expected_caller, func.__name__):
                 owner = f"{type(args[0]).__name__}.{func.__name__}" if args else func.__qualname__
                 G_LOGGER.warning(
                     f"Calling '{owner}()' directly is not recommended. Please use '{expected_caller}()' instead."

@@ -1,4 +1,4 @@
-"""The runners group: --onnxrt, --onnx-ref and --trt, the backends a command runs the model with
+"""The runners group: --onnxrt, --onnx-ref, --pluginref and --trt, the backends a command runs the model with
 (in the order they are given), and the construction of those runners from the other groups."""
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 _META_KEY = "poly.runners"
 ONNXRT_HELP = "Run inference using ONNX-Runtime."
 ONNX_REF_HELP = "Run inference using the ONNX reference evaluator (onnx.reference)."
+PLUGINREF_HELP = ("Run inference using the plugin CPU reference: NumPy implementations of the operators TensorRT "
+                  "runs as plugins (InstanceNormalization, MeanVarianceNormalization; Identity), to check a plugin's "
+                  "results. An operator without a reference is an error naming it.")
 
 
 def _record_runner(ctx: Any, param: Any, value: Any) -> Any:
@@ -39,15 +42,20 @@ class RunnerArgs:
     """The backends chosen, in command-line order."""
 
     names: tuple[str, ...] = ()
-    """Runner flags by parameter name: "onnxrt", "onnx_ref", "trt"."""
+    """Runner flags by parameter name: "onnxrt", "onnx_ref", "pluginref", "trt"."""
 
     @classmethod
-    def options(cls, onnxrt_help: str = ONNXRT_HELP, onnx_ref_help: str = ONNX_REF_HELP) -> Any:
-        """--onnxrt and --onnx-ref (with the command's own help texts where they differ)."""
-        return stack_options([
+    def options(cls, onnxrt_help: str = ONNXRT_HELP, onnx_ref_help: str = ONNX_REF_HELP,
+                pluginref: bool = False) -> Any:
+        """--onnxrt and --onnx-ref (with the command's own help texts where they differ), and
+        --pluginref with ``pluginref`` (Polygraphy has it on `run` only)."""
+        options = [
             click.option("--onnxrt", is_flag=True, callback=_record_runner, help=onnxrt_help),
             click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=_record_runner, help=onnx_ref_help),
-        ])
+        ]
+        if pluginref:
+            options.append(click.option("--pluginref", is_flag=True, callback=_record_runner, help=PLUGINREF_HELP))
+        return stack_options(options)
 
     @classmethod
     def trt_options(cls) -> Any:
@@ -83,8 +91,9 @@ class RunnerArgs:
                           trt_runtime: TrtRuntimeArgs | None = None, onnx_save: OnnxSaveArgs | None = None,
                           session_options: Any = None) -> list:
         """
-        The statements that set ``runners``, in command-line order: OnnxrtRunner and OnnxRefRunner
-        sharing one ONNX loader ``onnx_model`` (saved first with --save-onnx), and the TrtRunner of
+        The statements that set ``runners``, in command-line order: OnnxrtRunner, OnnxRefRunner and
+        PluginRefRunner (on an onnx-graphsurgeon graph ``pluginref_graph``) sharing one ONNX loader
+        ``onnx_model`` (saved first with --save-onnx), and the TrtRunner of
         ``engine_bytes`` (``TrtConfigArgs.engine_statements``; with --int8 its calibrator reads the
         variable ``data_loader``). ``trt_config`` may be None when --trt is not chosen;
         ``session_options`` go to the ONNX-Runtime session; ``trt_runtime`` (the --load-runtime,
@@ -105,6 +114,11 @@ class RunnerArgs:
                 runners.append(Ref("poly.onnx", "OnnxrtRunner")(Var("session")))
             elif name == "onnx_ref":
                 runners.append(Ref("poly.onnx", "OnnxRefRunner")(Var("onnx_model")))
+            elif name == "pluginref":
+                # onnx_model is MODEL's path when nothing changes the model: GsFromOnnx needs a model
+                source = Var("onnx_model") if onnx.changes_model else Ref("poly.onnx", "OnnxFromPath")(Var("onnx_model"))
+                statements.append(Assign("pluginref_graph", Ref("poly.onnx", "GsFromOnnx")(source)))
+                runners.append(Ref("poly.onnx", "PluginRefRunner")(Var("pluginref_graph")))
             elif name == "trt":
                 parser_path = None
                 if model.is_onnx:  # --external-data-dir, --fp-to-fp16 reach TensorRT's parser too

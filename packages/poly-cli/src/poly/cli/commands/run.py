@@ -29,7 +29,7 @@ from poly.cli.gen_script.run_script import RunScript, gen_script_option, write_r
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(required=False, example=True, model_type=True)
-@RunnerArgs.options()
+@RunnerArgs.options(pluginref=True)
 @TrtConfigArgs.options()
 @RunnerArgs.trt_options()
 @TrtNetworkArgs.options()

@@ -38,9 +38,10 @@ TRANSLATED_FLAGS = frozenset({
     "gen_script", "help", "model_file", "example", "model_type",
     "verbose", "quiet", "verbosity", "silent", "log_format", "log_file",
     # runners
-    "onnxrt", "onnx_ref", "trt",
+    "onnxrt", "onnx_ref", "pluginref", "trt",
     # ONNX loading and saving, shape inference, ONNX-Runtime
     "onnx_outputs", "onnx_exclude_outputs", "shape_inference", "allow_onnxruntime", "providers",
+    "ort_custom_op_libs",
     "external_data_dir", "ignore_external_data", "fp_to_fp16",
     "save_onnx", "external_data_path", "external_data_size_threshold", "all_tensors_to_one_file",
     # TensorRT network: parser, plugins, outputs, layer and tensor settings, network scripts
@@ -177,7 +178,8 @@ class RunScript:
     def _source(self) -> ScriptSource:
         program, _, rest = self.command.partition(" ")
         command = f"poly {rest}" if os.path.basename(program) == "poly" else self.command
-        names = {"onnxrt": "ONNX-Runtime", "onnx_ref": "the ONNX reference evaluator", "trt": "TensorRT"}
+        names = {"onnxrt": "ONNX-Runtime", "onnx_ref": "the ONNX reference evaluator",
+                 "pluginref": "the plugin CPU reference", "trt": "TensorRT"}
         what = " and ".join(names[name] for name in self.runners.names) or "no backend"
         compares = len(self.runners.names) + len(self.comparison.load_outputs) > 1
         return ScriptSource([

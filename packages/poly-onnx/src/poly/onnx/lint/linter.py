@@ -26,6 +26,7 @@ from poly.core import G_LOGGER, PolyException
 from poly.core.optional_import import lazy_import
 from poly.onnx.lint.native_stderr import capture_native_stderr
 from poly.onnx.lint.report import LintLevel, LintReport, LintSource
+from poly.onnx.runners.session import SessionFromOnnx, register_custom_op_libs
 from poly.onnx.surgery.input_shapes import override_input_shapes
 
 onnx = lazy_import("onnx")
@@ -279,6 +280,7 @@ class _NodeLinter:
         model.ir_version = min(model.ir_version, self.max_ir)
         options = onnxrt.SessionOptions()
         options.log_severity_level = _ORT_WARNING if log_warnings else 3
+        register_custom_op_libs(options, SessionFromOnnx.DEFAULT_CUSTOM_OP_LIBS, what="--ort-custom-op-libs")
         return onnxrt.InferenceSession(model.SerializeToString(), sess_options=options, providers=self.providers)
 
     def run_whole_model(self, feed_dict: Any) -> tuple[Any, ...]:

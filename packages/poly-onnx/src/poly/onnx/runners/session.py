@@ -2,6 +2,7 @@
 
 import os
 import re
+import weakref
 from typing import Any
 
 from poly.core import G_LOGGER, BaseLoader, PolyException
@@ -13,7 +14,8 @@ from poly.onnx.runners.model_source import ModelSource
 
 onnxrt = lazy_import("onnxruntime")
 
-__all__ = ["SessionFromOnnx", "session_from_onnx", "session_model_label", "PROVIDER_ALIASES", "usable_cpus"]
+__all__ = ["SessionFromOnnx", "session_from_onnx", "session_model_label", "PROVIDER_ALIASES", "usable_cpus",
+           "register_custom_op_libs"]
 
 PROVIDER_ALIASES = {
     "cpu": "CPUExecutionProvider",
@@ -54,9 +56,19 @@ class SessionFromOnnx(BaseLoader):
     writes IR 14; ONNX-Runtime 1.31 reads up to 13) is loaded with its IR version lowered, with
     a warning, when its opsets exist in that older IR version; otherwise one clear error says
     what to upgrade.
+
+    Custom operators come from shared libraries registered on the session options
+    (``custom_op_libs``; ``onnxruntime.SessionOptions.register_custom_ops_library``), which
+    Polygraphy has no argument for (it suggests ``LD_PRELOAD``).
     """
 
-    def __init__(self, model_bytes: Any, providers: Any = None, graph_optimization_level: Any = None, session_options: Any = None) -> None:
+    DEFAULT_CUSTOM_OP_LIBS: tuple[str, ...] = ()
+    """Custom-op libraries registered on the sessions of loaders given no ``custom_op_libs``:
+    set by the command-line flag ``--ort-custom-op-libs`` for the command that runs, so that every
+    session the command creates (its runners', shape inference's, a search's) can run the model."""
+
+    def __init__(self, model_bytes: Any, providers: Any = None, graph_optimization_level: Any = None,
+                 session_options: Any = None, custom_op_libs: Any = None) -> None:
         """
         Builds an ONNX-Runtime inference session.
 
@@ -80,11 +92,18 @@ class SessionFromOnnx(BaseLoader):
                     the default options (``{"intra_op_num_threads": 1}``: unlike
                     ``SessionOptions``, a dict can be pickled, e.g. to a Ray actor). Defaults to
                     options whose intra- and inter-op thread counts are ``usable_cpus()``.
+            custom_op_libs (Sequence[Union[str, os.PathLike]]):
+                    Paths of shared libraries of ONNX-Runtime custom operators (libraries that
+                    export ``RegisterCustomOps``), registered on the session options before the
+                    session is created. A path that is not a file, or a library ONNX-Runtime
+                    cannot load, is one clear error naming it. Defaults to
+                    ``SessionFromOnnx.DEFAULT_CUSTOM_OP_LIBS`` (none unless a command set it).
         """
         self._model_bytes_or_path = model_bytes
         self.providers = ["cpu"] if providers is None else providers
         self.graph_optimization_level = graph_optimization_level
         self.session_options = session_options
+        self.custom_op_libs = custom_op_libs
 
     def call_impl(self) -> Any:
         """
@@ -123,7 +142,43 @@ class SessionFromOnnx(BaseLoader):
                 setattr(options, name, value)
         if self.graph_optimization_level is not None:
             options.graph_optimization_level = _optimization_level(self.graph_optimization_level)
+        if self.custom_op_libs is None:
+            register_custom_op_libs(options, SessionFromOnnx.DEFAULT_CUSTOM_OP_LIBS, what="--ort-custom-op-libs")
+        else:
+            register_custom_op_libs(options, self.custom_op_libs)
         return options
+
+
+def register_custom_op_libs(options: Any, libs: Any, what: str = "custom_op_libs") -> None:
+    """
+    Registers the ONNX-Runtime custom-op libraries ``libs`` (paths) on ``options`` (an
+    ``onnxruntime.SessionOptions``). A path that is not a file, or a library ONNX-Runtime cannot
+    load (not a custom-op library, missing dependencies), raises ``PolyException`` naming the
+    path (and, for a missing file, ``what``: the argument or flag the paths came from).
+    """
+    if isinstance(libs, (str, os.PathLike)):
+        libs = [libs]
+    if not libs:
+        return
+    # Options given by the caller may serve several sessions: each library is registered on them once.
+    registered = _REGISTERED_LIBS.setdefault(options, set())
+    for lib in libs:
+        path = os.fspath(lib)
+        if not os.path.isfile(path):
+            raise PolyException(f"{what}: no such custom-op library file: {path!r}")
+        if os.path.realpath(path) in registered:
+            continue
+        G_LOGGER.verbose(f"Registering ONNX-Runtime custom-op library: {path}")
+        try:
+            options.register_custom_ops_library(path)
+        except Exception as err:
+            raise PolyException(f"ONNX-Runtime could not load the custom-op library {path!r}: "
+                                f"{ort_error_message(err)}") from None
+        registered.add(os.path.realpath(path))
+
+
+_REGISTERED_LIBS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""SessionOptions -> the real paths of the custom-op libraries registered on them."""
 
 
 def usable_cpus() -> Any:
