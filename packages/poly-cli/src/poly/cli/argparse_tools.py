@@ -3,7 +3,9 @@ Polygraphy's programmatic tool interface (``polygraphy.tools``) over poly's clic
 ``BaseArgs`` (an argument group: ``add_parser_args(parser)``, ``parse(args)``), ``Tool`` (a
 tool with argument groups or subtools: ``setup_parser(subparsers)``, ``run(args)``, ``main``)
 and ``ClickTool``, a ``Tool`` whose options are those of a poly click command, converted to
-argparse arguments, and whose ``run`` calls that command's implementation.
+argparse arguments, and whose ``run`` calls that command's implementation; ``ClickOptionsArgs``,
+an argument group whose options are one of poly's click flag groups (the same declaration the
+commands use), parsed into that group's value object.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from poly.cli.args.debug.debugger import CHECK_FLAGS, set_check_command
 from poly.cli.errors import EXIT_USAGE, error_line
 from poly.cli.multi_option import MultiOption
 
-__all__ = ["BaseArgs", "Tool", "ClickTool"]
+__all__ = ["BaseArgs", "Tool", "ClickTool", "ClickOptionsArgs", "click_params"]
 
 
 class BaseArgs:
@@ -187,6 +189,16 @@ def _raw_value(param: Any, args: Any, ctx: Any) -> Any:
     return raw
 
 
+_UNSET = getattr(click.core, "UNSET", None)
+"""click 8.3+'s marker of an option given no value and no default (a command's callback gets None)."""
+
+
+def _processed(param: Any, ctx: Any, args: Any) -> Any:
+    """``param``'s value from the parsed ``args`` as click would pass it to a command."""
+    value = param.process_value(ctx, _raw_value(param, args, ctx))
+    return None if _UNSET is not None and value is _UNSET else value
+
+
 class ClickTool(Tool):
     """
     A ``Tool`` over a poly click command (``COMMAND = "module:attribute"``): ``add_parser_args``
@@ -223,8 +235,75 @@ class ClickTool(Tool):
                 for param in command.params:
                     if param.expose_value:
                         with click.core.augment_usage_errors(ctx, param=param):  # names the flag
-                            values[param.name] = param.process_value(ctx, _raw_value(param, args, ctx))
+                            values[param.name] = _processed(param, ctx, args)
                 return ctx.invoke(command.callback, **values)
         except click.UsageError as err:
             error_line(f"{self.name}: {err.format_message()}")
             return EXIT_USAGE
+
+
+def click_params(options: Any) -> list[Any]:
+    """The click parameters a click decorator (``click.option``, or a stack of them such as a
+    flag group's ``options()``) adds, in the order they appear in help."""
+
+    def target(**_: Any) -> None:
+        pass
+
+    decorated = options(target)
+    return list(reversed(getattr(decorated, "__click_params__", [])))
+
+
+class ClickOptionsArgs(BaseArgs):
+    """
+    An argument group, Polygraphy's way, rendered from one of poly's click flag groups: its
+    options are the group's click options converted to argparse arguments, and ``parse`` reads
+    them as the command would (types, defaults, callbacks) into the group's value object, whose
+    attributes this object then answers (``args_group.path``, ``args_group.fp16``...).
+
+    Subclasses set ``GROUP_TITLE`` and implement ``click_options()`` (the click decorator) and
+    ``from_kwargs(kwargs)`` (the value object of the parsed values).
+
+    Example::
+
+        parser = argparse.ArgumentParser()
+        model = ModelArgs()          # poly.tools.args
+        model.add_parser_args(parser)
+        model.parse(parser.parse_args(["model.onnx"]))
+        model.path                   # "model.onnx"
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: Any = None
+
+    def click_options(self) -> Any:
+        raise NotImplementedError
+
+    def from_kwargs(self, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def params(self) -> list[Any]:
+        """The group's click parameters."""
+        return click_params(self.click_options())
+
+    def add_parser_args_impl(self) -> None:
+        for param in self.params():
+            _add_click_param(self.group, param)
+
+    def parse_impl(self, args: Any) -> None:
+        command = click.Command(self.GROUP_TITLE or type(self).__name__)
+        ctx = click.Context(command)
+        kwargs = {}
+        with ctx:
+            for param in self.params():
+                if param.expose_value:
+                    with click.core.augment_usage_errors(ctx, param=param):  # names the flag
+                        kwargs[param.name] = _processed(param, ctx, args)
+            self.values = self.from_kwargs(kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values")
+        if values is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (before parse(), it has none of "
+                                 "its options' values)")
+        return getattr(values, name)

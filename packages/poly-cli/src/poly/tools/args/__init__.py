@@ -1,9 +1,10 @@
 """Polygraphy-compatible import path: `polygraphy.tools.args` becomes `poly.tools.args`. Only
-re-exports `poly.tools.args.base` and the debug argument groups of
-`poly.tools.args.iterative_debug_args`."""
+re-exports `poly.tools.args.base`, the flag groups of `poly.tools.args.flag_groups` and the
+debug argument groups of `poly.tools.args.iterative_debug_args`."""
 
-from poly.tools.args import base, iterative_debug_args
+from poly.tools.args import base, flag_groups, iterative_debug_args
 from poly.tools.args.base import *  # noqa: F401,F403
+from poly.tools.args.flag_groups import *  # noqa: F401,F403
 from poly.tools.args.iterative_debug_args import *  # noqa: F401,F403
 
-__all__ = [*base.__all__, *iterative_debug_args.__all__]
+__all__ = [*base.__all__, *flag_groups.__all__, *iterative_debug_args.__all__]

@@ -54,7 +54,23 @@ class CheckCmdArgs(BaseArgs):
                                   hide_fail_output=self.hide_fail_output)
 
     def run_check(self, iter_artifact_path: Any = None) -> bool:
-        """Runs the check (or asks) on the artifact; returns whether the iteration passed."""
+        """Runs the check on the artifact (asks the user when ``check`` is None); returns whether
+        the iteration passed. The check is made from the attributes as they are now, so they may
+        be set by hand instead of parsed (``check``, ``fail_codes``, ``ignore_fail_codes``,
+        ``fail_regexes``, ``show_output``, ``hide_fail_output``)."""
+        if "check" not in self.__dict__:
+            G_LOGGER.critical("CheckCmdArgs.run_check: no check command: parse the arguments first (parse(args)) or "
+                              "set .check to a command list (None: ask whether each iteration passed)")
+        check = self.check
+        if isinstance(check, str):
+            import shlex
+
+            check = shlex.split(check)
+        self.checker = make_check(check or None, fail_codes=getattr(self, "fail_codes", None),
+                                  ignore_fail_codes=getattr(self, "ignore_fail_codes", None),
+                                  fail_regexes=getattr(self, "fail_regexes", None),
+                                  show_output=bool(getattr(self, "show_output", False)),
+                                  hide_fail_output=bool(getattr(self, "hide_fail_output", False)))
         return bool(self.checker(iter_artifact_path).success)
 
 
@@ -98,14 +114,13 @@ class IterativeDebugArgs(BaseArgs):
         """
         Args:
             allow_iter_art_opt (bool): Offer --iter-artifact / --no-remove-intermediate. Defaults to True.
-            iter_art_opt_default (str): The default --iter-artifact (required when it is offered).
+            iter_art_opt_default (str): The default --iter-artifact (None: no default; a
+                    tool that makes artifacts then needs --iter-artifact given).
             allow_until_opt (bool): Offer --until (for loops without an ``advance_func``). Defaults to False.
             allow_debug_replay (bool): Offer --load-debug-replay / --save-debug-replay. Defaults to True.
         """
         super().__init__()
         self.allow_iter_art_opt = True if allow_iter_art_opt is None else allow_iter_art_opt
-        if self.allow_iter_art_opt and not iter_art_opt_default:
-            G_LOGGER.critical("IterativeDebugArgs: iter_art_opt_default is required when --iter-artifact is offered")
         self.iter_art_opt_default = iter_art_opt_default
         self.allow_until_opt = bool(allow_until_opt)
         self.allow_debug_replay = True if allow_debug_replay is None else allow_debug_replay

@@ -93,7 +93,7 @@ def precision(mode: Any, direction: Any, precision: Any, onnxrt_search: bool, ou
                        mode=mode, direction=direction, precision=precision).run()
     if result.count is None:
         return EXIT_FAIL
-    report_layer_precisions({name: precision for name in result.layers}, model.path, layer_precisions_script)
+    report_layer_precisions({name: precision for name in result.layers}, str(model.path), layer_precisions_script)
     return EXIT_PASS
 
 
