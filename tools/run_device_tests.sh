@@ -6,7 +6,8 @@
 # and the calibrator's device feeding (tests/trt/test_trt_calibrator.py); Polygraphy's CUDA API
 # (tests/core/test_core_cuda_arrays.py) and TrtRunner's allocation strategies, weight streaming
 # and FileReader (tests/trt/test_trt_context_memory.py; these need onnx and TensorRT there); torch
-# tensors (CPU and CUDA) and CuPy arrays in comparisons and JSON (tests/core/test_core_host_arrays.py); the
+# tensors (CPU and CUDA) and CuPy arrays in comparisons and JSON (tests/core/test_core_host_arrays.py), PytRunner on a
+# torch module (tests/core/test_core_pyt_runner.py); the
 # on-device error statistics against the CPU engine (tests/compare/test_compare_gpu_stats.py, which needs
 # cuda-python: wheels in .devcarry-gpu/ are installed when present). It builds poly-core
 # there with the machine's own pybind11/scikit-build-core/cmake (it has no network) and puts the
@@ -26,5 +27,5 @@ log="${OUT:-/tmp}/cuda_tests.log"
     tests/trt/test_trt_calibrator.py tests/trt/test_trt_tensor_binding.py tests/core/test_core_cuda_arrays.py \
     tests/trt/test_trt_context_memory.py tests/core/test_core_host_arrays.py tests/compare/test_compare_gpu_stats.py \
     tests/compare/test_compare_torch_results.py tests/trt/test_trt_debug_tensors.py tests/trt/test_trt_layer_map.py \
-    tests/trt/test_trt_localize.py "$@"
+    tests/trt/test_trt_localize.py tests/core/test_core_pyt_runner.py "$@"
 } 2>&1 | tee "$log"

@@ -70,7 +70,8 @@ class PytRunner(BaseRunner):
         self.model: Any = None
 
     def activate_impl(self) -> None:
-        self.model = invoke_if_callable(self._model)
+        # a module is callable too: only something that is not a module is called to make one
+        self.model = self._model if isinstance(self._model, torch.nn.Module) else invoke_if_callable(self._model)
         if hasattr(self.model, "eval"):
             self.model.eval()
 
