@@ -31,3 +31,41 @@ def test_poly_results_load_in_polygraphy(models, tmp_path):
     assert theirs.returncode == 0, theirs.stdout + theirs.stderr
     inspect = run_cli(POLYGRAPHY, "inspect", "data", outputs)
     assert inspect.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def mixed_results(tmp_path_factory):
+    """Saved results of two runners (names of different lengths), two iterations, several dtypes."""
+    import numpy as np
+
+    from poly.compare import IterationResult, RunResults
+
+    rng = np.random.default_rng(7)
+    first = {
+        "f32": (rng.standard_normal((3, 4)) * 5).astype(np.float32),
+        "f16": rng.standard_normal((2, 5)).astype(np.float16),
+        "i64": rng.integers(-100, 100, (4,)),
+        "u8": rng.integers(0, 255, (6,)).astype(np.uint8),
+        "mask": rng.standard_normal((2, 2)) > 0,
+        "scalar": np.array(3.5, np.float32),
+        "big": rng.standard_normal((40, 30)).astype(np.float32),
+        "nan": np.array([1.0, np.nan, 3.0], np.float32),
+    }
+    second = {name: value[::-1].copy() if value.ndim else value for name, value in first.items()}
+    path = tmp_path_factory.mktemp("inspect-data") / "results.json"
+    RunResults([("runner-a", [IterationResult(first, runner_name="runner-a"), IterationResult(second, runner_name="runner-a")]),
+                ("longer-runner-b", [IterationResult(second, runner_name="longer-runner-b")])]).save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("flags", [[], ["--all"], ["--all", "--show-values", "--histogram"], ["-s", "-n", "1"]],
+                         ids=["plain", "all", "all-values-histogram", "num-items"])
+def test_inspect_data_prints_what_polygraphy_prints(mixed_results, flags):
+    from fixtures.cli_helpers import run_poly
+
+    theirs = run_cli(POLYGRAPHY, "inspect", "data", mixed_results, *flags)
+    assert theirs.returncode == 0, theirs.stderr
+    ours = run_poly("inspect", "data", mixed_results, *flags)
+    assert ours.returncode == 0, ours.stderr
+    expected = [line for line in theirs.stdout.splitlines() if "'colored' module" not in line]
+    assert ours.stdout.splitlines() == expected

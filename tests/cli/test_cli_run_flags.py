@@ -12,7 +12,7 @@ import pytest
 from fixtures import onnx_models
 from fixtures.cli_helpers import POLY, run_poly
 
-from poly.compare import IterationResult, RunResults
+from poly.compare import IterationResult, RunResults, save_inputs
 
 
 def _results(path, runner, **outputs):
@@ -272,3 +272,47 @@ def test_inspect_data_histogram_num_items_line_width(poly, tmp_path):
     assert max(map(len, narrow.output.splitlines()[2:])) < max(map(len, wide.output.splitlines()[2:]))
     bad = poly("inspect", "data", path, "-n", "-2")
     assert bad.exit_code == 2 and "--num-items" in _error_lines(bad.output)[0]
+
+
+def test_inspect_data_stats_lines_are_polygraphy_s(poly, tmp_path):
+    path = tmp_path / "r.json"
+    y = np.array([[-3.0, 1.0], [2.0, 4.0]], np.float32)
+    mask = np.array([True, False, False, False])
+    RunResults([("a", [IterationResult({"y": y, "mask": mask}, runner_name="a"),
+                       IterationResult({"y": -y, "mask": mask}, runner_name="a")])]).save(str(path))
+    plain = poly("inspect", "data", path)
+    assert plain.exit_code == 0, plain.output
+    lines = plain.output.splitlines()
+    # the average magnitude and (for all but bool data) p90/p95/p99 end every statistics line
+    assert ("    y [dtype=float32, shape=(2, 2)] | Stats: mean=1, std-dev=2.5495, var=6.5, median=1.5, "
+            "min=-3 at (0, 0), max=4 at (1, 1), avg-magnitude=2.5, p90=3.4, p95=3.7, p99=3.94") in lines
+    assert ("    mask [dtype=bool, shape=(4,)] | Stats: mean=0.25, std-dev=0.43301, var=0.1875, median=0, "
+            "min=0 at (1,), max=1 at (0,), avg-magnitude=0.25") in lines
+    # no iteration header for the first iteration alone; with --all one per iteration, tensors below
+    assert "Iteration" not in plain.output
+    every = poly("inspect", "data", path, "--all")
+    lines = [line.rstrip() for line in every.output.splitlines()]
+    assert lines[lines.index("    -- Iteration: 0") + 1].startswith("        y [dtype=float32")
+    assert lines[lines.index("    -- Iteration: 1") + 1].startswith("        y [dtype=float32, shape=(2, 2)] | Stats: mean=-1,")
+    assert "Iteration 0:" not in every.output
+
+    # saved inputs: no "Loading" line for a single file, the same layout
+    inputs = tmp_path / "inputs.json"
+    save_inputs([{"x": y}], str(inputs))
+    data = poly("inspect", "data", inputs)
+    assert data.output.splitlines()[:3] == [
+        "[I] ==== Data (1 iterations) ====", "    ",
+        "    x [dtype=float32, shape=(2, 2)] | Stats: mean=1, std-dev=2.5495, var=6.5, median=1.5, "
+        "min=-3 at (0, 0), max=4 at (1, 1), avg-magnitude=2.5, p90=3.4, p95=3.7, p99=3.94"]
+
+
+def test_inspect_data_empty_tensor_is_nan_not_zero(poly, tmp_path):
+    # deliberate difference: Polygraphy shows an empty tensor as "min=0 at 0 ... p90=inf" and its
+    # histogram as "None"; poly shows nan and no histogram
+    path = tmp_path / "r.json"
+    RunResults([("a", [IterationResult({"e": np.zeros((0, 3), np.float32)}, runner_name="a")])]).save(str(path))
+    result = poly("inspect", "data", path, "--histogram", "--show-values")
+    assert result.exit_code == 0, result.output
+    assert ("e [dtype=float32, shape=(0, 3)] | Stats: mean=nan, std-dev=nan, var=nan, median=nan, min=nan at (), "
+            "max=nan at (), avg-magnitude=nan, p90=nan, p95=nan, p99=nan") in result.output
+    assert "None" not in result.output

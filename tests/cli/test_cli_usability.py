@@ -32,8 +32,10 @@ def _save(model, path):
 
 def test_group_option_values_stop_at_the_subcommand(tmp_path):
     model = _save(debug_models.chain(3, dims=(2, 8)), tmp_path / "chain.onnx")
+    # a check that fails on the node n1, not whatever the model (that one is refused)
+    check = debug_models.node_check(tmp_path / "check.py", ["n1"])
     proc = run_cli(POLY, "--log-format", "timestamp", "debug", "reduce", model, "-o", "r.onnx",
-                   "--check", sys.executable, "-c", "import sys; sys.exit(1)", cwd=tmp_path)
+                   "--check", *check, "polygraphy_debug.onnx", cwd=tmp_path)
     assert "No such option" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "r.onnx").exists()
@@ -61,9 +63,15 @@ def test_reduce_warns_when_the_check_always_fails_the_same_way(tmp_path):
     model = _save(debug_models.chain(6, dims=(2, 8)), tmp_path / "chain.onnx")
     broken = [sys.executable, "-c", "import sys; print('usage: t.py MODEL', file=sys.stderr); sys.exit(2)"]
     proc = run_cli(POLY, "debug", "reduce", model, "-o", "r.onnx", "--check", *broken, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "the --check command itself is likely broken" in proc.stdout + proc.stderr
-    assert "exit status 2, usually a usage error" in proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = _error_lines(proc.stdout + proc.stderr)
+    assert len(lines) == 1 and "Every check failed the same way, even the first (exit status 2" in lines[0]
+    assert "last printing 'usage: t.py MODEL'" in lines[0] and "probably unrelated to the model" in lines[0]
+    assert "Reduced" not in proc.stdout + proc.stderr and not (tmp_path / "r.onnx").exists()
+    # `false` fails at once and alike on the node kept and on those left out: the same refusal
+    single = run_cli(POLY, "debug", "reduce", model, "-o", "f.onnx", "--check", "false", cwd=tmp_path)
+    assert single.returncode == 1 and not (tmp_path / "f.onnx").exists(), single.stdout + single.stderr
+    assert "Every check failed the same way, even the first (exit status 1)" in _error_lines(single.stdout + single.stderr)[0]
     # A real failure that depends on the model does not warn.
     argv = debug_models.node_check(tmp_path / "check.py", ["n3"])
     real = run_cli(POLY, "debug", "reduce", model, "-o", "r2.onnx", "--check", *argv, "polygraphy_debug.onnx",
@@ -87,6 +95,36 @@ def test_diff_tactics_without_bad_dir_counts_zero(tmp_path):
     assert "counting it as 0 bad tactic replays" in out
     assert "Loaded 0 bad tactic replays" in out
     assert "every tactic in the bad replays also appears" not in out
+
+
+
+@pytest.mark.parametrize("layout", ["no-subdirs", "empty-subdirs", "no-args", "good-only", "good-bad-empty",
+                                    "not-replays"])
+def test_diff_tactics_with_no_replays_counts_zero_as_polygraphy_does(tmp_path, layout):
+    from fixtures.cli_helpers import POLYGRAPHY, run_poly
+
+    work = tmp_path / "work"
+    work.mkdir()
+    if layout in ("empty-subdirs", "good-bad-empty", "not-replays"):
+        (work / "good").mkdir()
+        (work / "bad").mkdir()
+    if layout == "not-replays":  # files in a replay directory that are not replays are skipped
+        (work / "good" / "notes.txt").write_text("not json")
+        (work / "bad" / "other.json").write_text("{}")
+    args = {
+        "no-subdirs": ["--dir", work], "empty-subdirs": ["--dir", work], "not-replays": ["--dir", work],
+        "no-args": [], "good-only": ["--good", work],
+        "good-bad-empty": ["--good", work / "good", "--bad", work / "bad"],
+    }[layout]
+    ours = run_poly("inspect", "diff-tactics", *args, cwd=work)
+    out = ours.stdout + ours.stderr
+    assert ours.returncode == 0, out
+    assert "[I] Loaded 0 good tactic replays." in out.splitlines()
+    assert "[I] Loaded 0 bad tactic replays." in out.splitlines()
+    assert "Could not determine potentially bad tactics: there are no bad tactic replays" in out
+    assert "[!]" not in out
+    theirs = run_cli(POLYGRAPHY, "inspect", "diff-tactics", *args, cwd=work)
+    assert theirs.returncode == 0 and "Loaded 0 bad tactic replays." in theirs.stdout, theirs.stdout + theirs.stderr
 
 
 # -- one exit status per kind of failure ------------------------------------------------------------

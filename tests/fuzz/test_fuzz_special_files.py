@@ -68,8 +68,10 @@ def test_a_directory_instead_of_a_file(seeds, damaged, reader):
         os.mkdir(path)
         return READERS[reader](path, seeds, work)
 
-    result = damaged(b"", NAMES.get(reader, "file.bin"), args, outputs=OUTPUTS, allow_success=False)
-    assert result.exit_code in (1, 2)
+    # diff-tactics reads directories of replays: an empty one holds zero replays (as in Polygraphy)
+    reads_dirs = reader == "diff-tactics"
+    result = damaged(b"", NAMES.get(reader, "file.bin"), args, outputs=OUTPUTS, allow_success=reads_dirs)
+    assert result.exit_code in ((0,) if reads_dirs else (1, 2))
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))

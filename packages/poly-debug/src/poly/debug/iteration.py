@@ -119,6 +119,8 @@ class IterativeDebugger:
         """Iterations decided by the check in this session (not replayed, not skipped)."""
         self.check_outcomes: list[Any] = []
         """(exit status, digest of stdout+stderr) of each run of a check command in this session."""
+        self.first_check_output = ""
+        """The last line the first run of a check command printed (to name a failure)."""
 
     def check_always_failed_alike(self) -> bool:
         """Whether a check command ran in this session and failed every time with the same exit
@@ -167,6 +169,9 @@ class IterativeDebugger:
                 output = (result.stdout or "") + (result.stderr or "")
                 digest = hashlib.sha256(output.encode(errors="replace")).hexdigest()
                 self.check_outcomes.append((result.returncode, digest))
+                if len(self.check_outcomes) == 1:
+                    lines = [line.strip() for line in output.splitlines() if line.strip()]
+                    self.first_check_output = lines[-1][:200] if lines else ""
             if self.sorter is not None:
                 self.sorter.sort(context.success, f"_{key.lstrip('_')}", result.returncode)
         self.replay[key] = context

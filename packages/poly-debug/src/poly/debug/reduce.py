@@ -146,6 +146,7 @@ class Reduce:
         save_model: Any = None,
         data_loader: Any = None,
         reference_outputs: Any = "auto",
+        refuse_check_failing_alike: bool = False,
     ) -> None:
         """
         Args:
@@ -169,6 +170,9 @@ class Reduce:
                     running the check. ``"auto"`` (the default) reads them from the files the
                     check command passes to ``--load-outputs``/``--load-results``, if any; None
                     marks every tensor the rest of the model reads as an output.
+            refuse_check_failing_alike (bool): Stop with an error, instead of returning a result,
+                    when every run of the check command failed the same way, even the first and
+                    a control run on the nodes left out (``poly debug reduce`` sets it).
         """
         if mode not in ("bisect", "linear"):
             G_LOGGER.critical(f"--mode must be 'bisect' or 'linear', not {mode!r}")
@@ -187,6 +191,7 @@ class Reduce:
         self.force_fallback_shape_inference = force_fallback_shape_inference
         self.save_model = save_model or _save
         self.data_loader = data_loader
+        self.refuse_check_failing_alike = refuse_check_failing_alike
         if reference_outputs is not None and not isinstance(reference_outputs, str):
             reference_outputs = frozenset(reference_outputs)
         elif reference_outputs is not None and reference_outputs != "auto":
@@ -444,6 +449,7 @@ class Reduce:
                     )
                 G_LOGGER.critical(f"The model passes the check: there is no failure to reduce{hint}")
 
+        self._refuse_if_the_check_never_passed(nodes)
         model = self.build(nodes) or self.builder.build(nodes)
         good_nodes = self._min_good(len(nodes))
         good = (self.build(good_nodes) or self.builder.build(good_nodes)) if good_nodes else None
@@ -455,6 +461,37 @@ class Reduce:
         self._warn_if_the_check_never_passed(nodes)
         return ReduceResult(
             nodes, model, good_nodes, good, self.debugger.iterations_run, self.debugger.checks_run
+        )
+
+    def _refuse_if_the_check_never_passed(self, nodes: Any) -> None:
+        """
+        Stops with one line when every check failed the same way (same exit status, same output),
+        even the first: after a control check on the nodes the reduction left out also fails
+        alike (when those make a model), the failure is most likely unrelated to the model (a
+        broken --check command, a missing GPU or file), and a reduced model would mislead.
+        """
+        debugger = self.debugger
+        if not self.refuse_check_failing_alike or not debugger.check_always_failed_alike() or any(
+                c.success for c in debugger.replay.values()):
+            return
+        kept = set(nodes)
+        rest = [i for i in range(len(self.builder)) if i not in kept]
+        controlled = bool(rest) and rest == list(range(rest[0], rest[-1] + 1))
+        if controlled:
+            control = _OneShot()
+            self._loop("control", lambda _: rest, control)
+            if not control.failed or not debugger.check_always_failed_alike():
+                return  # the check tells models apart: the failure depends on the model
+        elif len(debugger.check_outcomes) < 2:
+            return  # one check, no control possible: nothing says the check is at fault
+        code = debugger.check_outcomes[0][0]
+        printed = f", last printing {debugger.first_check_output!r}" if debugger.first_check_output else ""
+        scope = (f"on the node(s) kept ({describe_nodes(nodes)}) and on those left out ({describe_nodes(rest)})"
+                 if controlled else "whatever the model's size")
+        G_LOGGER.critical(
+            f"Every check failed the same way, even the first (exit status {code}{printed}), {scope}: the failure "
+            f"is probably unrelated to the model (a broken --check command, a missing GPU or file); no node could "
+            f"be blamed, so no reduced model was saved. Run the check command by hand on the original model."
         )
 
     def _warn_if_the_check_never_passed(self, nodes: Any) -> None:

@@ -249,15 +249,33 @@ def load_tactic_records(path: Any) -> Any:
     return _load_timing_cache(path)
 
 
-def _replay_files(source: Any) -> Any:
+def _replays_in(source: Any) -> list[tuple[str, Any]]:
+    """(path, replay) of a replay file, or of every replay file under a directory (recursively,
+    in name order). A file named directly must be a replay; in a directory, other files are
+    skipped with a warning and an empty directory holds zero replays, as in Polygraphy."""
     source = os.fspath(source)
-    if os.path.isdir(source):
-        files = sorted(os.path.join(source, name) for name in os.listdir(source) if not name.startswith("."))
-        files = [f for f in files if os.path.isfile(f)]
-        if not files:
-            raise TacticFileError(f"'{source}' holds no tactic replay files")
-        return files
-    return [source]
+    if not os.path.isdir(source):
+        return [(source, _load_replay(source))]
+    found = []
+    for root, dirs, names in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(n for n in names if not n.startswith(".")):
+            path = os.path.join(root, name)
+            try:
+                found.append((path, _load_replay(path)))
+            except (TacticFileError, OSError) as err:
+                why = str(err)
+                named = f"'{path}' "
+                G_LOGGER.warning(f"Skipping {path!r}, which {why[len(named):]}" if why.startswith(named)
+                                 else f"Skipping {path!r}: {why}")
+    return found
+
+
+class _Suspects(OrderedDict):  # type: ignore[type-arg]
+    """What ``diff_tactics`` found, with the replay files it read."""
+
+    good_files: list[str]
+    bad_files: list[str]
 
 
 def diff_tactics(good: Any, bad: Any) -> Any:
@@ -269,25 +287,28 @@ def diff_tactics(good: Any, bad: Any) -> Any:
         good, bad (Union[str, Sequence[str]]): Replay files or directories of them.
 
     Returns:
-        Dict[str, List[Algorithm]]: Layer name -> suspicious algorithms (layers with none left out).
+        Dict[str, List[Algorithm]]: Layer name -> suspicious algorithms (layers with none left out);
+        its ``good_files`` and ``bad_files`` attributes list the replay files that were read.
     """
 
     def collect(sources: Any) -> tuple[Any, ...]:
         table: dict[Any, Any] = {}
-        files = [
-            f
-            for s in ([sources] if isinstance(sources, (str, os.PathLike)) else sources)
-            for f in _replay_files(s)
-        ]
-        for path in files:
-            for name, algo in _load_replay(path).items():
-                table.setdefault(name, set()).add(algo)
+        files = []
+        for source in [sources] if isinstance(sources, (str, os.PathLike)) else sources:
+            for path, replay in _replays_in(source):
+                files.append(path)
+                for name, algo in replay.items():
+                    table.setdefault(name, set()).add(algo)
         return table, files
 
     good_table, good_files = collect(good)
     bad_table, bad_files = collect(bad)
-    G_LOGGER.info(f"Loaded {len(good_files)} good tactic replay(s) and {len(bad_files)} bad tactic replay(s)")
-    suspects = OrderedDict()
+    G_LOGGER.info(f"Loaded {len(good_files)} good tactic replays.")
+    G_LOGGER.verbose(f"Good tactic replays: {good_files}")
+    G_LOGGER.info(f"Loaded {len(bad_files)} bad tactic replays.")
+    G_LOGGER.verbose(f"Bad tactic replays: {bad_files}")
+    suspects = _Suspects()
+    suspects.good_files, suspects.bad_files = good_files, bad_files
     for name in sorted(bad_table):
         only_bad = bad_table[name] - good_table.get(name, set())
         if only_bad:

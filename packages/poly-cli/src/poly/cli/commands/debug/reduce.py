@@ -154,6 +154,7 @@ def reduce(
         force_fallback_shape_inference=force_fallback_shape_inference,
         save_model=save_candidate,
         data_loader=data.create_data_loader(),
+        refuse_check_failing_alike=True,
     )
     result = reducer.run()
     if output:

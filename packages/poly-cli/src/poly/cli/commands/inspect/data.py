@@ -10,24 +10,57 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
 
 
-def _summary(name: Any, array: Any, show_values: Any, histogram: bool = False) -> str:
+def _stats_line(array: Any) -> str:
+    """Polygraphy's statistics figures of one tensor: moments, extrema with their indices,
+    avg-magnitude and (except for bool data) p90/p95/p99."""
     import numpy as np
 
-    line = f"{name} [dtype={array.dtype}, shape={array.shape}]"
-    if array.size and np.issubdtype(array.dtype, np.number):
-        as_f = array.astype(np.float64)
-        line += (f" | Stats: mean={as_f.mean():.5g}, std-dev={as_f.std():.5g}, var={as_f.var():.5g}, "
-                 f"median={np.median(as_f):.5g}, min={as_f.min():.5g} at {tuple(int(i) for i in np.unravel_index(as_f.argmin(), as_f.shape))}, "
-                 f"max={as_f.max():.5g} at {tuple(int(i) for i in np.unravel_index(as_f.argmax(), as_f.shape))}")
-    if histogram:
-        from poly.compare.stats.report_lines import str_histogram
+    from poly.compare.stats.report_lines import LOGGED_QUANTILES, array_stats, str_output_stats
 
-        text = str_histogram(array).rstrip("\n")
-        if text:
-            line += "\n    " + text.replace("\n", "\n    ")
-    if show_values:
-        line += "\n    " + str(array).replace("\n", "\n    ")
-    return line
+    stats = array_stats(array)
+    if stats is not None and stats.quantiles is not None and array.dtype == np.float16 and array.size:
+        # Polygraphy takes quantiles of half-precision data in half precision: so do we
+        with np.errstate(all="ignore"):
+            stats.quantiles = {q: float(np.quantile(array, q)) for q in LOGGED_QUANTILES}
+    return str_output_stats(stats)
+
+
+def _histogram(array: Any) -> str:
+    """The histogram block of one tensor (empty when none can be drawn)."""
+    import numpy as np
+
+    from poly.compare.stats.report_lines import format_histogram, str_histogram
+
+    if array.dtype == np.float16 and array.size:
+        # numpy bins half-precision data with half-precision edges, as Polygraphy shows them
+        try:
+            counts, edges = np.histogram(array)
+        except (ValueError, RuntimeError):
+            return ""
+        return format_histogram(counts.tolist(), edges)  # type: ignore[arg-type]
+    return str_histogram(array) or ""
+
+
+def _iterations_text(iterations: Any, show_all: bool, show_values: bool, histogram: bool) -> str:
+    """The tensors of the first iteration (every iteration with --all, each under an
+    ``-- Iteration: N`` header when there are several), laid out as Polygraphy lays them out."""
+    from poly.core.util.text import indent_block
+
+    text = ""
+    for index, feed in enumerate(iterations if show_all else iterations[:1]):
+        nested = show_all and len(iterations) > 1
+        level = 1 if nested else 0
+        if nested:
+            text += indent_block(f"\n-- Iteration: {index}\n", 0)
+        for name, array in feed.items():
+            text += indent_block(f"\n{name} [dtype={array.dtype}, shape={array.shape}] | Stats: {_stats_line(array)}", level)
+            if histogram:
+                text += "\n" + indent_block(_histogram(array), level + 1)
+            if show_values:
+                text += "\n" + indent_block(str(array), level + 1)
+        if nested:
+            text += "\n"
+    return text
 
 
 def _print_limit(flag: str, value: int) -> int:
@@ -66,6 +99,7 @@ def inspect_data(path: Any, show_all: Any, show_values: Any, histogram: Any, num
 def _inspect(path: Any, show_all: Any, show_values: Any, histogram: Any) -> Any:
     from poly.compare import RunResults, load_inputs
     from poly.core import G_LOGGER, PolyException
+    from poly.core.util.text import indent_block
 
     results_error = None
     try:
@@ -74,25 +108,23 @@ def _inspect(path: Any, show_all: Any, show_values: Any, histogram: Any) -> Any:
     except PolyException as err:
         results, results_error = None, err
     if results is not None and len(results):
-        lines = [f"==== Run Results ({len(results)} runners) ===="]
+        text = f"==== Run Results ({len(results)} runners) ====\n\n"
+        width = max((len(runner) for runner in results.keys()), default=0)
         for runner, iterations in results.items():
-            lines.append(f"\n---- {runner} ({len(iterations)} iterations) ----")
-            for index, iteration in enumerate(iterations if show_all else iterations[:1]):
-                lines.append(f"Iteration {index}:")
-                lines += ["    " + _summary(n, v, show_values, histogram).replace("\n", "\n    ")
-                          for n, v in iteration.items()]
-        G_LOGGER.info("\n".join(lines))
+            text += f"---- {runner:<{width}} ({len(iterations)} iterations) ----\n"
+            text += _iterations_text(list(iterations), show_all, show_values, histogram) + "\n"
+        G_LOGGER.info(indent_block(text, 0).strip())
         return EXIT_PASS
     try:
-        feeds = load_inputs([path])
+        # Polygraphy loads a single file without announcing it: only warnings and errors show
+        with G_LOGGER.verbosity(max(G_LOGGER.WARNING, G_LOGGER.module_severity.get())):
+            feeds = load_inputs([path])
     except PolyException as err:
         # a damaged results file is not inputs either: say what is wrong with it as results
         if results_error is not None and "RunResults" in str(err):
             raise results_error from None
         raise
-    lines = [f"==== Data ({len(feeds)} iterations) ===="]
-    for index, feed in enumerate(feeds if show_all else feeds[:1]):
-        lines.append(f"Iteration {index}:")
-        lines += ["    " + _summary(n, v, show_values, histogram).replace("\n", "\n    ") for n, v in feed.items()]
-    G_LOGGER.info("\n".join(lines))
+    text = f"==== Data ({len(feeds)} iterations) ====\n"
+    text += _iterations_text(feeds, show_all, show_values, histogram) + "\n"
+    G_LOGGER.info(indent_block(text, 0).strip())
     return EXIT_PASS

@@ -29,7 +29,8 @@ def inspect_tactics(tactic_file: Any) -> Any:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dir", "directory", type=click.Path(exists=True, file_okay=False),
               help="Directory with good/ and bad/ subdirectories of tactic replay files "
-              "(as `poly debug build --save-tactics` sorts them).")
+              "(as `poly debug build --save-tactics` sorts them); by default the current directory. "
+              "A missing good/ or bad/ holds zero replays.")
 @multi_option("--good", type=click.Path(exists=True), help="Good tactic replay files, or directories of them.")
 @multi_option("--bad", type=click.Path(exists=True), help="Bad tactic replay files, or directories of them.")
 @LoggingArgs.options()
@@ -40,23 +41,18 @@ def diff_tactics(directory: Any, good: Any, bad: Any) -> Any:
     from poly.trt.builder.tactics import diff_tactics as find_suspects
 
     good, bad = list(good), list(bad)
-    if not directory and (not good or not bad):
-        raise click.UsageError("Give --dir, or both --good and --bad")
-    if directory:
-        # As Polygraphy does, a missing good/ or bad/ holds zero replays (a build that never failed
-        # leaves no bad/), which is said rather than treated as a usage error.
-        good = good or _existing_subdir(directory, "good")
-        bad = bad or _existing_subdir(directory, "bad")
-    if not bad:
-        G_LOGGER.info(f"Loaded 0 bad tactic replays: there are no bad builds to compare with the "
-                      f"{'good ones' if good else 'good ones (of which there are none either)'}, so no tactic "
-                      "can be suspected. Sort tactic replays of failing builds into a bad/ directory first "
-                      "(as `poly debug build --save-tactics ... --artifacts` does).")
-        return EXIT_PASS
+    # As Polygraphy does: a side not given is good/ or bad/ under --dir (by default the current
+    # directory), and a missing one holds zero replays (a build that never failed leaves no bad/):
+    # that is said, not treated as an error.
+    good = good or _existing_subdir(directory or "", "good")
+    bad = bad or _existing_subdir(directory or "", "bad")
     suspects = find_suspects(good, bad)
     if not suspects:
-        G_LOGGER.info("Could not determine potentially bad tactics: every tactic in the bad replays also appears "
-                      "in a good one. Try generating more tactic replay files.")
+        reason = ("there are no bad tactic replays to compare with the good ones. Sort tactic replays of failing "
+                  "builds into a bad/ directory first (as `poly debug build --save-tactics ... --artifacts` does)"
+                  if not suspects.bad_files else
+                  "every tactic in the bad replays also appears in a good one. Try generating more tactic replay files")
+        G_LOGGER.info(f"Could not determine potentially bad tactics: {reason}.")
         return EXIT_PASS
     lines = [f"Found potentially bad tactics in {len(suspects)} layer(s):"]
     for layer, algorithms in suspects.items():
@@ -74,5 +70,6 @@ def _existing_subdir(directory: str, name: str) -> list[str]:
     path = os.path.join(directory, name)
     if os.path.exists(path):
         return [path]
-    G_LOGGER.warning(f"--dir: {path!r} does not exist; counting it as 0 {name} tactic replays")
+    flag = f"--dir {directory}: " if directory else f"no --dir nor --{name}: "
+    G_LOGGER.warning(f"{flag}{path!r} does not exist; counting it as 0 {name} tactic replays")
     return []
