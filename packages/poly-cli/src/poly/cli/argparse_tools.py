@@ -20,7 +20,7 @@ from poly.cli.args.debug.debugger import CHECK_FLAGS, set_check_command
 from poly.cli.errors import EXIT_USAGE, error_line
 from poly.cli.multi_option import MultiOption
 
-__all__ = ["BaseArgs", "Tool", "ClickTool", "ClickOptionsArgs", "click_params"]
+__all__ = ["BaseArgs", "BaseRunnerArgs", "Tool", "ClickTool", "ClickOptionsArgs", "click_params"]
 
 
 class BaseArgs:
@@ -63,6 +63,36 @@ class BaseArgs:
 
     def parse_impl(self, args: Any) -> Any:
         pass
+
+    def add_to_script(self, script: Any, *args: Any, **kwargs: Any) -> Any:
+        """Adds the group's code to ``script`` (a ``poly.tools.script.Script``); returns what
+        ``add_to_script_impl`` returns (for a loader group, the name of its loader)."""
+        return self.add_to_script_impl(script, *args, **kwargs)
+
+    def add_to_script_impl(self, script: Any, *args: Any, **kwargs: Any) -> Any:
+        return None
+
+
+class BaseRunnerArgs(BaseArgs):
+    """
+    An argument group of a runner, Polygraphy's way: ``get_name_opt_impl()`` returns the
+    runner's readable name and the option that selects it (without dashes, e.g. ``"res-des"``
+    for ``--res-des``); ``add_to_script_impl(script)`` adds the runner with ``script.add_runner``.
+    Its options are titled after the runner.
+    """
+
+    def get_name_opt(self) -> tuple[str, str]:
+        """(the runner's readable name, its option without dashes)."""
+        return self.get_name_opt_impl()
+
+    def get_name_opt_impl(self) -> tuple[str, str]:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_name_opt_impl()")
+
+    def add_parser_args(self, parser: Any) -> None:
+        name, _ = self.get_name_opt()
+        self.group = parser.add_argument_group(self.GROUP_TITLE or f"{name} Runner",
+                                               self.GROUP_DESCRIPTION or f"Options for the {name} runner")
+        self.add_parser_args_impl()
 
 
 class Tool:

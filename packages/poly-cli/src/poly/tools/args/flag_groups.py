@@ -1,8 +1,11 @@
 """
-Polygraphy's argument groups ``ModelArgs`` and ``TrtConfigArgs`` (``polygraphy.tools.args``), as
+Polygraphy's argument groups ``ModelArgs``, ``OnnxLoadArgs`` and ``TrtConfigArgs``
+(``polygraphy.tools.args``), as
 argparse groups rendered from the click flag groups poly's commands declare
-(``poly.cli.args.model`` and ``poly.cli.args.trt.config``): the same options, parsed the same way,
-into the same value objects, whose attributes the groups answer after ``parse``.
+(``poly.cli.args.model``, ``poly.cli.args.onnx.load``, ``poly.cli.args.trt.config``): the same
+options, parsed the same way, into the same value objects, whose attributes the groups answer
+after ``parse``. ``OnnxLoadArgs.add_to_script`` writes the ONNX loader `poly run` would use into a
+``poly.tools.script.Script`` (the code of poly's own call tree), for extensions' groups to build on.
 
 Example::
 
@@ -26,7 +29,7 @@ from typing import Any
 from poly.cli.argparse_tools import ClickOptionsArgs
 from poly.cli.multi_option import multi_option, stack_options
 
-__all__ = ["ModelArgs", "TrtConfigArgs"]
+__all__ = ["ModelArgs", "OnnxLoadArgs", "TrtConfigArgs"]
 
 
 class ModelArgs(ClickOptionsArgs):
@@ -88,6 +91,65 @@ class ModelArgs(ClickOptionsArgs):
             input_shapes: dict[str, list]
 
         return Model(model.path, model.model_type, model.func_name, shapes)
+
+
+class OnnxLoadArgs(ClickOptionsArgs):
+    """ONNX Model Loading: the outputs marked, shape inference, external data and float16
+    conversion of `poly run`. Depends on ``ModelArgs`` (the model's path). After ``parse``: the
+    attributes of ``poly.cli.args.onnx.load.OnnxLoadArgs``; ``load_onnx()`` loads the model, and
+    ``add_to_script(script)`` adds its loader to a script and returns the loader's name."""
+
+    GROUP_TITLE = "ONNX Model Loading"
+
+    def __init__(self, allow_saving: bool | None = None, outputs_opt_prefix: str | None = None,
+                 allow_shape_inference: bool | None = None, allow_from_tf: bool | None = None,
+                 allow_setting_upper_bounds: bool | None = None) -> None:
+        """Polygraphy's signature; poly offers `poly run`'s ONNX loading options whatever it is."""
+        super().__init__()
+
+    def click_options(self) -> Any:
+        from poly.cli.args.onnx.load import OnnxLoadArgs as ClickOnnxLoadArgs
+
+        return ClickOnnxLoadArgs.options(shape_inference=True, run_flags=True)
+
+    def from_kwargs(self, kwargs: dict[str, Any]) -> Any:
+        from poly.cli.args.onnx.load import OnnxLoadArgs as ClickOnnxLoadArgs
+
+        return ClickOnnxLoadArgs.from_kwargs(kwargs)
+
+    def _model_path(self) -> str:
+        model = self.arg_groups.get(ModelArgs)
+        path = getattr(model, "path", None) if model is not None else None
+        if not path:
+            from poly.core import G_LOGGER
+
+            G_LOGGER.critical("OnnxLoadArgs needs a model path: register it with a parsed ModelArgs group")
+        return str(path)
+
+    def _loader_expr(self) -> Any:
+        from poly.cli.gen_script.call_tree import Ref
+
+        path = self._model_path()
+        expr = self.values.loader_expr(path)
+        return Ref("poly.onnx", "OnnxFromPath")(path) if isinstance(expr, str) else expr
+
+    def load_onnx(self) -> Any:
+        """The ONNX model (an ``onnx.ModelProto``) as these options load it."""
+        from poly.cli.gen_script.call_tree import evaluate
+
+        return evaluate(self._loader_expr())()
+
+    def add_to_script_impl(self, script: Any, disable_custom_outputs: bool | None = None,
+                           serialize_model: bool | None = None) -> Any:
+        from poly.cli.gen_script.script_source import ScriptSource
+
+        source = ScriptSource([])
+        code = self._loader_expr().source(source)
+        for module, names in sorted(source.imports.items()):
+            script.add_import(imports=sorted(names), frm=module)
+        for module in sorted(source.plain_imports):
+            script.add_import(imports=[module])
+        return script.add_loader(script.String(code, safe=True, inline=True), "load_onnx")
 
 
 class TrtConfigArgs(ClickOptionsArgs):
