@@ -156,3 +156,41 @@ def test_check_args_set_by_hand_run_the_check():
     assert check.run_check("model.onnx") is False
     check.check = exits(1, "some other error")  # fails, but not as the regexes say
     assert check.run_check("model.onnx") is True
+
+
+def test_a_tool_of_its_own_with_the_data_loader_group(tmp_path):
+    """A standalone tool as Polygraphy's examples/dev/01 writes one: a ``Tool`` subscribing to
+    ``DataLoaderArgs``, with options of its own and ``run(args)``; ``main(argv)`` parses both."""
+    import numpy as np
+
+    from poly.core import TensorMetadata, load_json, save_json
+    from poly.tools import Tool
+    from poly.tools.args import DataLoaderArgs
+
+    class GenData(Tool):
+        """Generate random data."""
+
+        def __init__(self):
+            super().__init__("gen-data")
+
+        def get_subscriptions_impl(self):
+            return [DataLoaderArgs()]
+
+        def add_parser_args_impl(self, parser):
+            parser.add_argument("-o", "--output", required=True)
+            parser.add_argument("--num-values", default=1, type=int)
+
+        def run(self, args):
+            meta = TensorMetadata().add(name="data", dtype=np.float32, shape=(args.num_values,))
+            save_json(list(self.arg_groups[DataLoaderArgs].get_data_loader(meta)), dest=args.output)
+
+    out = tmp_path / "data.json"
+    GenData().main(["-o", str(out), "--num-values", "25", "--seed", "5", "--iterations", "2",
+                    "--val-range", "[2,3]"])
+    data = load_json(str(out))
+    assert len(data) == 2 and data[0]["data"].shape == (25,) and data[0]["data"].dtype == np.float32
+    assert np.all((data[0]["data"] >= 2) & (data[0]["data"] <= 3))
+    assert not np.array_equal(data[0]["data"], data[1]["data"])
+    again = tmp_path / "again.json"
+    GenData().main(["-o", str(again), "--num-values", "25", "--seed", "5", "--iterations", "2", "--val-range", "[2,3]"])
+    assert all(np.array_equal(a["data"], b["data"]) for a, b in zip(data, load_json(str(again)), strict=True))

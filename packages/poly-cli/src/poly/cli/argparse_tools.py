@@ -168,9 +168,14 @@ class Tool:
         return self.run_impl(args)
 
     def main(self, argv: Any = None) -> Any:
-        """Parses ``argv`` (the process's arguments by default) and runs the chosen (sub)tool."""
+        """Parses ``argv`` (the process's arguments by default) and runs the chosen (sub)tool. A
+        tool that implements ``run(args)`` itself (Polygraphy's newer tools do) gets its groups
+        parsed first, as ``run`` would have."""
         args = self.setup_parser().parse_args(argv)
-        return args.subcommand.run(args)
+        tool = args.subcommand
+        if type(tool).run is not Tool.run:
+            tool.parse(args)
+        return tool.run(args)
 
 
 def _check_param(param: Any) -> Any:
@@ -319,6 +324,10 @@ class ClickOptionsArgs(BaseArgs):
     def add_parser_args_impl(self) -> None:
         for param in self.params():
             _add_click_param(self.group, param)
+
+    def parse_kwargs(self, kwargs: dict[str, Any]) -> None:
+        """Takes the values a click command already parsed (its keyword arguments)."""
+        self.values = self.from_kwargs(kwargs)
 
     def parse_impl(self, args: Any) -> None:
         command = click.Command(self.GROUP_TITLE or type(self).__name__)

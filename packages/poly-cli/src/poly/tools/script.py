@@ -176,11 +176,10 @@ class Script:
         """The name of the runners list."""
         return inline(safe("runners"))
 
-    def __str__(self) -> str:
-        lines = ["#!/usr/bin/env python3", f"# Written by poly on {time.strftime('%Y-%m-%d at %H:%M:%S')}"]
-        if self.summary:
-            lines += [f"# {line}" for line in self.summary.splitlines()]
-        lines += self.preimports
+    def code(self, runners_name: str = "runners") -> str:
+        """The program without its header: imports, data loader, loaders, variables, and the
+        runners assigned to ``runners_name``."""
+        lines = list(self.preimports)
         lines += [line for group in self.imports.values() for line in group]
         if self.data_loader is not None:
             lines += ["", "# Data Loader", f"{self.DATA_LOADER_NAME} = {self.data_loader}"]
@@ -188,10 +187,16 @@ class Script:
             if entries:
                 lines += ["", f"# {section}"] + [f"{name} = {code}" for name, code in entries.items()]
         if self.runners or self.always_create_runners:
-            lines += ["", "# Runners", "runners = [", *[f"    {runner}," for runner in self.runners], "]"]
+            lines += ["", "# Runners", f"{runners_name} = [", *[f"    {runner}," for runner in self.runners], "]"]
         if self.suffix:
             lines += ["", *self.suffix]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines).strip("\n") + "\n"
+
+    def __str__(self) -> str:
+        lines = ["#!/usr/bin/env python3", f"# Written by poly on {time.strftime('%Y-%m-%d at %H:%M:%S')}"]
+        if self.summary:
+            lines += [f"# {line}" for line in self.summary.splitlines()]
+        return "\n".join(lines) + "\n" + self.code()
 
     def save(self, dest: Any) -> None:
         """Writes the script to ``dest`` (a path or a file-like object)."""

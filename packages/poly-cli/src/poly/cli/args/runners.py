@@ -11,7 +11,7 @@ import click
 
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.trt.runtime import TrtRuntimeArgs
-from poly.cli.gen_script.call_tree import Assign, ListOf, Ref, Var, run_statements
+from poly.cli.gen_script.call_tree import Assign, BinOp, ListOf, Ref, Var, run_statements
 from poly.cli.multi_option import stack_options
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ PLUGINREF_HELP = ("Run inference using the plugin CPU reference: NumPy implement
                   "results. An operator without a reference is an error naming it.")
 
 
-def _record_runner(ctx: Any, param: Any, value: Any) -> Any:
+def record_runner(ctx: Any, param: Any, value: Any) -> Any:
     """Callback of the runner flags: remembers their command-line order."""
     if value:
         ctx.meta.setdefault(_META_KEY, []).append(param.name)
@@ -42,7 +42,10 @@ class RunnerArgs:
     """The backends chosen, in command-line order."""
 
     names: tuple[str, ...] = ()
-    """Runner flags by parameter name: "onnxrt", "onnx_ref", "pluginref", "trt"."""
+    """Runner flags by parameter name: "onnxrt", "onnx_ref", "pluginref", "trt", or an installed
+    extension's runner flag (``extensions``)."""
+    extensions: Any = None
+    """The installed `poly run` extensions (``poly.cli.args.run_extensions.RunExtensions``), parsed."""
 
     @classmethod
     def options(cls, onnxrt_help: str = ONNXRT_HELP, onnx_ref_help: str = ONNX_REF_HELP,
@@ -50,11 +53,11 @@ class RunnerArgs:
         """--onnxrt and --onnx-ref (with the command's own help texts where they differ), and
         --pluginref with ``pluginref`` (Polygraphy has it on `run` only)."""
         options = [
-            click.option("--onnxrt", is_flag=True, callback=_record_runner, help=onnxrt_help),
-            click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=_record_runner, help=onnx_ref_help),
+            click.option("--onnxrt", is_flag=True, callback=record_runner, help=onnxrt_help),
+            click.option("--onnx-ref", "onnx_ref", is_flag=True, callback=record_runner, help=onnx_ref_help),
         ]
         if pluginref:
-            options.append(click.option("--pluginref", is_flag=True, callback=_record_runner, help=PLUGINREF_HELP))
+            options.append(click.option("--pluginref", is_flag=True, callback=record_runner, help=PLUGINREF_HELP))
         return stack_options(options)
 
     @classmethod
@@ -62,16 +65,17 @@ class RunnerArgs:
         """--trt, which ``--help`` lists with the TensorRT flags (after the builder flags, before
         --trt-outputs): a command puts it there."""
         return stack_options([
-            click.option("--trt", is_flag=True, callback=_record_runner, help="Run inference using TensorRT."),
+            click.option("--trt", is_flag=True, callback=record_runner, help="Run inference using TensorRT."),
         ])
 
     @classmethod
-    def from_kwargs(cls, kwargs: Mapping, ctx: click.Context | None = None) -> RunnerArgs:
+    def from_kwargs(cls, kwargs: Mapping, ctx: click.Context | None = None, extensions: Any = None) -> RunnerArgs:
         """The runner flags of the command being run (their order comes from ``ctx``, the
-        current click context by default)."""
+        current click context by default), with the installed ``extensions`` whose runner flags
+        may be among them."""
         ctx = ctx or click.get_current_context()
         names = tuple(ctx.meta.get(_META_KEY, []))
-        return cls(names=tuple(name for name in names if kwargs.get(name)))
+        return cls(names=tuple(name for name in names if kwargs.get(name)), extensions=extensions)
 
     @property
     def uses_trt(self) -> bool:
@@ -102,9 +106,12 @@ class RunnerArgs:
         if model.path is None:
             return [Assign("runners", ListOf([]))]
         self.check_engine_model(model)
-        statements, runners = [], []
+        statements: list = []
+        runners: list = []
+        extension_lists: list = []  # (position in runners, variable): an extension's list of runners
         onnx_save = onnx_save or OnnxSaveArgs()
-        if model.is_onnx and (any(name != "trt" for name in self.names) or onnx_save.path):
+        if model.is_onnx and (any(name in ("onnxrt", "onnx_ref", "pluginref") for name in self.names)
+                              or onnx_save.path):
             loader = onnx.loader_expr(model.path)
             statements.append(Assign("onnx_model", loader))
             statements += onnx_save.save_if_asked_statements(model.path, loader)
@@ -126,7 +133,22 @@ class RunnerArgs:
                     statements += parser
                 statements += trt_config.engine_statements(model, trt_network, parser_path)  # type: ignore[union-attr]
                 runners.append((trt_runtime or TrtRuntimeArgs()).runner_expr(Var("engine_bytes")))
-        return [*statements, Assign("runners", ListOf(runners))]
+            elif self.extensions is not None and name in self.extensions.runner_groups():
+                code, variable = self.extensions.runner_statements(name)
+                statements += code
+                extension_lists.append((len(runners), variable))
+        if not extension_lists:
+            return [*statements, Assign("runners", ListOf(runners))]
+        # command-line order: poly's runners and the extensions' lists, concatenated
+        value: Any = None
+        start = 0
+        for position, variable in [*extension_lists, (len(runners), None)]:
+            for part in (ListOf(runners[start:position]) if position > start else None,
+                         Var(variable) if variable else None):
+                if part is not None:
+                    value = part if value is None else BinOp(value, "+", part)
+            start = position
+        return [*statements, Assign("runners", value)]
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,

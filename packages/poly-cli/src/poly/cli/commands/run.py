@@ -27,7 +27,25 @@ from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 from poly.cli.gen_script.run_script import RunScript, gen_script_option, write_run_script
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+class _RunCommand(click.Command):
+    """`poly run` with the options of the installed extensions (``poly.cli.args.run_extensions``)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        from poly.cli.args.run_extensions import RunExtensions
+
+        params = super().get_params(ctx)
+        help_option = self.get_help_option(ctx)
+        # one set of option objects per command line: click matches them by identity when it
+        # processes them in command-line order (which orders the runners)
+        extensions = ctx.meta.setdefault(_EXTENSIONS_KEY, RunExtensions())
+        own = [param for param in params if param is not help_option]
+        return [*own, *extensions.click_params(), *([help_option] if help_option is not None else [])]
+
+
+_EXTENSIONS_KEY = "poly.run.extensions"
+
+
+@click.command(cls=_RunCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(required=False, example=True, model_type=True)
 @RunnerArgs.options(pluginref=True)
 @TrtConfigArgs.options()
@@ -59,7 +77,8 @@ def run(**kwargs: Any) -> Any:
     command = " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("poly") else f"poly run {model_file or ''}".strip()
 
     # Parsed in this order, so that of several bad flags the first reported stays the same.
-    runners = RunnerArgs.from_kwargs(kwargs)
+    extensions = click.get_current_context().meta.get(_EXTENSIONS_KEY)
+    runners = RunnerArgs.from_kwargs(kwargs, extensions=extensions)
     model = ModelArgs.from_kwargs(kwargs, required=bool(runners.names) or (
         ComparisonArgs.reads_results(kwargs) and not kwargs.get("load_outputs")))
     data = DataLoaderArgs.from_kwargs(kwargs)
@@ -73,6 +92,8 @@ def run(**kwargs: Any) -> Any:
     onnx = OnnxLoadArgs.from_kwargs(kwargs)
     onnxrt = OnnxrtArgs.from_kwargs(kwargs)
     onnx_save = OnnxSaveArgs.from_kwargs(kwargs)
+    if extensions is not None and extensions.groups:
+        extensions.parse(kwargs)
     program = RunScript(command, model=model, runners=runners, onnx=onnx, onnxrt=onnxrt, trt_network=trt_network,
                         trt_config=trt_config, trt_runtime=trt_runtime, onnx_save=onnx_save, data=data,
                         inference=inference, postprocess=postprocess, comparison=comparison)

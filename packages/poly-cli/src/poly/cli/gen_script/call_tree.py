@@ -13,7 +13,8 @@ variable an earlier statement assigned), ``ListOf`` (a list written one item a l
 (``len``, ``bool``) and ``BinOp`` (``a > b``, ``a and b``). Plain values (None, bools, numbers,
 strings, and lists, tuples and dicts, which may hold expressions) stand for themselves.
 Statements: ``Assign`` (``name = expr``, or ``a, b = expr``), ``Do`` (an expression evaluated for
-its effect), ``Comment``, and the blocks ``For`` and ``If``, which hold statements.
+its effect), ``Comment``, ``Code`` (source an extension wrote), and the blocks ``For`` and ``If``,
+which hold statements.
 """
 
 from __future__ import annotations
@@ -167,11 +168,11 @@ class Builtin(Expr):
 
 
 _BINARY_OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq,
-               "!=": operator.ne}
+               "!=": operator.ne, "+": operator.add}
 
 
 class BinOp(Expr):
-    """``left op right`` for a comparison (``>``, ``==``...) or ``and`` (which, as in Python,
+    """``left op right`` for a comparison (``>``, ``==``...), ``+``, or ``and`` (which, as in Python,
     evaluates ``right`` only when ``left`` is true, and is the value of the operand that decided)."""
 
     def __init__(self, left: Any, op: str, right: Any) -> None:
@@ -264,6 +265,21 @@ class Comment:
 
     def run(self, env: dict) -> None:
         pass
+
+
+class Code:
+    """Statements written as source by someone else: the code an installed `poly run` extension's
+    argument groups write (``poly.tools.script.Script``); the script holds it as it is, and
+    evaluating runs it in the variables of the statements before it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text.rstrip("\n")
+
+    def line(self, script: ScriptSource) -> str:
+        return self.text
+
+    def run(self, env: dict) -> None:
+        exec(compile(self.text, "<poly run extension>", "exec"), env)  # noqa: S102 - an installed extension's code
 
 
 def _block(head: str, body: Any, script: ScriptSource) -> str:

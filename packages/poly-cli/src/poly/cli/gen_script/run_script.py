@@ -180,6 +180,9 @@ class RunScript:
         command = f"poly {rest}" if os.path.basename(program) == "poly" else self.command
         names = {"onnxrt": "ONNX-Runtime", "onnx_ref": "the ONNX reference evaluator",
                  "pluginref": "the plugin CPU reference", "trt": "TensorRT"}
+        extensions = self.runners.extensions.runner_groups() if self.runners.extensions is not None else {}
+        for name, group in extensions.items():
+            names.setdefault(name, f"the {group.get_name_opt()[0]} runner")
         what = " and ".join(names[name] for name in self.runners.names) or "no backend"
         compares = len(self.runners.names) + len(self.comparison.load_outputs) > 1
         return ScriptSource([

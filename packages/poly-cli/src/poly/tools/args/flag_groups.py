@@ -1,5 +1,5 @@
 """
-Polygraphy's argument groups ``ModelArgs``, ``OnnxLoadArgs`` and ``TrtConfigArgs``
+Polygraphy's argument groups ``ModelArgs``, ``OnnxLoadArgs``, ``TrtConfigArgs`` and ``DataLoaderArgs``
 (``polygraphy.tools.args``), as
 argparse groups rendered from the click flag groups poly's commands declare
 (``poly.cli.args.model``, ``poly.cli.args.onnx.load``, ``poly.cli.args.trt.config``): the same
@@ -29,7 +29,7 @@ from typing import Any
 from poly.cli.argparse_tools import ClickOptionsArgs
 from poly.cli.multi_option import multi_option, stack_options
 
-__all__ = ["ModelArgs", "OnnxLoadArgs", "TrtConfigArgs"]
+__all__ = ["ModelArgs", "OnnxLoadArgs", "TrtConfigArgs", "DataLoaderArgs"]
 
 
 class ModelArgs(ClickOptionsArgs):
@@ -187,3 +187,38 @@ class TrtConfigArgs(ClickOptionsArgs):
         if isinstance(default, str) and config.precision_constraints is None:
             config = config.with_precision_constraints(default)
         return config
+
+
+class DataLoaderArgs(ClickOptionsArgs):
+    """Data Loader: the synthetic data and input files of `poly run` (--seed, --val-range,
+    --iterations, --input-shapes, --data-loader-script, --load-inputs...). After ``parse``: the
+    attributes of ``poly.cli.args.data.data_loader.DataLoaderArgs``; ``get_data_loader`` makes the
+    data loader they describe."""
+
+    GROUP_TITLE = "Data Loader"
+
+    def __init__(self, allow_custom_input_shapes: bool | None = None) -> None:
+        """
+        Args:
+            allow_custom_input_shapes (bool): Offer --input-shapes. Defaults to True.
+        """
+        super().__init__()
+        self.allow_custom_input_shapes = True if allow_custom_input_shapes is None else allow_custom_input_shapes
+
+    def click_options(self) -> Any:
+        from poly.cli.args.data.data_loader import DataLoaderArgs as ClickDataLoaderArgs
+
+        return ClickDataLoaderArgs.options(input_shapes=self.allow_custom_input_shapes)
+
+    def from_kwargs(self, kwargs: dict[str, Any]) -> Any:
+        from poly.cli.args.data.data_loader import DataLoaderArgs as ClickDataLoaderArgs
+
+        return ClickDataLoaderArgs.from_kwargs(kwargs)
+
+    def get_data_loader(self, user_input_metadata: Any = None) -> Any:
+        """The data loader of the options (an iterable of feed dicts); ``user_input_metadata``
+        (a ``TensorMetadata``) gives the inputs' names, types and shapes for synthetic data."""
+        loader = self.values.create_data_loader()
+        if user_input_metadata is not None and hasattr(loader, "input_metadata"):
+            loader.input_metadata = user_input_metadata
+        return loader
