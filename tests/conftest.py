@@ -1,5 +1,5 @@
 """Shared pytest configuration of the poly test suite: the order in which pytest-xdist hands tests
-out, the groups of tests that must share a worker, and the summary of what the sanitizer, fuzz,
+out, one CPU per worker, and the summary of what the sanitizer, fuzz,
 kernel-compile and type-check tests ran."""
 
 from __future__ import annotations
@@ -10,13 +10,6 @@ import signal
 from collections import Counter
 
 import pytest
-
-# Test files whose tests must all run in one worker process, by xdist group: Ray's local cluster
-# is started once per process (a session fixture), and two of them would fight for the 2 CPUs
-# each one reserves.
-XDIST_GROUPS = {
-    "tests/cli/test_cli_validate_ray.py": "ray",
-}
 
 # Suites whose counts the run's summary prints (a path prefix of their node ids), in this order.
 NOTED_SUITES = {
@@ -62,10 +55,7 @@ def _rank(item) -> int:
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        group = XDIST_GROUPS.get(item.nodeid.split("::")[0])
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+    # (tests that must share a worker carry a static xdist_group mark: tests/cli/test_cli_validate_ray.py)
     # a stable sort: within a rank, the collection order (file by file) stays
     items.sort(key=_rank)
 

@@ -21,8 +21,11 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install poly-cli[ray])")
 
-# a local Ray cluster takes 20 s to start (tests/conftest.py keeps these tests in one worker)
-pytestmark = pytest.mark.slow
+# a local Ray cluster takes 20 s to start
+# One worker runs them all (pytest-xdist's loadgroup): Ray's local cluster is started once per
+# process (a session fixture), and two of them would fight for the 2 CPUs each one reserves. The
+# mark is static: xdist reads the groups before conftest hooks could add marks.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 N = 24
 BAD = {2: 0.05, 9: 2e-3, 17: 0.3}
