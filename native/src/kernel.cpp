@@ -40,7 +40,7 @@ const KernelTable& pick_kernels() {
     // POLY_NATIVE_ARCH=generic forces the portable kernels (tests compare both).
     const char* forced = std::getenv("POLY_NATIVE_ARCH");
     const bool generic = forced != nullptr && std::strcmp(forced, "generic") == 0;
-#if defined(__x86_64__) || defined(_M_X64)
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(POLY_PORTABLE_ONLY)
     if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return arch_avx2::table();
 #endif
     (void)generic;

@@ -116,7 +116,10 @@ def test_install_core_and_compare_only(tmp_path):
         install = [python, "-m", "pip", "install", "--disable-pip-version-check"]
     # A private CMake build dir: a cold build from source that cannot race with (or reuse) the
     # workspace's packages/poly-core/build of the editable install.
-    install += ["--config-settings", f"build-dir={tmp_path / 'build'}"]
+    # POLY_QUICK_BUILD: -O0, the portable kernels only; what this test checks is the install, not
+    # the optimisation (the workspace's own build is the optimised one)
+    install += ["--config-settings", f"build-dir={tmp_path / 'build'}",
+                "--config-settings", "cmake.define.POLY_QUICK_BUILD=ON"]
 
     start = time.monotonic()
     proc = _run([*install, "packages/poly-core", "packages/poly-compare"], deadline, cwd=ROOT, env=env)

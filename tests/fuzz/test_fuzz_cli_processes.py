@@ -93,7 +93,8 @@ def test_valid_files_still_load_under_the_limit(tmp_path):
     (b"", "results.json", "empty"),
     (b"PK\x03\x04" + b"\0" * 40, "results.npz", "not a valid .npz archive"),
     (json.dumps({"lst": 5, "polygraphy_class": "RunResults"}).encode(), "results.json", "'lst'"),
-])
+], ids=["deep-nesting", "non-utf8", "empty", "bad-npz", "missing-key"])  # short ids: the test id goes into the
+# environment of the `poly` process (PYTEST_CURRENT_TEST), and 600 KB of brackets exceed exec's limit
 def test_damaged_results_exit_1_with_one_line(tmp_path, content, name, needle):
     path = tmp_path / name
     path.write_bytes(content)
