@@ -9,8 +9,6 @@ import os
 import signal
 from collections import Counter
 
-import pytest
-
 # Suites whose counts the run's summary prints (a path prefix of their node ids), in this order.
 NOTED_SUITES = {
     "sanitizer runs": "tests/native/test_native_sanitizers.py",
