@@ -68,6 +68,17 @@ class _RefRunnerArgs(BaseRunnerArgs):
         script.add_runner(make_invocable("OnnxRefRunner", loader, name=self.name))
 
 
+def _the_script_s_runner(group):
+    """The source of the script ``group`` writes, and the one runner that script makes."""
+    script = Script(summary="an extension's runner")
+    group.add_to_script(script)
+    text = str(script)
+    namespace: dict = {}
+    exec(compile(text, "script.py", "exec"), namespace)  # noqa: S102 - the generated script under test
+    (runner,) = namespace["runners"]
+    return text, runner
+
+
 def test_a_runner_group_writes_a_script_that_runs(tmp_path):
     path = str(onnx_models.save(onnx_models.identity(), tmp_path / "identity.onnx"))
     groups = {_LoadModel: _LoadModel(), _RefRunnerArgs: _RefRunnerArgs()}
@@ -81,13 +92,8 @@ def test_a_runner_group_writes_a_script_that_runs(tmp_path):
         group.parse(args)
     assert groups[_RefRunnerArgs].get_name_opt() == ("My Reference", "my-ref")
 
-    script = Script(summary="an extension's runner")
-    groups[_RefRunnerArgs].add_to_script(script)
-    text = str(script)
+    text, runner = _the_script_s_runner(groups[_RefRunnerArgs])
     assert "load_onnx = OnnxFromPath(" in text and "runners = [" in text
-    namespace: dict = {}
-    exec(compile(text, "script.py", "exec"), namespace)  # noqa: S102 - the generated script under test
-    (runner,) = namespace["runners"]
     assert runner.name == "ref'); import os; ('"  # a value, not code
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
     with runner:
@@ -139,13 +145,8 @@ def test_poly_s_onnx_loading_group_writes_the_loader_run_would_use(tmp_path):
         group.parse(args)
     assert [o.name for o in groups[OnnxLoadArgs].load_onnx().graph.output] == ["s"]
 
-    script = Script()
-    groups[_GraphRunnerArgs].add_to_script(script)
-    text = str(script)
+    text, runner = _the_script_s_runner(groups[_GraphRunnerArgs])
     assert "ModifyOutputs(OnnxFromPath(" in text and "from poly.onnx import" in text
-    namespace: dict = {}
-    exec(compile(text, "script.py", "exec"), namespace)  # noqa: S102 - the generated script under test
-    (runner,) = namespace["runners"]
     with runner:
         feed = {name: np.ones(meta.shape, meta.dtype) for name, meta in runner.get_input_metadata().items()}
         assert list(runner.infer(feed)) == ["s"]
