@@ -228,10 +228,16 @@ _UNSET = getattr(click.core, "UNSET", None)
 """click 8.3+'s marker of an option given no value and no default (a command's callback gets None)."""
 
 
-def _processed(param: Any, ctx: Any, args: Any) -> Any:
-    """``param``'s value from the parsed ``args`` as click would pass it to a command."""
-    value = param.process_value(ctx, _raw_value(param, args, ctx))
-    return None if _UNSET is not None and value is _UNSET else value
+def _processed(params: Any, ctx: Any, args: Any) -> dict[str, Any]:
+    """The values of click ``params`` from the parsed ``args`` as click would pass them to a
+    command (a bad value is a usage error naming its flag)."""
+    values = {}
+    for param in params:
+        if param.expose_value:
+            with click.core.augment_usage_errors(ctx, param=param):  # names the flag
+                value = param.process_value(ctx, _raw_value(param, args, ctx))
+            values[param.name] = None if _UNSET is not None and value is _UNSET else value
+    return values
 
 
 class ClickTool(Tool):
@@ -266,12 +272,7 @@ class ClickTool(Tool):
                 check = getattr(args, "check", None)
                 if check:
                     set_check_command(ctx, check)
-                values = {}
-                for param in command.params:
-                    if param.expose_value:
-                        with click.core.augment_usage_errors(ctx, param=param):  # names the flag
-                            values[param.name] = _processed(param, ctx, args)
-                return ctx.invoke(command.callback, **values)
+                return ctx.invoke(command.callback, **_processed(command.params, ctx, args))
         except click.UsageError as err:
             error_line(f"{self.name}: {err.format_message()}")
             return EXIT_USAGE
@@ -332,13 +333,8 @@ class ClickOptionsArgs(BaseArgs):
     def parse_impl(self, args: Any) -> None:
         command = click.Command(self.GROUP_TITLE or type(self).__name__)
         ctx = click.Context(command)
-        kwargs = {}
         with ctx:
-            for param in self.params():
-                if param.expose_value:
-                    with click.core.augment_usage_errors(ctx, param=param):  # names the flag
-                        kwargs[param.name] = _processed(param, ctx, args)
-            self.values = self.from_kwargs(kwargs)
+            self.values = self.from_kwargs(_processed(self.params(), ctx, args))
 
     def __getattr__(self, name: str) -> Any:
         values = self.__dict__.get("values")

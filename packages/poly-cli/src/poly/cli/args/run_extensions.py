@@ -89,7 +89,6 @@ class RunExtensions:
 
     def __init__(self, groups: Any = None) -> None:
         self.groups = list(installed_groups() if groups is None else groups)
-        self.parsed = False
         self._params: list[click.Parameter] | None = None
 
     def runner_param(self, group: Any) -> str:
@@ -134,7 +133,6 @@ class RunExtensions:
             group.register(registry)
         for group in self.groups:
             group.parse(namespace)
-        self.parsed = True
 
     def runner_statements(self, name: str) -> tuple[list, str]:
         """The statements that make the runners of the runner flag ``name``, and the name of the

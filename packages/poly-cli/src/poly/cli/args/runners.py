@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -107,8 +108,8 @@ class RunnerArgs:
             return [Assign("runners", ListOf([]))]
         self.check_engine_model(model)
         statements: list = []
-        runners: list = []
-        extension_lists: list = []  # (position in runners, variable): an extension's list of runners
+        runners: list = []  # poly's runners since the last extension's list
+        parts: list = []  # the lists `runners` is the sum of, in command-line order
         onnx_save = onnx_save or OnnxSaveArgs()
         if model.is_onnx and (any(name in ("onnxrt", "onnx_ref", "pluginref") for name in self.names)
                               or onnx_save.path):
@@ -136,19 +137,12 @@ class RunnerArgs:
             elif self.extensions is not None and name in self.extensions.runner_groups():
                 code, variable = self.extensions.runner_statements(name)
                 statements += code
-                extension_lists.append((len(runners), variable))
-        if not extension_lists:
-            return [*statements, Assign("runners", ListOf(runners))]
-        # command-line order: poly's runners and the extensions' lists, concatenated
-        value: Any = None
-        start = 0
-        for position, variable in [*extension_lists, (len(runners), None)]:
-            for part in (ListOf(runners[start:position]) if position > start else None,
-                         Var(variable) if variable else None):
-                if part is not None:
-                    value = part if value is None else BinOp(value, "+", part)
-            start = position
-        return [*statements, Assign("runners", value)]
+                parts += [ListOf(runners)] if runners else []
+                parts.append(Var(variable))
+                runners = []
+        if runners or not parts:
+            parts.append(ListOf(runners))
+        return [*statements, Assign("runners", functools.reduce(lambda a, b: BinOp(a, "+", b), parts))]
 
     def create_runners(self, model: ModelArgs, onnx: OnnxLoadArgs, onnxrt: OnnxrtArgs, trt_network: TrtNetworkArgs,
                        trt_config: TrtConfigArgs | None, data: DataLoaderArgs | None = None,

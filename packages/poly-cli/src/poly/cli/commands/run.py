@@ -37,7 +37,9 @@ class _RunCommand(click.Command):
         help_option = self.get_help_option(ctx)
         # one set of option objects per command line: click matches them by identity when it
         # processes them in command-line order (which orders the runners)
-        extensions = ctx.meta.setdefault(_EXTENSIONS_KEY, RunExtensions())
+        if _EXTENSIONS_KEY not in ctx.meta:
+            ctx.meta[_EXTENSIONS_KEY] = RunExtensions()
+        extensions = ctx.meta[_EXTENSIONS_KEY]
         own = [param for param in params if param is not help_option]
         return [*own, *extensions.click_params(), *([help_option] if help_option is not None else [])]
 

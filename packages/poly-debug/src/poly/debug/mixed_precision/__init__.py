@@ -5,24 +5,7 @@ conversion to keep accuracy (``poly convert --fp-to-fp16 --keep-accuracy``,
 sensitivity ranking, prefix search, minimization to a 1-minimal set) and its result.
 """
 
-from poly.debug.mixed_precision.search import (
-    Evaluation,
-    MixedPrecisionError,
-    MixedPrecisionResult,
-    MixedPrecisionSearch,
-    UnreachableTolerance,
-    float_precision_problem,
-    name_nodes,
-    unknown_node_names,
-)
+from poly.debug.mixed_precision import search
+from poly.debug.mixed_precision.search import *  # noqa: F401,F403
 
-__all__ = [
-    "MixedPrecisionSearch",
-    "MixedPrecisionResult",
-    "Evaluation",
-    "MixedPrecisionError",
-    "UnreachableTolerance",
-    "float_precision_problem",
-    "name_nodes",
-    "unknown_node_names",
-]
+__all__ = [*search.__all__]

@@ -413,12 +413,16 @@ class MixedPrecisionSearch:
     def reference(self) -> list[dict[str, Any]]:
         """The float32 model's outputs on every sample (computed once)."""
         if self._reference is None:
-            session = self._session(self.model)
-            names = [o.name for o in session.get_outputs()]
-            self._feed_dicts = self._feeds(session, self.samples)
-            self._input_types = [(arg.name, arg.type) for arg in session.get_inputs()]
-            self._reference = [dict(zip(names, session.run(names, feed), strict=True)) for feed in self._feed_dicts]
+            self._feed_dicts, self._reference = self._run_reference(self.samples)
         return self._reference
+
+    def _run_reference(self, samples: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The feed dicts of ``samples`` and the float32 model's outputs on them."""
+        session = self._session(self.model)
+        names = [o.name for o in session.get_outputs()]
+        feeds = self._feeds(session, samples)
+        self._input_types = [(arg.name, arg.type) for arg in session.get_inputs()]
+        return feeds, [dict(zip(names, session.run(names, feed), strict=True)) for feed in feeds]
 
     def add_samples(self, samples: Iterable[Mapping[str, Any]]) -> int:
         """Adds samples to those checked (their reference outputs computed now); earlier
@@ -426,12 +430,9 @@ class MixedPrecisionSearch:
         added = [dict(sample) for sample in samples]
         if not added:
             return 0
-        self.reference()
-        session = self._session(self.model)
-        names = [o.name for o in session.get_outputs()]
-        feeds = self._feeds(session, added)
-        assert self._reference is not None
-        self._reference += [dict(zip(names, session.run(names, feed), strict=True)) for feed in feeds]
+        references = self.reference()
+        feeds, outputs = self._run_reference(added)
+        references += outputs
         start = len(self.samples)
         self.samples += added
         self._feed_dicts += feeds
