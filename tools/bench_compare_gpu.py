@@ -6,11 +6,17 @@ On N float32 pairs held as torch CUDA tensors (default 10^9, or as many as fit),
 
 - the device read bandwidth floor: a float32 sum of each of the two arrays (torch's reduction
   kernels), i.e. reading both arrays once;
-- poly's ``error_stats`` without order statistics (target: >= 60% of that bandwidth);
-- poly's ``error_stats`` with the median and the 90/95/99% quantiles (target: <= 4x the floor);
+- poly's ``error_stats`` without order statistics (target: >= 85% of that bandwidth);
+- poly's ``error_stats`` with the median and the 90/95/99% quantiles (target: <= 2.5x the floor);
 - Polygraphy's ``CompareFunc.simple`` and poly's on the same torch CUDA tensors (target: poly
-  >= 20x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
-  larger inputs), poly's CompareFunc on the same.
+  >= 50x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
+  larger inputs), poly's CompareFunc on the same;
+- the first comparison of a dtype pair in a fresh process with an empty kernel cache, as it is
+  (a quick build; target <= 2 s) and with the optimised build waited for
+  (``POLY_GPU_KERNEL_BUILD=foreground``, how every first use went before quick builds).
+
+The figures after the first use run on the optimised kernels (compiled in the foreground if the
+cache lacks them).
 
 Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios. With
 ``--profile``, one more full call is made with a device synchronisation after each kernel
@@ -88,14 +94,46 @@ def _profile(fn, sync, floor) -> None:
     print(f"  {'other host work':20s} {rest * 1e3:9.2f} ms")
 
 
+_FIRST_USE = r"""
+import sys, time
+import torch
+from poly.compare import error_stats
+from poly.core import G_LOGGER
+G_LOGGER.module_severity = G_LOGGER.ERROR
+a = torch.randn(1 << 20, device="cuda")
+b = a + 1e-3
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+error_stats(a, b, median=False)
+torch.cuda.synchronize()
+print(time.perf_counter() - t0)
+"""
+
+
+def _first_use(build: str) -> float:
+    """Seconds of the first float32 comparison of a fresh process with an empty kernel cache."""
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, POLY_CACHE_DIR=cache, POLY_GPU_KERNEL_BUILD=build)
+        out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10**9, help="float32 pairs (default 10^9)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per figure (median reported)")
     parser.add_argument("--pg-size", type=int, default=1 << 24, help="elements for the Polygraphy comparison")
     parser.add_argument("--profile", action="store_true", help="print the time of each kernel launch of one full call")
+    parser.add_argument("--no-first-use", action="store_true", help="skip the first-use figures (two compilations)")
     args = parser.parse_args()
 
+    import os
+
+    os.environ["POLY_GPU_KERNEL_BUILD"] = "foreground"  # the figures below time the optimised kernels
     import torch
 
     from poly.compare import CompareFunc, error_stats
@@ -105,6 +143,10 @@ def main() -> int:
     if not torch.cuda.is_available() or not gpu.gpu_ready():
         print("needs an NVIDIA GPU, PyTorch CUDA and cuda-python's NVRTC", file=sys.stderr)
         return 1
+    if not args.no_first_use:
+        quick, optimised = _first_use("background"), _first_use("foreground")
+        print(f"first comparison of a dtype pair, empty kernel cache: {quick:6.2f} s (target <= 2 s); "
+              f"waiting for the optimised build: {optimised:6.2f} s = {optimised / quick:5.1f}x")
     sync = torch.cuda.synchronize
     n = args.size
     free, _ = torch.cuda.mem_get_info()
@@ -123,11 +165,11 @@ def main() -> int:
     t_stats = _timed(lambda: error_stats(a, b, median=False), sync, args.repeat)
     frac = (nbytes / t_stats) / bw
     print(f"poly error_stats, no order stats: {t_stats * 1e3:9.2f} ms  {nbytes / t_stats / 1e9:8.1f} GB/s  "
-          f"= {frac * 100:5.1f}% of the floor's bandwidth (target >= 60%)")
+          f"= {frac * 100:5.1f}% of the floor's bandwidth (target >= 85%)")
 
     t_full = _timed(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, args.repeat)
     print(f"poly error_stats, median + p90/95/99: {t_full * 1e3:9.2f} ms  = {t_full / floor:5.2f}x the floor "
-          f"(target <= 4x)")
+          f"(target <= 2.5x)")
 
     if args.profile:
         _profile(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, floor)
@@ -151,7 +193,7 @@ def main() -> int:
             pg_pairs = (PgIterationResult({"x": a_m}, runner_name="r0"), PgIterationResult({"x": b_m}, runner_name="r1"))
             t_pg = _timed(lambda: PgCompareFunc.simple()(*pg_pairs), sync, max(1, args.repeat // 2))
         print(f"Polygraphy CompareFunc.simple on {m:,} pairs: {t_pg * 1e3:9.2f} ms  = {t_pg / t_poly_cf:6.1f}x "
-              f"poly's time (target >= 20x)")
+              f"poly's time (target >= 50x)")
     except ImportError:
         print("Polygraphy is not installed: no baseline")
     return 0

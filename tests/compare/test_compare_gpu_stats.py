@@ -12,7 +12,11 @@ tools/run_device_tests.sh); the fallback test runs where NVRTC is missing.
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -524,3 +528,50 @@ def test_without_nvrtc_cuda_arrays_fall_back_with_one_info_line(monkeypatch):
     assert dispatch.gpu_ready() is False
     assert dispatch.gpu_ready() is False  # checked once
     assert len(lines) == 1 and "pip install poly-compare[gpu]" in lines[0]
+
+
+_FIRST_USE_SCRIPT = r"""
+import json, os, sys, time
+import cupy as cp
+from poly.compare import error_stats
+from poly.compare.stats.gpu import dispatch, kernel_images
+from poly.core import G_LOGGER
+G_LOGGER.module_severity = G_LOGGER.VERBOSE
+a = cp.linspace(-3, 3, 1 << 20, dtype=cp.float16)
+b = a + cp.float16(1e-3)
+b[77] = cp.nan
+def figures():
+    s = error_stats(a, b, quantiles=(0.5, 0.9))
+    return [s.mismatches, s.absdiff.max, s.absdiff.mean, s.absdiff.argmax, s.b.nan_count, s.reldiff.quantiles,
+            s.absdiff.median, s.absdiff.std]
+first = figures()
+variant = dispatch.kernel_variant(9, 9)
+path = kernel_images.image_path(variant, kernel_images.arch_for(tuple(int(x) for x in
+                                sys.argv[1].split("."))))
+deadline = time.monotonic() + 400
+while not path.exists() and time.monotonic() < deadline:
+    time.sleep(0.5)
+print("optimised image:", path.exists(), flush=True)
+second = figures()
+print("FIGURES", json.dumps([repr(first), repr(second)]), flush=True)
+"""
+
+
+@needs_cupy
+def test_a_first_comparison_runs_on_a_quick_build_then_on_the_optimised_one(tmp_path):
+    # a fresh cache: the first comparison of a dtype pair compiles the quick build (logged with its
+    # duration) and starts the optimised one in the background; once that is cached, the same
+    # process moves to it, and both give the same figures
+    cc = cp.cuda.Device().compute_capability  # "90"
+    env = dict(os.environ, POLY_CACHE_DIR=str(tmp_path))
+    env.pop("POLY_GPU_KERNEL_BUILD", None)
+    proc = subprocess.run([sys.executable, "-c", _FIRST_USE_SCRIPT, f"{cc[:-1]}.{cc[-1]}"], env=env,
+                          capture_output=True, text=True, timeout=500)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Compiled the GPU statistics kernels for float16-float16 (float32) on sm_" in out
+    assert "a quick build; the optimised one is compiling in background process" in out
+    assert "optimised image: True" in out
+    assert "moving to the optimised build" in out
+    first, second = json.loads(out.split("FIGURES", 1)[1].strip().splitlines()[0])
+    assert first == second

@@ -6,15 +6,15 @@ machine, and any compile error or warning fails a test named by its variant and 
 What is compiled, and why not everything at full optimisation: a full compilation of one variant
 took 6-13 s to PTX and 35-97 s to a CUBIN on CI's two shared cores (ptxas at full optimisation is
 most of it), so 169 variants times 7 architectures would take hours, and the float32 pair alone for
-every architecture took 9 minutes of CPU. NVRTC's fast compilation (``--Ofast-compile=max``: the
+every architecture took 9 minutes of CPU. NVRTC's quick build (``--Ofast-compile=max``: the
 front end, NVVM and code generation, few optimisations) takes 0.2-0.5 s to PTX, 0.7-2.5 s to a
 CUBIN. So:
 
 - every variant ``dispatch.kernel_variants()`` lists (each ordered pair of the 13 dtypes: bool xor,
   the float32 and float64 arithmetic, the integer differences, the wrapped denominator), to PTX for
-  the oldest target architecture, fast;
+  the oldest target architecture, quick;
 - each arithmetic (one variant per distinct set of preprocessor switches but the dtypes: 9) to a
-  CUBIN, fast, their architectures taken in turn from ``program_cache.TARGET_CCS`` (7), so that
+  CUBIN, quick, their architectures taken in turn from ``kernel_compile.TARGET_CCS`` (7), so that
   ptxas assembles every arithmetic and every architecture;
 - the float32 pair, the common case, to PTX for 8.0 (the oldest with cp.async) at full
   optimisation, as poly compiles it at run time.
@@ -32,7 +32,7 @@ import itertools
 import numpy as np
 import pytest
 
-from poly.compare.stats.gpu import dispatch, kernel_source, program_cache
+from poly.compare.stats.gpu import dispatch, kernel_compile, kernel_source
 from poly.compare.stats.gpu.device_run import DeviceOperand
 
 
@@ -49,7 +49,7 @@ needs_nvrtc = pytest.mark.skipif(not _nvrtc_ok(), reason="cuda-bindings' NVRTC (
                                                          "is not installed here")
 
 VARIANTS = dispatch.kernel_variants()
-OLDEST_CC = program_cache.TARGET_CCS[0]
+OLDEST_CC = kernel_compile.TARGET_CCS[0]
 FULL_OPTIMISATION_CC = (8, 0)
 FLOAT32_PAIR = dispatch.kernel_variant(dispatch.DTYPE_CODES["float32"], dispatch.DTYPE_CODES["float32"])
 
@@ -64,8 +64,8 @@ ARITHMETICS = [next(group) for _, group in itertools.groupby(sorted(VARIANTS, ke
 
 
 # each arithmetic with an architecture, in turn: every one of both is assembled by ptxas once at least
-ARCHITECTURE_CHECKS = [(ARITHMETICS[i % len(ARITHMETICS)], program_cache.TARGET_CCS[i % len(program_cache.TARGET_CCS)])
-                       for i in range(max(len(ARITHMETICS), len(program_cache.TARGET_CCS)))]
+ARCHITECTURE_CHECKS = [(ARITHMETICS[i % len(ARITHMETICS)], kernel_compile.TARGET_CCS[i % len(kernel_compile.TARGET_CCS)])
+                       for i in range(max(len(ARITHMETICS), len(kernel_compile.TARGET_CCS)))]
 
 
 def _pair_id(v: kernel_source.KernelVariant) -> str:
@@ -78,16 +78,16 @@ def _arch(cc: tuple[int, int], kind: str = "sm") -> str:
 
 def _supported(cc: tuple[int, int]) -> None:
     """Skips unless the installed NVRTC compiles for compute capability ``cc``."""
-    if _arch(cc) not in program_cache.target_archs():
+    if _arch(cc) not in kernel_compile.target_archs():
         pytest.skip(f"this NVRTC cannot compile for {_arch(cc)}")
 
 
-def assert_compiles(variant: kernel_source.KernelVariant, arch: str, *, fast: bool) -> bytes:
+def assert_compiles(variant: kernel_source.KernelVariant, arch: str, *, quick: bool) -> bytes:
     """The image of ``variant`` for ``arch``; fails naming both on a compile error or any
     message in NVRTC's log (its warnings are on by default: poly never passes ``-w``)."""
     try:
-        compiled = program_cache.compile_variant(variant, arch, fast=fast)
-    except program_cache.KernelCompileError as err:
+        compiled = kernel_compile.compile_variant(variant, arch, quick=quick)
+    except kernel_compile.KernelCompileError as err:
         pytest.fail(str(err), pytrace=False)
     assert not compiled.log, f"NVRTC warned compiling variant {variant} for {arch}:\n{compiled.log}"
     assert compiled.image, f"NVRTC returned an empty image for variant {variant} for {arch}"
@@ -114,15 +114,15 @@ def test_the_variant_list_is_the_one_comparisons_compile():
 def test_target_architectures_are_the_documented_ones():
     # ordered oldest first (the PTX of every variant is made for the oldest); 8.0 onwards read
     # through cp.async, 7.5 through plain loads
-    assert program_cache.TARGET_CCS == tuple(sorted(program_cache.TARGET_CCS))
-    assert OLDEST_CC == (7, 5) and (8, 0) in program_cache.TARGET_CCS
+    assert kernel_compile.TARGET_CCS == tuple(sorted(kernel_compile.TARGET_CCS))
+    assert OLDEST_CC == (7, 5) and (8, 0) in kernel_compile.TARGET_CCS
 
 
 @needs_nvrtc
 def test_one_variant_compiles_quickly_with_every_kernel():
     """The quick check (not slow): a syntax error in any kernel file fails `pytest -m "not slow"`."""
     _supported(OLDEST_CC)
-    ptx = assert_compiles(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), fast=True).decode(errors="replace")
+    ptx = assert_compiles(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), quick=True).decode(errors="replace")
     for name in kernel_source.KERNEL_NAMES:
         assert f".entry {name}(" in ptx, f"kernel {name} is missing from the PTX"
 
@@ -133,7 +133,7 @@ def test_compiling_leaves_python_s_shared_one_byte_objects_alone():
     # CPython's shared object for that byte: writing into it broke every ``b" " * n`` of the process
     # (NumPy's .npy header padding became NUL bytes and every saved array unreadable).
     _supported(OLDEST_CC)
-    compiled = program_cache.compile_variant(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), fast=True)
+    compiled = kernel_compile.compile_variant(FLOAT32_PAIR, _arch(OLDEST_CC, "compute"), quick=True)
     assert compiled.log == ""
     assert [b for b in range(256) if bytes([b])[0] != b] == []
     buffer = io.BytesIO()
@@ -145,10 +145,10 @@ def test_compiling_leaves_python_s_shared_one_byte_objects_alone():
 def test_a_broken_kernel_fails_naming_its_variant_and_architecture(monkeypatch):
     source = kernel_source.kernel_source()
     broken = kernel_source.KernelSource(source.name, source.text + "\nthis is not CUDA;\n", source.headers)
-    monkeypatch.setattr(program_cache, "kernel_source", lambda: broken)
+    monkeypatch.setattr(kernel_compile, "kernel_source", lambda: broken)
     variant = dispatch.kernel_variant(dispatch.DTYPE_CODES["int32"], dispatch.DTYPE_CODES["int64"])
     with pytest.raises(pytest.fail.Exception) as failed:
-        assert_compiles(variant, "compute_75", fast=True)
+        assert_compiles(variant, "compute_75", quick=True)
     message = str(failed.value)
     assert "int32-int64 (float64, integer difference int64, wrapped denominator)" in message
     assert "for compute_75" in message and "error" in message
@@ -160,9 +160,9 @@ def test_a_kernel_warning_fails_naming_its_variant_and_architecture(monkeypatch)
     source = kernel_source.kernel_source()
     warned = kernel_source.KernelSource(
         source.name, source.text + "\n__device__ int poly_unused_local() { int unused; return 0; }\n", source.headers)
-    monkeypatch.setattr(program_cache, "kernel_source", lambda: warned)
+    monkeypatch.setattr(kernel_compile, "kernel_source", lambda: warned)
     with pytest.raises(AssertionError) as failed:
-        assert_compiles(FLOAT32_PAIR, "compute_75", fast=True)
+        assert_compiles(FLOAT32_PAIR, "compute_75", quick=True)
     message = str(failed.value)
     assert "NVRTC warned compiling variant float32-float32 (float32) for compute_75" in message
     assert "unused" in message
@@ -173,7 +173,7 @@ def test_a_kernel_warning_fails_naming_its_variant_and_architecture(monkeypatch)
 @pytest.mark.parametrize("variant", VARIANTS, ids=_pair_id)
 def test_every_variant_compiles_without_warnings(variant):
     _supported(OLDEST_CC)
-    assert_compiles(variant, _arch(OLDEST_CC, "compute"), fast=True)
+    assert_compiles(variant, _arch(OLDEST_CC, "compute"), quick=True)
 
 
 @pytest.mark.slow
@@ -182,7 +182,7 @@ def test_every_variant_compiles_without_warnings(variant):
                          ids=[f"{_pair_id(v)}@{_arch(cc)}" for v, cc in ARCHITECTURE_CHECKS])
 def test_each_arithmetic_and_architecture_assembles(variant, cc):
     _supported(cc)
-    assert_compiles(variant, _arch(cc), fast=True)
+    assert_compiles(variant, _arch(cc), quick=True)
 
 
 @pytest.mark.slow
@@ -191,5 +191,5 @@ def test_the_float32_pair_compiles_at_full_optimisation():
     # the options poly runs its kernels with, NVVM's optimisations included, for the oldest
     # architecture that reads through cp.async
     _supported(FULL_OPTIMISATION_CC)
-    ptx = assert_compiles(FLOAT32_PAIR, _arch(FULL_OPTIMISATION_CC, "compute"), fast=False)
+    ptx = assert_compiles(FLOAT32_PAIR, _arch(FULL_OPTIMISATION_CC, "compute"), quick=False)
     assert b"cp.async.cg.shared.global" in ptx

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poly.compare.stats.gpu.cuda_api import GpuError, GpuUnavailableError, check, driver_api
 from poly.compare.stats.gpu.kernel_source import (
     MAX_DIMS,
     MAX_GROUPS,
@@ -26,13 +27,7 @@ from poly.compare.stats.gpu.kernel_source import (
     THREADS,
     KernelVariant,
 )
-from poly.compare.stats.gpu.program_cache import (
-    GpuError,
-    GpuUnavailableError,
-    check,
-    driver_api,
-    load_program,
-)
+from poly.compare.stats.gpu.program_cache import load_program
 
 __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "SELECT_STATE", "SELECT_TARGET", "GROUP_RECORD",
            "transfer_counter"]

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from poly.compare.stats.gpu.cuda_api import GpuError, GpuUnavailableError, nvrtc_api
 from poly.compare.stats.gpu.device_run import CompareSetup, DeviceOperand, DeviceRun
 from poly.compare.stats.gpu.kernel_source import (
     DTYPE_NAMES,
@@ -32,7 +33,6 @@ from poly.compare.stats.gpu.kernel_source import (
     KernelVariant,
 )
 from poly.compare.stats.gpu.order_select import order_values, plan_ranges
-from poly.compare.stats.gpu.program_cache import GpuError, GpuUnavailableError, nvrtc_api
 from poly.compare.stats.gpu.statistics_pass import count_zeros, run_error_stats
 from poly.core import G_LOGGER, LogMode
 from poly.core.arrays.ops import is_torch

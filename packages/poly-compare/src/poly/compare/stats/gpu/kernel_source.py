@@ -161,6 +161,23 @@ class KernelVariant:
             mode.append("wrapped denominator")
         return f"{DTYPE_NAMES[self.code_a]}-{DTYPE_NAMES[self.code_b]} ({', '.join(mode)})"
 
+    def spec(self) -> str:
+        """The variant as a short string (``11,11,1,0,0,0``) that ``from_spec`` reads back: how a
+        background build is told what to compile."""
+        return ",".join(str(int(x)) for x in (self.code_a, self.code_b, self.f32, self.xor_mode, self.int_diff,
+                                              self.den_wrap))
+
+    @classmethod
+    def from_spec(cls, text: str) -> KernelVariant:
+        """The variant ``spec()`` wrote; ValueError for any other text."""
+        parts = text.split(",")
+        if len(parts) != 6 or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"not a kernel variant: {text!r} (expected six comma-separated integers)")
+        a, b, f32, xor, int_diff, den_wrap = (int(p) for p in parts)
+        if not (0 <= a < len(DTYPE_NAMES) and 0 <= b < len(DTYPE_NAMES)):
+            raise ValueError(f"not a kernel variant: {text!r} (dtype codes are 0-{len(DTYPE_NAMES) - 1})")
+        return cls(a, b, bool(f32), bool(xor), int_diff, bool(den_wrap))
+
 
 def kernel_options(v: KernelVariant) -> list[str]:
     """NVRTC options (preprocessor definitions) of one variant; the sizes come from limits.cuh."""

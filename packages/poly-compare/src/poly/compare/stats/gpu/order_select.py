@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poly.compare.stats.gpu.cuda_api import GpuError
 from poly.compare.stats.gpu.device_run import SELECT_STATE, DeviceRun, LaunchParams
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
@@ -56,7 +57,6 @@ from poly.compare.stats.gpu.predicted_ranges import (
     region_budget,
     region_capacity,
 )
-from poly.compare.stats.gpu.program_cache import GpuError
 
 __all__ = ["order_values", "plan_ranges", "range_first_pass", "range_first_copies", "take_range_first_pass",
            "radix_copies", "select_behind_stats", "DeviceSelect"]

@@ -13,11 +13,15 @@
 extern __shared__ uint4 smem[];
 
 // -- streaming both arrays ------------------------------------------------------------------------
-__device__ __forceinline__ void copy16_async(uint4* dst, const uint4* src) {
+// `dst` and `dst_shared` are one slot of the ring, as a pointer and as a shared-window address
+// (converted once per thread by the caller: converting at each copy cost a dozen instructions a
+// chunk, which the statistics pass, bound by its instruction issue, paid for in bandwidth).
+__device__ __forceinline__ void copy16_async(uint4* dst, u32 dst_shared, const uint4* src) {
 #if __CUDA_ARCH__ >= 800
-    const u32 s = (u32)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+    (void)dst;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst_shared), "l"(src));
 #else
+    (void)dst_shared;
     *dst = *src;
 #endif
 }
@@ -52,29 +56,34 @@ __device__ __forceinline__ void for_each_pair(const Params& P, uint4* ring, FC&&
         const u64 nchunks = P.n / E;
         const uint4* ga = (const uint4*)P.a.ptr;
         const uint4* gb = (const uint4*)P.b.ptr;
-        const int T = blockDim.x, t = threadIdx.x;
+        // Every kernel runs POLY_THREADS threads a block: the ring's layout is fixed at compile
+        // time. Slot s of array a (b) of this thread is mine[s * SLOT] (mine[s * SLOT + T]); the
+        // slot filled and the slot read move by SLOT, wrapping at RING.
+        constexpr u32 T = POLY_THREADS, SLOT = 2 * T, RING = POLY_STAGES * SLOT;
+        uint4* const mine = ring + threadIdx.x;
+        const u32 mine_shared = (u32)__cvta_generic_to_shared(mine);
 #pragma unroll
         for (int s = 0; s < POLY_STAGES - 1; ++s) {
             const u64 k = first + (u64)s * stride;
             if (k < nchunks) {
-                copy16_async(&ring[(2 * s) * T + t], ga + k);
-                copy16_async(&ring[(2 * s + 1) * T + t], gb + k);
+                copy16_async(mine + s * SLOT, mine_shared + s * SLOT * 16, ga + k);
+                copy16_async(mine + s * SLOT + T, mine_shared + (s * SLOT + T) * 16, gb + k);
             }
             copies_commit();
         }
-        int slot = 0;
+        u32 read = 0, fill = (POLY_STAGES - 1) * SLOT;  // uint4 offsets of the slot read and the slot filled
         for (u64 k = first; k - lane < nchunks; k += stride) {
             const u64 kn = k + (u64)(POLY_STAGES - 1) * stride;
-            const int ns = slot == 0 ? POLY_STAGES - 1 : slot - 1;  // the slot consumed last time
-            if (kn < nchunks) {
-                copy16_async(&ring[(2 * ns) * T + t], ga + kn);
-                copy16_async(&ring[(2 * ns + 1) * T + t], gb + kn);
+            if (kn < nchunks) {  // into the slot read last time
+                copy16_async(mine + fill, mine_shared + fill * 16, ga + kn);
+                copy16_async(mine + fill + T, mine_shared + (fill + T) * 16, gb + kn);
             }
             copies_commit();
             copies_wait_all_but_newest();
-            const uint4 ra = ring[(2 * slot) * T + t], rb = ring[(2 * slot + 1) * T + t];
+            const uint4 ra = mine[read], rb = mine[read + T];
             chunk(k * E, ra, rb, !UNIFORM || k < nchunks);
-            slot = slot + 1 == POLY_STAGES ? 0 : slot + 1;
+            fill = read;
+            read = read + SLOT == RING ? 0 : read + SLOT;
         }
         start = nchunks * E;
     }
