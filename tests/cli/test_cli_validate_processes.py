@@ -155,3 +155,72 @@ def test_batches_are_a_fraction_of_a_workers_share_within_bounds():
     assert items_per_batch(16_000, 8, 16, 4) == 128  # a quarter is 250: capped at 16 x 8
     assert items_per_batch(100, 8, 16, 8) == 8  # a small dataset: the configured size
     assert items_per_batch(0, 3, 4, 8) == 3
+
+
+@pytest.fixture
+def cpus(monkeypatch):
+    """Makes this process see ``n`` usable CPUs (the default engine's choice depends on them)."""
+    import poly.onnx.runners
+
+    def set_cpus(n):
+        monkeypatch.setattr(poly.onnx.runners, "usable_cpus", lambda: n)
+    return set_cpus
+
+
+def test_the_default_engine_is_a_process_per_cpu_where_threads_cannot_scale(poly, models, data, tmp_path,
+                                                                             cpus, monkeypatch):
+    from poly.cli.validate import driver
+
+    monkeypatch.setattr(driver, "AUTO_SAMPLES_PER_PROCESS", 8)  # N = 40 samples: 5 processes at most
+    base = ["validate", models["mlp"], "--onnxrt", "--dataset", data["ds"], "--golden", data["golden"], *TOL]
+    cpus(4)
+    res = poly(*base, "--report-json", tmp_path / "four.json")
+    assert res.exit_code == 1, res.output
+    assert "| 4 processes" in res.output
+    report = _report(tmp_path / "four.json")
+    assert report["config"]["processes"] == 4 and report["samples"] == N
+    assert {s["index"] for s in report["failed_samples"]} == set(BAD)
+    cpus(16)  # 16 CPUs, but 40 samples are 5 processes' worth
+    res = poly(*base, "--report-json", tmp_path / "sixteen.json")
+    assert "| 5 processes" in res.output and _report(tmp_path / "sixteen.json")["config"]["processes"] == 5
+    # a flag that chooses threads keeps them; too few CPUs or another backend too
+    for extra in (["--workers", "3"], ["--infer-threads", "2"], ["--processes", "1"]):
+        res = poly(*base, *extra, "--report-json", tmp_path / "threads.json")
+        assert "processes" not in res.output.split("VALIDATING", 1)[1].splitlines()[0], extra
+        assert "workers" in _report(tmp_path / "threads.json")["config"], extra
+    cpus(3)
+    res = poly(*base, "--report-json", tmp_path / "three.json")
+    assert _report(tmp_path / "three.json")["config"]["workers"] == 2
+
+
+def test_the_default_engine_needs_a_local_directory_and_onnxrt_on_the_cpu(data, cpus, tmp_path):
+    from poly.cli.validate import ValidationSources, default_processes
+
+    cpus(8)
+
+    class Runners:
+        def __init__(self, *names):
+            self.names = list(names)
+
+    class Onnxrt:
+        cpu_only = True
+
+    ds, golden = str(data["ds"]), str(data["golden"])
+    ort = Runners("onnxrt")
+    # 40 samples are not 64 per process for two: threads
+    assert default_processes(ValidationSources((ds,), None, (golden,)), ort, Onnxrt()) is None
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(200):
+        (many / f"s{i:03d}.npz").write_bytes(b"")
+    (many / ".hidden").write_bytes(b"")
+    assert default_processes(ValidationSources((str(many),), None, (golden,)), ort, Onnxrt()) == 3
+    assert default_processes(ValidationSources((str(many),), None, ()), Runners("onnxrt", "onnxrt"), Onnxrt()) == 3
+    assert default_processes(ValidationSources((str(many),), None, (golden,)), Runners("trt"), Onnxrt()) is None
+    assert default_processes(ValidationSources((str(many),), None, ()), Runners("onnxrt", "onnx-ref"), Onnxrt()) is None
+    gpu = Onnxrt()
+    gpu.cpu_only = False
+    assert default_processes(ValidationSources((str(many),), None, (golden,)), ort, gpu) is None
+    assert default_processes(ValidationSources((), "load.py", (golden,)), ort, Onnxrt()) is None
+    assert default_processes(ValidationSources((str(many), ds), None, (golden,)), ort, Onnxrt()) is None
+    assert default_processes(ValidationSources((str(many / "s000.npz"),), None, (golden,)), ort, Onnxrt()) is None

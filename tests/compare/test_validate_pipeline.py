@@ -298,3 +298,55 @@ def test_interrupt_stops_every_inference_thread(h, data, tmp_path):
                                  open_reference(str(tmp_path / "g.json"), by_name=False), SampleChecker(),
                                  infer_threads=2).run()
     assert outcome.interrupted and outcome.accumulator.samples <= 20
+
+
+def _summary(acc):
+    return (acc.samples, acc.compared, acc.passed, acc.failed, acc.errors,
+            sorted((s["index"], s["error"]) for s in acc.error_samples),
+            sorted(s["index"] for s in acc.failed_samples))
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_in_turn_gives_what_threads_give(h, data, tmp_path, batch):
+    # a worker process with one CPU runs its samples in turn, on one thread: the same verdicts,
+    # errors (an unreadable sample, a missing golden file, a sample the model cannot run) and
+    # early stop as the threaded pipeline
+    ds, golden, feeds, goldens = data
+    (ds / "sample_0005.npz").write_bytes(b"not a zip file")
+    (golden / "sample_0007.npz").unlink()
+    np.savez(ds / "sample_0009.npz", x=np.zeros((2, 5), np.float32))  # the wrong shape: inference fails
+    threads_seen = []
+
+    def fn(feed):
+        threads_seen.append(__import__("threading").current_thread().name)
+        if feed["x"].shape[-1] != 6:
+            raise ValueError("x must have 6 columns")
+        return _fn(feed)
+
+    def run(**kwargs):
+        runner = h.NumpyRunner(fn, {"x": (np.float32, ("batch", None))}, name="numpy")
+        return ValidationPipeline(runner, open_dataset(str(ds)), open_reference(str(golden)), SampleChecker(),
+                                  batch=batch, **kwargs).run()
+
+    threaded = run(workers=2)
+    threads_seen.clear()
+    in_turn = run(threaded=False)
+    assert _summary(in_turn.accumulator) == _summary(threaded.accumulator)
+    acc = in_turn.accumulator
+    assert acc.samples == N and {s["index"] for s in acc.failed_samples} == set(BAD) - {9}
+    errors = {s["index"]: s["error"] for s in acc.error_samples}
+    assert set(errors) == {5, 7, 9} and "reference" in errors[7] and "inference" in errors[9]
+    assert set(threads_seen) == {"MainThread"}  # no thread was started
+    stopped = run(threaded=False, max_failures=1)
+    assert stopped.stopped_early and stopped.accumulator.failed == 1 and stopped.accumulator.samples < N
+
+
+def test_in_turn_stops_at_ctrl_c(h, data, tmp_path):
+    ds, golden, feeds, goldens = data
+    results = RunResults([("golden", [IterationResult(g, runner_name="golden") for g in goldens])])
+    results.save(str(tmp_path / "g.json"))
+    dataset = IterableDataset(_Interrupting(feeds, after=20))
+    outcome = ValidationPipeline(_runner(h), dataset, open_reference(str(tmp_path / "g.json"), by_name=False),
+                                 SampleChecker(), threaded=False).run()
+    assert outcome.interrupted and outcome.accumulator.samples == 20
+    assert {s["index"] for s in outcome.accumulator.failed_samples} == {3, 17}

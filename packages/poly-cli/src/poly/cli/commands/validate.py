@@ -40,13 +40,15 @@ from poly.cli.multi_option import multi_option
 @OnnxrtArgs.options(providers_help="ONNX-Runtime execution providers in priority order.")
 @OnnxLoadArgs.options()
 @ComparisonArgs.tolerance_options()
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Comparison threads.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Comparison threads of a run in one process. Default: 2 (and one process: see --processes).")
 @click.option("--processes", type=click.IntRange(min=1), default=None,
               help="Worker processes, each with its own loaded runner and its share of the CPUs (the runs "
               "in one process share Python's interpreter lock, which caps them at a few cores). Needs "
               "--dataset as one local directory of sample files and --golden as one directory (or a "
-              "second backend). Default: one process.")
+              "second backend). Default: one per CPU when that holds, ONNX-Runtime runs on the CPU, the "
+              "machine has 4 CPUs or more and the dataset 64 samples per process (fewer processes for "
+              "fewer samples); otherwise, or with --workers or --infer-threads, one process.")
 @click.option("--infer-threads", type=click.IntRange(min=1), default=None,
               help="Inferences run side by side (ONNX-Runtime only), each session thread pool sized to "
               "share the CPUs. Default: 2 for ONNX-Runtime on the CPU with at least 2 CPUs, else 1.")
@@ -82,7 +84,8 @@ def validate(dataset: Any, data_loader_script: Any, golden: Any, workers: Any, p
     ray_args = RayArgs.from_kwargs(kwargs)
     ray_args.check_paths(dataset=dataset, golden=golden)
     engine = pick_engine(ray_args, processes=processes, workers=workers, prefetch=prefetch,
-                         infer_threads=infer_threads)
+                         infer_threads=infer_threads, sources=sources, runners=runners,
+                         onnxrt=OnnxrtArgs.from_kwargs(kwargs))
     tolerances = comparison.tolerances()
     checker = SampleChecker(comparison.simple.verdict_options(), threads=1)
     comparison_config = {"atol": tolerances["atol"], "rtol": tolerances["rtol"],

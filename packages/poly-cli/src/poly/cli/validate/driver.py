@@ -7,6 +7,7 @@ only) and summary.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -17,7 +18,7 @@ from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS
 from poly.cli.validate.engine import ValidationEngine, ValidationJob, ValidationSources
-from poly.cli.validate.processes import ProcessEngine
+from poly.cli.validate.processes import ProcessEngine, processes_supported
 from poly.cli.validate.progress import Progress
 from poly.cli.validate.threads import ThreadEngine
 from poly.compare.dataset import (
@@ -30,7 +31,7 @@ from poly.compare.dataset import (
 )
 from poly.core import G_LOGGER
 
-__all__ = ["check_sources", "pick_engine", "run_validation", "report_config", "finish"]
+__all__ = ["check_sources", "default_processes", "pick_engine", "run_validation", "report_config", "finish"]
 
 
 def check_sources(runners: Any, sources: ValidationSources) -> None:
@@ -49,16 +50,65 @@ def check_sources(runners: Any, sources: ValidationSources) -> None:
                                "exactly one of the two.")
 
 
-def pick_engine(ray_args: Any, processes: Any = None, workers: int = 2, prefetch: int = 8, infer_threads: Any = None) -> ValidationEngine:
-    """The engine the flags ask for: Ray (``--ray``), worker processes (``--processes`` above 1)
-    or threads in this process."""
+# The default engine runs one worker process per usable CPU where threads cannot scale (ONNX-Runtime
+# on the CPU: one interpreter lock serialises the reading, the runner's Python side and the
+# checks), on a machine of at least AUTO_MIN_CPUS CPUs, and with at least AUTO_SAMPLES_PER_PROCESS
+# samples a process (fewer would spend more on starting workers than they save).
+AUTO_MIN_CPUS = 4
+AUTO_SAMPLES_PER_PROCESS = 64
+
+
+def _sample_files(directory: str, at_most: int) -> int:
+    """The files of ``directory``, counted up to ``at_most``."""
+    count = 0
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if not entry.name.startswith(".") and entry.is_file():
+                count += 1
+                if count >= at_most:
+                    break
+    return count
+
+
+def default_processes(sources: ValidationSources, runners: Any, onnxrt: Any) -> int | None:
+    """
+    The worker processes the default engine runs, or None for threads in this process: one per
+    usable CPU when only ONNX-Runtime on the CPU runs, over one local directory of samples
+    (golden outputs a directory or a second backend), on a machine of ``AUTO_MIN_CPUS`` CPUs or
+    more, and fewer when the dataset has fewer than ``AUTO_SAMPLES_PER_PROCESS`` samples each.
+    """
+    from poly.onnx.runners import usable_cpus
+
+    if not processes_supported() or not runners.names or any(name != "onnxrt" for name in runners.names):
+        return None
+    if onnxrt is None or not onnxrt.cpu_only or sources.data_loader_script:
+        return None
+    if len(sources.dataset) != 1 or not os.path.isdir(sources.dataset[0]):
+        return None
+    if sources.golden and (len(sources.golden) != 1 or not os.path.isdir(sources.golden[0])):
+        return None
+    cpus = usable_cpus()
+    if cpus < AUTO_MIN_CPUS:
+        return None
+    samples = _sample_files(sources.dataset[0], cpus * AUTO_SAMPLES_PER_PROCESS)
+    count = min(cpus, samples // AUTO_SAMPLES_PER_PROCESS)
+    return count if count >= 2 else None
+
+
+def pick_engine(ray_args: Any, processes: Any = None, workers: Any = None, prefetch: int = 8, infer_threads: Any = None,
+                sources: ValidationSources | None = None, runners: Any = None, onnxrt: Any = None) -> ValidationEngine:
+    """The engine the flags ask for: Ray (``--ray``), worker processes (``--processes`` above 1),
+    threads in this process (``--workers``, ``--infer-threads`` or ``--processes 1``); without any
+    of them, ``default_processes`` decides between processes and threads."""
     if ray_args.enabled:
         from poly.cli.validate.ray.engine import RayEngine
 
         return RayEngine(ray_args)
+    if processes is None and workers is None and infer_threads is None and sources is not None:
+        processes = default_processes(sources, runners, onnxrt)
     if processes is not None and processes > 1:
         return ProcessEngine(processes)
-    return ThreadEngine(workers=workers, prefetch=prefetch, infer_threads=infer_threads)
+    return ThreadEngine(workers=2 if workers is None else workers, prefetch=prefetch, infer_threads=infer_threads)
 
 
 def report_config(model: Any, runner: Any, reference: Any, sources: ValidationSources, comparison: dict, engine: Any, batch: Any) -> dict:

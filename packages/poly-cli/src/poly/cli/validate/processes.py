@@ -34,9 +34,19 @@ __all__ = ["ProcessEngine", "processes_supported"]
 _worker: Any = None  # this worker process's ValidationWorker
 
 
-def _start_worker(kwargs: Any) -> None:
+def _start_worker(kwargs: Any, cpus: Any, next_cpu: Any) -> None:
+    """Builds this worker's ValidationWorker; with ``cpus``, first binds the worker to the next
+    of them (``next_cpu`` counts the workers started)."""
     global _worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    if cpus:
+        with next_cpu.get_lock():
+            slot = next_cpu.value
+            next_cpu.value += 1
+        try:
+            os.sched_setaffinity(0, {cpus[slot % len(cpus)]})
+        except (AttributeError, OSError):  # no affinity here (macOS): the scheduler places it
+            pass
     _worker = ValidationWorker(**kwargs)
 
 
@@ -52,6 +62,13 @@ def _rows(items: list) -> dict:
 def processes_supported() -> bool:
     """Worker processes start by fork (the runners are handed over as they are, not pickled)."""
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _usable_cpu_list() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity here (macOS)
+        return list(range(os.cpu_count() or 1))
 
 
 class ProcessEngine(BatchEngine):
@@ -98,8 +115,14 @@ class ProcessEngine(BatchEngine):
         return {"processes": self.workers}
 
     def start_workers(self, worker_kwargs: Any, count: Any) -> None:
-        self._pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
-                                         initializer=_start_worker, initargs=(worker_kwargs,))
+        # As many workers as CPUs (or more): each has one CPU to itself, bound to it (no
+        # migrations), and runs its samples in turn (threads would only take turns on it).
+        cpus = _usable_cpu_list()
+        one_each = count >= len(cpus)
+        worker_kwargs = {**worker_kwargs, "threaded": not one_each}
+        context = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_start_worker,
+                                         initargs=(worker_kwargs, cpus if one_each else None, context.Value("i", 0)))
         self._pending = set()
 
     def map_batches(self, batches: Any) -> Iterator[Any]:

@@ -75,10 +75,14 @@ class ValidationPipeline:
         infer_threads (int): Threads running inference side by side. Used only with runners (and a
                 reference runner) whose ``thread_safe_infer`` is True, such as ``OnnxrtRunner``;
                 others run on one thread. Defaults to 1.
+        threaded (bool): Whether samples are read, run and compared by threads side by side (the
+                loader, inference and comparison threads above). False runs each sample through
+                in turn on the calling thread: for a process that has one CPU to itself (a worker
+                of ``--processes``), where threads would only take turns. Defaults to True.
     """
 
     def __init__(self, runner: Any, dataset: Any, reference: Any, checker: Any, workers: int = 1, max_failures: Any = None, prefetch: int = 8, batch: int = 1,
-                 worst_k: int = 10, progress: Any = None, infer_threads: int = 1) -> None:
+                 worst_k: int = 10, progress: Any = None, infer_threads: int = 1, threaded: bool = True) -> None:
         self.runner = runner
         self.dataset = dataset
         self.reference = reference
@@ -93,6 +97,7 @@ class ValidationPipeline:
         runners = [runner, getattr(reference, "runner", None)]
         safe = all(r is None or getattr(r, "thread_safe_infer", False) for r in runners)
         self.infer_threads = max(1, int(infer_threads)) if safe else 1
+        self.threaded = bool(threaded)
 
     # loading ---------------------------------------------------------------------------------
 
@@ -107,26 +112,31 @@ class ValidationPipeline:
             return False
 
         try:
-            for item in self.dataset:
-                if stop.is_set():
-                    return
-                if isinstance(item, SampleError):
-                    self.reference.skip(item)
-                    put(item)
-                    continue
-                golden = None
-                if not self.reference.runs_model:
-                    try:
-                        golden = self.reference.outputs_for(item)
-                    except Exception as err:  # noqa: BLE001 - an unreadable reference skips the sample
-                        put(SampleError(item.index, item.name, f"reference: {_message(err)}"))
-                        continue
-                if not put((item, golden)):
+            for item in self._with_golden():
+                if stop.is_set() or not put(item):
                     return
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread (KeyboardInterrupt included)
             put(_Raised(exc))
         finally:
             put(_END)
+
+    def _with_golden(self) -> Any:
+        """The dataset's samples with their golden outputs, as ``(sample, golden)`` (golden None
+        where the reference runs a model), and a ``SampleError`` for each sample that cannot be read
+        or whose golden outputs cannot."""
+        for item in self.dataset:
+            if isinstance(item, SampleError):
+                self.reference.skip(item)
+                yield item
+                continue
+            golden = None
+            if not self.reference.runs_model:
+                try:
+                    golden = self.reference.outputs_for(item)
+                except Exception as err:  # noqa: BLE001 - an unreadable reference skips the sample
+                    yield SampleError(item.index, item.name, f"reference: {_message(err)}")
+                    continue
+            yield item, golden
 
     # inference -------------------------------------------------------------------------------
 
@@ -171,11 +181,44 @@ class ValidationPipeline:
                  for name, arr in outputs.items()}
         return [{name: parts[i] for name, parts in split.items()} for i in range(len(samples))]
 
+    # comparing -------------------------------------------------------------------------------
+
+    def _compare(self, sample: Any, outputs: Any, golden: Any) -> SampleResult:
+        try:
+            return SampleResult(sample.index, sample.name, self.checker.check(outputs, golden))
+        except Exception as err:  # noqa: BLE001 - a comparison that fails is the sample's error
+            return SampleResult(sample.index, sample.name, error=f"comparison: {_message(err)}")
+
+    def _run_samples(self, samples: list[Any], record: Any, hand_over: Any) -> None:
+        """Runs ``samples`` (``(sample, golden)`` pairs) through the model and hands each sample's
+        outputs and golden outputs to ``hand_over``; a sample that cannot run (or whose reference
+        model cannot) is recorded as an error."""
+        try:
+            outputs = self._infer_batch([s for s, _ in samples])
+        except Exception as err:  # noqa: BLE001 - a sample the model cannot run is reported
+            if len(samples) > 1:  # the one that cannot run, not the whole batch
+                for pair in samples:
+                    self._run_samples([pair], record, hand_over)
+                return
+            sample = samples[0][0]
+            record(SampleResult(sample.index, sample.name, error=f"inference: {_message(err)}"))
+            return
+        for (sample, golden), out in zip(samples, outputs, strict=True):
+            if self.reference.runs_model:
+                try:
+                    golden = self.reference.outputs_for(sample)
+                except Exception as err:  # noqa: BLE001
+                    record(SampleResult(sample.index, sample.name, error=f"reference: {_message(err)}"))
+                    continue
+            hand_over(Sample(sample.index, sample.name, {}), out, golden)
+
     # the run ---------------------------------------------------------------------------------
 
     def run(self) -> ValidationOutcome:
         """Runs to the end of the dataset, ``max_failures``, or a KeyboardInterrupt, and returns
         what was done (never raises KeyboardInterrupt)."""
+        if not self.threaded:
+            return self._run_in_turn()
         acc = Accumulator(worst_k=self.worst_k)
         lock = threading.Lock()
         start = time.perf_counter()
@@ -192,9 +235,7 @@ class ValidationPipeline:
 
         def compare(sample: Any, outputs: Any, golden: Any) -> None:
             try:
-                result = SampleResult(sample.index, sample.name, self.checker.check(outputs, golden))
-            except Exception as err:  # noqa: BLE001
-                result = SampleResult(sample.index, sample.name, error=f"comparison: {_message(err)}")
+                result = self._compare(sample, outputs, golden)
             finally:
                 in_flight.release()
             record(result)
@@ -226,6 +267,10 @@ class ValidationPipeline:
                 samples.append(item)
             return samples
 
+        def hand_over(sample: Any, outputs: Any, golden: Any) -> None:
+            in_flight.acquire()
+            pool.submit(compare, sample, outputs, golden)
+
         def infer_loop() -> None:
             nonlocal stopped_early
             while not stop.is_set():
@@ -235,23 +280,8 @@ class ValidationPipeline:
                 samples = next_samples()
                 if samples is None:
                     return
-                if not samples:
-                    continue
-                try:
-                    outputs = self._infer_batch([s for s, _ in samples])
-                except Exception as err:  # noqa: BLE001 - a sample the model cannot run is reported
-                    for sample, _ in samples:
-                        record(SampleResult(sample.index, sample.name, error=f"inference: {_message(err)}"))
-                    continue
-                for (sample, golden), out in zip(samples, outputs, strict=True):
-                    if self.reference.runs_model:
-                        try:
-                            golden = self.reference.outputs_for(sample)
-                        except Exception as err:  # noqa: BLE001
-                            record(SampleResult(sample.index, sample.name, error=f"reference: {_message(err)}"))
-                            continue
-                    in_flight.acquire()
-                    pool.submit(compare, Sample(sample.index, sample.name, {}), out, golden)
+                if samples:
+                    self._run_samples(samples, record, hand_over)
 
         helper_errors = []
 
@@ -268,9 +298,7 @@ class ValidationPipeline:
                    for i in range(1, self.infer_threads)]
         try:
             with contextlib.ExitStack() as stack:
-                for runner in (self.runner, getattr(self.reference, "runner", None)):
-                    if runner is not None and not getattr(runner, "is_active", False):
-                        stack.enter_context(runner)
+                self._active_runners(stack)
                 loader.start()
                 for helper in helpers:
                     helper.start()
@@ -298,5 +326,46 @@ class ValidationPipeline:
             except KeyboardInterrupt:  # a second Ctrl-C while the last comparisons finish
                 interrupted = True
         loader.join(timeout=1.0)
+        return ValidationOutcome(acc, time.perf_counter() - start, interrupted=interrupted,
+                                 stopped_early=stopped_early, max_failures=self.max_failures)
+
+    def _active_runners(self, stack: contextlib.ExitStack) -> None:
+        for runner in (self.runner, getattr(self.reference, "runner", None)):
+            if runner is not None and not getattr(runner, "is_active", False):
+                stack.enter_context(runner)
+
+    def _run_in_turn(self) -> ValidationOutcome:
+        """``run`` without threads: each sample read, run and compared in turn."""
+        acc = Accumulator(worst_k=self.worst_k)
+        start = time.perf_counter()
+        interrupted = stopped_early = False
+
+        def record(result: Any) -> None:
+            acc.add(result)
+            if self.progress is not None:
+                self.progress(acc, time.perf_counter() - start)
+
+        def compare_now(sample: Any, outputs: Any, golden: Any) -> None:
+            record(self._compare(sample, outputs, golden))
+
+        try:
+            with contextlib.ExitStack() as stack:
+                self._active_runners(stack)
+                samples: list[Any] = []
+                for item in self._with_golden():
+                    if self.max_failures is not None and acc.failed >= self.max_failures:
+                        stopped_early = True
+                        break
+                    if isinstance(item, SampleError):
+                        record(SampleResult(item.index, item.name, error=item.message))
+                        continue
+                    samples.append(item)
+                    if len(samples) == self.batch:
+                        self._run_samples(samples, record, compare_now)
+                        samples = []
+                if samples and not stopped_early:
+                    self._run_samples(samples, record, compare_now)
+        except KeyboardInterrupt:
+            interrupted = True
         return ValidationOutcome(acc, time.perf_counter() - start, interrupted=interrupted,
                                  stopped_early=stopped_early, max_failures=self.max_failures)

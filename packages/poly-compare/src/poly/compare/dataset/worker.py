@@ -27,9 +27,12 @@ class ValidationWorker:
                 golden directory, or a ``RunnerReference`` whose runner is activated here too.
         worst_k (int): Worst samples kept per batch (the engine keeps the worst of all).
         batch (int): Samples stacked per inference where the model allows it.
+        threaded (bool): Whether a batch's samples are run and compared by threads side by side
+                (see ``ValidationPipeline``); False for a worker with one CPU to itself.
     """
 
-    def __init__(self, runner: Any, checker: Any, reference: Any, worst_k: int = 10, batch: int = 1) -> None:
+    def __init__(self, runner: Any, checker: Any, reference: Any, worst_k: int = 10, batch: int = 1,
+                 threaded: bool = True) -> None:
         self.runner = runner
         self.runner.activate()
         self.reference = reference
@@ -39,6 +42,7 @@ class ValidationWorker:
         self.checker = checker
         self.worst_k = worst_k
         self.batch = batch
+        self.threaded = threaded
         self.inputs = dict(self.runner.get_input_metadata().items())
 
     def validate(self, items: dict) -> Accumulator:  # type: ignore[type-arg]
@@ -50,7 +54,7 @@ class ValidationWorker:
         for index, path, group, count in zip(items["index"], items["path"], items["row_group"], rows, strict=True):
             samples.extend(read_samples(WorkItem(int(index), str(path), int(group), int(count)), self.inputs))
         pipeline = ValidationPipeline(self.runner, samples, self.reference, self.checker, workers=1,
-                                      batch=self.batch, worst_k=self.worst_k)
+                                      batch=self.batch, worst_k=self.worst_k, threaded=self.threaded)
         outcome = pipeline.run()
         if outcome.interrupted:
             raise KeyboardInterrupt
