@@ -234,6 +234,27 @@ def test_package_dependencies_follow_the_arrows(dist):
     assert not problems, "\n".join(problems)
 
 
+def _is_type_checking_block(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:`` holding imports only (a lazy ``__init__``'s names, for type checkers)."""
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            and not node.orelse and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in node.body))
+
+
+def _lazy_exports_table(node: ast.AST) -> dict[str, str] | None:
+    """The table of ``__getattr__, __dir__ = lazy_exports(__name__, {name: module, ...})`` (string
+    literals only), else None."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+            and [getattr(t, "id", None) for t in node.targets[0].elts] == ["__getattr__", "__dir__"]
+            and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "lazy_exports"
+            and len(node.value.args) == 2 and not node.value.keywords
+            and getattr(node.value.args[0], "id", None) == "__name__" and isinstance(node.value.args[1], ast.Dict)):
+        return None
+    table = node.value.args[1]
+    if not all(isinstance(k, ast.Constant) and isinstance(v, ast.Constant) for k, v in zip(table.keys, table.values, strict=True)):
+        return None
+    return {k.value: v.value for k, v in zip(table.keys, table.values, strict=True)}
+
+
 def test_package_inits_only_re_export():
     problems = []
     for _name, (_, path, is_package) in MODULES.items():
@@ -246,9 +267,91 @@ def test_package_inits_only_re_export():
                 isinstance(t, ast.Name) and t.id == "__all__"
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
             )
-            if not (isinstance(node, allowed) or is_all):
+            # a lazy re-export: the table of poly.core.optional_import.lazy_exports, and its names
+            # imported for type checkers
+            lazy = _is_type_checking_block(node) or _lazy_exports_table(node) is not None
+            if not (isinstance(node, allowed) or is_all or lazy):
                 problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: {type(node).__name__} in an __init__.py")
     assert not problems, "\n".join(problems)
+
+
+def _defines(module: str, name: str) -> bool:
+    """Whether module ``module`` binds ``name`` at its top level (a def, class, assignment or import)."""
+    for node in _tree(module).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in node.names):
+            return True
+    return False
+
+
+def _lazy_inits():
+    """{package: (its lazy_exports table, {name: module} of its TYPE_CHECKING imports)}; ``from P
+    import N`` names the submodule ``P.N`` where that module does not define ``N`` itself (as
+    ``lazy_exports`` reads its table), else ``P``'s attribute."""
+    found = {}
+    for name, (_, path, is_package) in MODULES.items():
+        if not is_package:
+            continue
+        tree = ast.parse(path.read_text())
+        tables = [t for t in map(_lazy_exports_table, tree.body) if t is not None]
+        if not tables:
+            continue
+        typed = {}
+        for block in filter(_is_type_checking_block, tree.body):
+            for node in block.body:
+                assert isinstance(node, ast.ImportFrom), f"{path}: `import x` under TYPE_CHECKING"
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    is_submodule = submodule in MODULES and not _defines(submodule, alias.name)
+                    typed[alias.asname or alias.name] = submodule if is_submodule else node.module
+        found[name] = (tables[0], typed)
+    return found
+
+
+def test_lazy_inits_import_for_type_checkers_what_they_export():
+    # the lazy table is what runs; the TYPE_CHECKING imports are what mypy and the import-cycle check
+    # read: both must name the same objects
+    inits = _lazy_inits()
+    assert {"poly.core", "poly.compare", "poly.onnx"} <= set(inits)
+    for name, (table, typed) in inits.items():
+        assert table == typed, f"{name}: lazy_exports table and TYPE_CHECKING imports differ"
+
+
+# Lazy packages that re-export the whole ``__all__`` of each submodule they take names from (what
+# their star imports did before): a name added to such a submodule's ``__all__`` goes in the table too.
+WHOLE_REEXPORTS = ["poly.compare.verdicts", "poly.compare.io", "poly.cli.validate", "poly.cli.validate.ray"]
+
+
+def _literal_all(module: str) -> list[str]:
+    for node in _tree(module).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            assert isinstance(node.value, ast.List), f"{module}: __all__ is not a list literal"
+            return [element.value for element in node.value.elts if isinstance(element, ast.Constant)]
+    return []
+
+
+def test_lazy_packages_re_export_their_submodules_whole_all():
+    inits = _lazy_inits()
+    for package in WHOLE_REEXPORTS:
+        table, _ = inits[package]
+        expected = {name for module in set(table.values()) for name in _literal_all(module)}
+        assert set(table) == expected, f"{package}: not every name of its submodules' __all__ (or more)"
+
+
+def test_lazy_inits_export_no_object_under_a_submodules_name():
+    # importing submodule P.N binds P.N to the module, so a lazily exported function N of P.N would
+    # read as the module wherever P.N was imported first (an eager __init__ rebinds it; a lazy one cannot)
+    problems = [f"{package}.{name}: a submodule and the {name} it defines"
+                for package, (table, _) in _lazy_inits().items() for name in table
+                if f"{package}.{name}" in MODULES and _defines(f"{package}.{name}", name)]
+    assert not problems, "\n".join(problems)
+    assert _defines("poly.onnx.surgery.strip_weights", "strip_weights")
+    assert not _defines("poly.core.constants", "constants")
 
 
 def _tree(name):

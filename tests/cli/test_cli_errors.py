@@ -68,6 +68,61 @@ def test_help_is_lazy_and_fast():
     assert real.returncode == 0
 
 
+# Runs `poly ARGV` for each ARGV in turn, in one fresh interpreter, through the console script's
+# entry point, and prints the first command line after which NumPy (or a module of __HEAVY__) was loaded.
+_IN_PROCESS = """
+import sys
+from poly.cli.main import main
+for argv in __ARGVS__:
+    sys.argv = ["poly", *argv]
+    try:
+        main()
+    except SystemExit as exc:
+        assert exc.code in (0, None), (argv, exc.code)
+    loaded = sorted(m for m in ["numpy", *__HEAVY__] if m in sys.modules)
+    if loaded:
+        print("LOADED", loaded, "AFTER", " ".join(argv))
+        break
+else:
+    print("NOTHING HEAVY")
+"""
+
+
+def _first_heavy(argvs, heavy=()):
+    code = _IN_PROCESS.replace("__ARGVS__", repr(argvs)).replace("__HEAVY__", repr(list(heavy)))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def test_run_help_imports_no_numpy():
+    assert _first_heavy([["run", "--help"]], heavy=("onnx", "onnxruntime", "poly.compare.comparator")) == "NOTHING HEAVY"
+
+
+def test_the_help_of_every_command_imports_no_numpy():
+    # each command imports only what it runs: its --help builds its options and nothing else
+    import importlib
+
+    from poly.cli.main import SUBCOMMANDS
+
+    argvs = [["--help"]]
+    for name, (target, _) in SUBCOMMANDS.items():
+        argvs.append([name, "--help"])
+        module_name, _, attr = target.partition(":")
+        group = getattr(importlib.import_module(module_name), attr)
+        argvs += [[name, sub, "--help"] for sub in getattr(group, "lazy_subcommands", {})]
+    assert len(argvs) > 30 and ["debug", "reduce", "--help"] in argvs
+    assert _first_heavy(argvs) == "NOTHING HEAVY"
+
+
+def test_run_onnxrt_imports_only_what_it_runs(models):
+    # a host run on ONNX-Runtime: no TensorRT, no onnx, no debug tools, no on-device statistics, no
+    # importlib.metadata (no `poly run` extension installed), no zip support (no .npz read or written)
+    heavy = ("onnx", "poly.trt", "poly.debug", "poly.tools", "poly.compare.stats.gpu", "importlib.metadata", "zipfile")
+    last = _first_heavy([["run", models["identity"], "--onnxrt", "-q"]], heavy=heavy)
+    assert last == "LOADED ['numpy'] AFTER run " + models["identity"] + " --onnxrt -q"
+
+
 def test_version_and_global_flags(poly, models, tmp_path):
     assert poly("--version").output.startswith("poly ")
     log = tmp_path / "log.txt"

@@ -155,3 +155,35 @@ def test_without_extensions_the_flags_are_unknown(site):
     _, model = site
     out = subprocess.run([POLY, "run", str(model), "--renamed"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "No such option '--renamed'" in out.stderr
+
+
+# -- finding whether any extension is installed, without importlib.metadata ----------------------
+
+def test_the_quick_search_finds_a_declared_group_and_nothing_else(site, monkeypatch):
+    from poly.cli.args.run_extensions import ENTRY_POINT_GROUPS, may_declare_extensions
+
+    root, _ = site
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p])
+    # what this environment has installed declares no `poly run` extension (what importlib.metadata says too)
+    from importlib.metadata import entry_points
+
+    assert not any(entry_points(group=group) for group in ENTRY_POINT_GROUPS)
+    assert not may_declare_extensions()
+    assert may_declare_extensions(("console_scripts",))  # a group the installed packages do declare
+    monkeypatch.setattr(sys, "path", [*sys.path, str(root)])  # the extension's dist-info (polygraphy's group)
+    assert may_declare_extensions()
+    assert not may_declare_extensions(("poly.run.plugins",))
+
+
+def test_the_quick_search_defers_to_importlib_metadata_for_a_zip_on_the_path(tmp_path, monkeypatch):
+    import zipfile
+
+    from poly.cli.args.run_extensions import may_declare_extensions
+
+    archive = tmp_path / "site.zip"  # a zipped site: only importlib.metadata reads distributions inside it
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ext-1.0.dist-info/entry_points.txt", "[poly.run.plugins]\next = ext:groups\n")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p])
+    assert not may_declare_extensions()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(archive)])
+    assert may_declare_extensions()

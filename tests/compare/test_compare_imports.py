@@ -49,3 +49,33 @@ def test_polygraphy_comparator_paths_re_export_the_same_objects():
     assert (CompareFunc, OutputCompareResult, DataLoader, DataLoaderCache, AccuracyResult, RunResults) == (
         pc.CompareFunc, pc.OutputCompareResult, pc.DataLoader, pc.DataLoaderCache, pc.AccuracyResult, pc.RunResults,
     )
+
+
+def test_host_comparisons_leave_the_on_device_statistics_unimported():
+    # poly.compare.stats.gpu (kernel sources, NVRTC, its cache) is imported for CUDA arrays only
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import poly.compare as pc\n"
+        "assert 'numpy' in sys.modules and 'poly.compare.stats.gpu' not in sys.modules\n"
+        "a = np.arange(6, dtype=np.float32).reshape(2, 3)\n"
+        "stats = pc.error_stats(a, a + 1e-7)\n"
+        "results = [pc.IterationResult({'y': a}, runner_name='r0'), pc.IterationResult({'y': a * 1.5}, runner_name='r1')]\n"
+        "for func in (pc.CompareFunc.simple(), pc.CompareFunc.distance_metrics()):\n"
+        "    func(results[0], results[0]); func(results[0], results[1])\n"
+        "print(stats.absdiff.max < 1e-6, sorted(m for m in sys.modules if m.startswith('poly.compare.stats.gpu')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[-2] == "True []", out
+    # and the gate is the same as the on-device path's own: host arrays never go there
+    import numpy as np
+
+    from poly.compare.stats.on_device import is_device_output, may_compare_on_device
+
+    host = np.zeros(3, np.float32)
+    assert not may_compare_on_device(host, host) and not is_device_output(host)
+
+    class CudaLike:  # what the on-device path takes: an object with __cuda_array_interface__
+        __cuda_array_interface__ = {"shape": (3,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+    assert may_compare_on_device(CudaLike(), CudaLike()) and not may_compare_on_device(CudaLike(), host)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -21,6 +20,14 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
   replays or --fp16 with TensorRT-RTX: one line naming the feature and full TensorRT);
 - ``EXIT_USAGE`` (2): the command line is wrong (an unknown flag, a bad value, a file named on
   the command line that does not exist, options in an order that cannot work)."""
+
+
+def _print_traceback() -> None:
+    """The traceback of the exception being handled, on stderr (-v): traceback is imported here, not
+    by every command."""
+    import traceback
+
+    traceback.print_exc()
 
 
 def _red(text: str, stream: Any) -> str:
@@ -77,18 +84,18 @@ def handle_errors(func: Any) -> Any:
                 raise
             except PolyException as exc:
                 if show_traceback():
-                    traceback.print_exc()
+                    _print_traceback()
                 if str(exc) not in recorder.messages:
                     error_line(str(exc))
                 return EXIT_FAIL
             except FileNotFoundError as exc:
                 if show_traceback():
-                    traceback.print_exc()
+                    _print_traceback()
                 error_line(f"No such file: {exc.filename or exc}")
                 return EXIT_USAGE
             except OSError as exc:
                 if show_traceback():
-                    traceback.print_exc()
+                    _print_traceback()
                 if exc.filename is None:
                     error_line(f"{type(exc).__name__}: {exc}" + ("" if show_traceback() else " (run with -v for details)"))
                 else:  # a file that cannot be read or written: a directory, no permission, ...
@@ -98,7 +105,7 @@ def handle_errors(func: Any) -> Any:
                 raise
             except Exception as exc:  # a backend error: report it without a traceback
                 if show_traceback():
-                    traceback.print_exc()
+                    _print_traceback()
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 error_line(f"{type(exc).__name__}: {first}" + ("" if show_traceback() else " (run with -v for details)"))
                 return EXIT_FAIL

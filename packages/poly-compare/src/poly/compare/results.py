@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, KeysView, Mapping
@@ -68,6 +67,8 @@ class LazyArray:
         threshold = array_swap_threshold_mb()
         swappable = (isinstance(arr, np.ndarray) and not arr.dtype.hasobject) or is_torch(arr)
         if threshold >= 0 and _nbytes(arr) > (threshold << 20) and swappable:
+            import tempfile  # only for an array moved to disk: not a start-up cost of every run
+
             suffix = ".pt" if is_torch(arr) else ".npy"
             fd, path = tempfile.mkstemp(prefix="poly-array-", suffix=suffix)
             with os.fdopen(fd, "wb") as f:

@@ -10,6 +10,10 @@ missing module is reported as one line naming the ``pip install`` that brings it
     trt = lazy_import(["tensorrt", "tensorrt_rtx"], install="tensorrt")  # the first that imports
 
     onnx.load(path)  # onnx is imported here
+
+A package's ``__init__.py`` re-exports the names of its submodules the same way, through
+``lazy_exports``: ``import poly.core`` (and ``from poly import constants``) imports no submodule
+until one of its names is read, so that a command imports only what it runs.
 """
 
 from __future__ import annotations
@@ -19,14 +23,14 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from poly.core import config
-from poly.core.func import invoke_if_callable
 from poly.core.logging.exception import PolyException
 
-__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "has_mod", "tensorrt_candidates"]
+__all__ = ["MissingModuleError", "LazyModule", "lazy_import", "has_module", "has_mod", "tensorrt_candidates",
+           "lazy_exports"]
 
 
 class MissingModuleError(PolyException, ImportError):
@@ -62,6 +66,10 @@ class LazyModule:
 
     def candidates(self) -> list[str]:
         """The module names tried, in order."""
+        # here, not at the top: poly.core.func imports the logger, which every package __init__
+        # that re-exports through lazy_exports would otherwise import with this module
+        from poly.core.func import invoke_if_callable
+
         names = invoke_if_callable(self._names)
         return [names] if isinstance(names, str) else list(names)
 
@@ -159,3 +167,39 @@ def tensorrt_candidates() -> list[str]:
     if config.USE_TENSORRT_RTX or os.environ.get("POLY_USE_TENSORRT_RTX", "0") not in ("", "0"):
         return ["tensorrt_rtx", "tensorrt_rtx_bindings"]
     return ["tensorrt", "tensorrt_rtx", "tensorrt_rtx_bindings"]
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """
+    The module-level ``__getattr__`` and ``__dir__`` of package ``package`` (its ``__name__``),
+    whose ``__init__.py`` re-exports names of its submodules without importing them::
+
+        __getattr__, __dir__ = lazy_exports(__name__, {"DataType": "poly.core.arrays.datatype", ...})
+
+    ``exports`` maps each re-exported name to the module that defines it; a name whose module is
+    ``package.name`` is that submodule itself (so no name may be both a submodule and an object
+    that submodule defines, such as a function ``strip_weights`` of module ``strip_weights``:
+    importing the submodule would bind the name to the module first). The first read of a name imports its module and
+    stores the object in the package, so later reads cost nothing and every read gives the same
+    object as the module's. Any other submodule of the package is imported when read as an
+    attribute (as an eager ``__init__`` that imported it made it readable). ``__dir__`` lists the
+    package's names and ``exports``'. The ``__init__`` imports the same names under
+    ``if TYPE_CHECKING:`` for type checkers (tests/test_architecture.py checks that the two agree).
+    """
+    table = dict(exports)
+
+    def __getattr__(name: str) -> Any:
+        module_name = table.get(name)
+        if module_name is None:
+            if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return importlib.import_module(f"{package}.{name}")  # sets the package's attribute itself
+        module = importlib.import_module(module_name)
+        value = module if module_name == f"{package}.{name}" else getattr(module, name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *table})
+
+    return __getattr__, __dir__

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.resources import files
 from typing import Any
 
 import click
@@ -34,6 +33,8 @@ DEFAULT_NETWORK_FUNC = "load_network"
 
 def example_model_path() -> str:
     """Path of the bundled example CNN (input `input` [1,3,8,8] float32, output `probs` [1,4])."""
+    from importlib.resources import files  # ~20 ms of imports, only for --example
+
     return str(files("poly.cli.examples") / EXAMPLE_MODEL)
 
 

@@ -14,8 +14,9 @@ argparse renderings of poly's own groups they may depend on (``ModelArgs``, ``On
 
 from __future__ import annotations
 
-import argparse
 import functools
+import os
+import sys
 from typing import Any
 
 import click
@@ -26,10 +27,51 @@ from poly.cli.gen_script.call_tree import Code
 ENTRY_POINT_GROUPS = ("polygraphy.run.plugins", "poly.run.plugins")
 
 
+def may_declare_extensions(groups: tuple[str, ...] = ENTRY_POINT_GROUPS) -> bool:
+    """
+    Whether an installed distribution may declare an entry point of ``groups``: False only when
+    the ``entry_points.txt`` of every distribution on ``sys.path`` (``*.dist-info``,
+    ``*.egg-info``, an egg's ``EGG-INFO``: where importlib.metadata looks) names none of them.
+
+    A few milliseconds where importlib.metadata costs every `poly run` ~30 ms, and ~300 ms without
+    compiled bytecode (it imports email, zipfile, csv...), for the usual answer: no extension.
+    True (ask importlib.metadata) wherever this search could miss one: a ``sys.path`` entry that
+    is not a directory (a zip), or a finder of distributions other than the standard one.
+    """
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(finder, "find_distributions") and finder is not PathFinder for finder in sys.meta_path):
+        return True
+    headers = [f"[{group}]" for group in groups]
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except NotADirectoryError:
+            return True
+        except OSError:  # a path that does not exist: nothing installed there
+            continue
+        is_egg = root.lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (is_egg and low == "egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, child, "entry_points.txt"), encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:  # no entry points, or an egg-info file
+                continue
+            if any(header in text for header in headers):
+                return True
+    return False
+
+
 @functools.cache
 def installed_groups() -> tuple[Any, ...]:
     """The argument groups of the installed extensions (loaded once a process); an extension
     that fails to load is skipped with a warning naming it."""
+    if not may_declare_extensions():
+        return ()
     from importlib.metadata import entry_points
 
     from poly.core import G_LOGGER
@@ -96,6 +138,8 @@ class RunExtensions:
         return group.get_name_opt()[1].replace("-", "_")
 
     def runner_groups(self) -> dict[str, Any]:
+        if not self.groups:  # no extension installed: nothing of Polygraphy's argument groups imported
+            return {}
         from poly.tools.args.base import BaseRunnerArgs
 
         return {self.runner_param(g): g for g in self.groups if isinstance(g, BaseRunnerArgs)}
@@ -122,6 +166,8 @@ class RunExtensions:
     def parse(self, kwargs: dict[str, Any]) -> None:
         """Registers the groups with poly's own (parsed from ``kwargs``, the command's values)
         and parses them."""
+        import argparse
+
         from poly.tools.args import ModelArgs, OnnxLoadArgs, TrtConfigArgs
 
         own = {ModelArgs: ModelArgs(), OnnxLoadArgs: OnnxLoadArgs(), TrtConfigArgs: TrtConfigArgs()}

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_output import DeviceOutput, device_outputs
+from poly.compare.stats.on_device import is_device_output, may_compare_on_device
 from poly.core import G_LOGGER, DataType, LogMode
 from poly.core.arrays.host import host_array, is_device_array
 from poly.core.tensors.fit_shape import try_match_shape
@@ -31,9 +31,12 @@ def describe_array(arr: Any) -> str:
 
 
 def _pair_for_comparison(output0: Any, output1: Any) -> Any:
-    pair = device_outputs(output0, output1)
-    if pair is not None:
-        return pair
+    if may_compare_on_device(output0, output1):  # the GPU path imported only for CUDA arrays
+        from poly.compare.stats.gpu.device_output import device_outputs
+
+        pair = device_outputs(output0, output1)
+        if pair is not None:
+            return pair
     return host_array(output0), host_array(output1)
 
 
@@ -178,7 +181,7 @@ class BaseCompareFunc:
         Returns the pair made to agree in shape, or None (after logging the failure) when
         ``check_shapes`` is on and the shapes differ, or when no reshape or transpose fits.
         """
-        if isinstance(output0, DeviceOutput) and isinstance(output1, DeviceOutput) and output0.shape == output1.shape:
+        if is_device_output(output0) and is_device_output(output1) and output0.shape == output1.shape:
             return output0, output1  # nothing to align: both stay on the device
         output0, output1 = np.asarray(output0), np.asarray(output1)
         shape0, shape1 = output0.shape, output1.shape

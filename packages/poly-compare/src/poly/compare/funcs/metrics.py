@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc
-from poly.compare.stats.gpu.device_output import DeviceOutput
 from poly.compare.stats.native import ErrorStats, error_stats
+from poly.compare.stats.on_device import is_device_output
 from poly.compare.stats.polygraphy_precision import near_bound, polygraphy_metric
 from poly.compare.verdicts.output_results import (
     CosineSimilarityResult,
@@ -56,7 +56,7 @@ __all__ = [
 
 def metric_stats(out0: Any, out1: Any) -> ErrorStats:
     """The native statistics the metrics are derived from (no order statistics needed)."""
-    if not isinstance(out0, DeviceOutput) or not isinstance(out1, DeviceOutput):
+    if not is_device_output(out0) or not is_device_output(out1):
         out0, out1 = host_array(out0), host_array(out1)
     try:
         return error_stats(out0, out1, median=False)
@@ -71,7 +71,7 @@ def at_polygraphy_precision(field: str, value: float, bound: float, out0: Any, o
     """``value`` (metric ``field`` of two outputs, from the native float64 figures), or Polygraphy's
     own figure (``polygraphy_metric``) when ``value`` lies so close to ``bound`` that the two
     could give different verdicts."""
-    if not isinstance(out0, DeviceOutput):
+    if not is_device_output(out0):
         out0, out1 = np.asarray(out0), np.asarray(out1)
     margin = _DECIBELS_MARGIN if field in ("psnr", "snr") else 0.0
     if near_bound(value, bound, out0.size, (out0.dtype, out1.dtype), absolute_margin=margin):

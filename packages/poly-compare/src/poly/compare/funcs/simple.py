@@ -12,7 +12,7 @@ import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
 from poly.compare.stats import plots
-from poly.compare.stats.gpu.device_output import has_zero
+from poly.compare.stats.on_device import is_device_output
 from poly.compare.stats.polygraphy_precision import is_floating, may_hold_zero, polygraphy_error_stats
 from poly.compare.stats.report_lines import (
     LOGGED_QUANTILES,
@@ -28,6 +28,16 @@ from poly.core import G_LOGGER, LogMode
 from poly.core.util.text import indent_block
 
 __all__ = ["SimpleCompareFunc"]
+
+
+def _has_zero(arr: Any) -> bool:
+    """Whether ``arr`` holds a zero: counted on its device for a ``DeviceOutput`` (whose module is
+    imported only then), on the host otherwise."""
+    if is_device_output(arr):
+        from poly.compare.stats.gpu.device_output import has_zero
+
+        return has_zero(arr)
+    return bool(np.any(np.asarray(arr) == 0))
 
 
 def _option_attribute(name: str) -> property:
@@ -103,7 +113,7 @@ class SimpleCompareFunc(BaseCompareFunc):
                                                   median=True)
 
         if is_floating(out1) and may_hold_zero(stats) and G_LOGGER.is_enabled(G_LOGGER.WARNING):
-            if has_zero(out1):
+            if _has_zero(out1):
                 G_LOGGER.warning(
                     f"{runner1_name:35} | Output: {out1_name}: Some values are 0. "
                     f"Will add a small epsilon quantity to these when computing relative difference. "

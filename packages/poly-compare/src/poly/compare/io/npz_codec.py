@@ -16,7 +16,6 @@ import json
 import os
 import re
 import struct
-import zipfile
 import zlib
 from collections import OrderedDict
 from typing import Any
@@ -115,10 +114,16 @@ _FAST_READ_LIMIT = 64 << 20
 """Archives up to this size are read in one call and parsed here; bigger ones member by member."""
 _HEADER_CACHE: dict[bytes, NpyHeader] = {}
 _HEADER_CACHE_LIMIT = 256
-_READ_ERRORS = (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error, zlib.error, NotImplementedError,
-                RuntimeError)
-"""What a damaged archive raises while it is read: zipfile's, zlib's and poly.core.files.npy_format's errors,
-NotImplementedError for an unknown compression, RuntimeError for an encrypted member."""
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What a damaged archive raises while it is read: zipfile's, zlib's and poly.core.files.npy_format's errors,
+    NotImplementedError for an unknown compression, RuntimeError for an encrypted member. (zipfile, with
+    pathlib and urllib, is imported where an archive is read, not by every run that imports this module.)"""
+    import zipfile
+
+    return (ValueError, OSError, zipfile.BadZipFile, EOFError, struct.error, zlib.error, NotImplementedError,
+            RuntimeError)
 
 
 def _npy_header(member: memoryview) -> NpyHeader:
@@ -157,6 +162,8 @@ def _read_stored_npz(path: Any) -> dict[str, np.ndarray] | None:
         data = bytearray(size)
         if f.readinto(data) != size:
             return None
+    import zipfile
+
     view = memoryview(data)
     arrays = {}
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -183,6 +190,8 @@ def _read_npz_members(src: Any) -> dict[str, np.ndarray]:
         position = src.tell()
         size = src.seek(0, os.SEEK_END)
         src.seek(position)
+    import zipfile
+
     with zipfile.ZipFile(src) as archive:
         return {_key(info): array_from_zip_member(archive, info, size) for info in archive.infolist()}
 
@@ -200,7 +209,7 @@ def load_npz(src: Any) -> tuple[Any, ...]:
         arrays = _read_stored_npz(src)
         if arrays is None:
             arrays = _read_npz_members(src)
-    except _READ_ERRORS as err:
+    except _read_errors() as err:
         text = " ".join(str(err).split()) or type(err).__name__
         if "pickle" in text.lower():
             raise DataFormatError(

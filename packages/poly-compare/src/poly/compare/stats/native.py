@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from poly import _native
-from poly.compare.stats.gpu.dispatch import device_error_stats
+from poly.compare.stats.on_device import may_compare_on_device
 from poly.core.arrays.host import host_array
 
 __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code"]
@@ -213,8 +213,12 @@ def error_stats(
             raise ValueError(f"quantile {q} is outside [0, 1]")
     if threads < 0:
         raise ValueError(f"threads must be >= 0, got {threads}")
-    on_device = device_error_stats(a, b, atol=float(atol), rtol=float(rtol), quantiles=qs,
-                                   infinities_compare_equal=bool(infinities_compare_equal), median=bool(median))
+    on_device = None
+    if may_compare_on_device(a, b):  # the GPU path imported only for CUDA arrays
+        from poly.compare.stats.gpu.dispatch import device_error_stats
+
+        on_device = device_error_stats(a, b, atol=float(atol), rtol=float(rtol), quantiles=qs,
+                                       infinities_compare_equal=bool(infinities_compare_equal), median=bool(median))
     if on_device is not None:
         raw, shape, median_of_device = on_device
         return _from_raw(raw, shape, atol, rtol, median, qs, median_of_device)

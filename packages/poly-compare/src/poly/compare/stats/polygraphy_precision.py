@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_output import DeviceOutput
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
+from poly.compare.stats.on_device import is_device_output
 from poly.core import G_LOGGER
 from poly.core.arrays.host import host_array
 
@@ -307,7 +307,7 @@ def simple_error_stats(out0: Any, out1: Any, atol: float = 1e-5, rtol: float = 1
         2^53 or wrapping around (``_integer_absdiff_quantiles``). ``threads`` and ``median`` are
         passed to ``error_stats``.
     """
-    on_device = isinstance(out0, DeviceOutput) and isinstance(out1, DeviceOutput)
+    on_device = is_device_output(out0) and is_device_output(out1)
     if not on_device or not is_floating(out1):
         # Polygraphy's division by an integer reference (_integer_divisor_reldiff) reads host data
         out0, out1 = host_array(out0), host_array(out1)

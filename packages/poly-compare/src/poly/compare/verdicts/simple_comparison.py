@@ -19,12 +19,15 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from poly.compare.stats.native import DiffStats, ErrorStats
-from poly.compare.verdicts.output_results import OutputCompareResult
-from poly.compare.verdicts.thresholds import SCALAR_ERROR_STATS, SimpleThreshold
+from poly.compare.verdicts.error_stat_names import SCALAR_ERROR_STATS
 from poly.core.tensors.per_output import value_or_from_dict
+
+if TYPE_CHECKING:  # imported where used: the options are read without NumPy (`poly run --help`)
+    from poly.compare.stats.native import DiffStats, ErrorStats
+    from poly.compare.verdicts.output_results import OutputCompareResult
+    from poly.compare.verdicts.thresholds import SimpleThreshold
 
 __all__ = [
     "SimpleCompareOptions",
@@ -185,6 +188,8 @@ class SimpleCompareOptions:
     @property
     def threshold(self) -> SimpleThreshold:
         """The ``SimpleThreshold`` resolved options check against."""
+        from poly.compare.verdicts.thresholds import SimpleThreshold
+
         return SimpleThreshold(self.check_error_stat, self.atol, self.rtol)
 
     def needs_median(self) -> bool:
@@ -249,6 +254,8 @@ def simple_verdict(stats: ErrorStats, absdiff: DiffStats, reldiff: DiffStats, op
         OutputCompareResult: Truthy when the output passed; its ``checked_values()`` are the figures
         the verdict looked at.
     """
+    from poly.compare.verdicts.output_results import OutputCompareResult
+
     stat = options.check_error_stat
     quantile = options.error_quantile
     q_abs = absdiff.quantiles.get(quantile) if stat == "quantile" else None  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from poly.compare.stats.polygraphy_precision import exceeds_tolerance
+from poly.compare.verdicts.error_stat_names import SCALAR_ERROR_STATS, VALID_CHECK_ERROR_STATS
 from poly.core import G_LOGGER
 from poly.core.json import Decoder, Encoder
 
@@ -28,13 +29,6 @@ __all__ = [
     "SCALAR_ERROR_STATS",
     "VALID_CHECK_ERROR_STATS",
 ]
-
-SCALAR_ERROR_STATS = ("max", "mean", "median", "quantile")
-"""Error statistics that a single number summarizes (everything but ``elemwise``)."""
-
-VALID_CHECK_ERROR_STATS = ("max", "mean", "median", "elemwise", "quantile")
-"""Every value ``check_error_stat`` accepts."""
-
 
 class Threshold:
     """

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from typing import IO, Any, TypeGuard, cast
@@ -87,6 +86,8 @@ def atomic_write(path: StrPath, mode: str = "wb", encoding: str | None = None, n
     dir_path = os.path.dirname(os.path.abspath(path))
     os.makedirs(dir_path, exist_ok=True)
     permissions = _final_permissions(path)
+
+    import tempfile  # here: with shutil and random it costs every start-up, and only writes need it
 
     fd, tmp_path = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=dir_path)
     try:

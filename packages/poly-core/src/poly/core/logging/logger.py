@@ -13,7 +13,6 @@ import contextlib
 import enum
 import functools
 import inspect
-import logging
 import os
 import sys
 import threading
@@ -26,6 +25,7 @@ from poly.core import config
 from poly.core.logging.exception import PolyException, PolyInternalException
 
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType, TracebackType
     from typing import TypeAlias
@@ -369,6 +369,8 @@ class Logger:
 
     @use_python_logging_system.setter
     def use_python_logging_system(self, value: bool) -> None:
+        import logging  # here: Python's logging system (with traceback, string...) only for who asks for it
+
         self._python_logger = logging.getLogger(Logger.PYTHON_LOGGER_NAME) if value else None
 
     def register_callback(self, callback: Callable[[SeverityTrie], object]) -> None:

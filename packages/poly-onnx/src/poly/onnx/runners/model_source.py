@@ -6,7 +6,6 @@ messages and the two ways of consuming it: as ONNX-Runtime's input, or as a ``Mo
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -89,6 +88,8 @@ class ModelSource:
         if self.value.ByteSize() < PROTOBUF_LIMIT:
             yield self.value.SerializeToString()
             return
+        import tempfile  # only for a model over the protobuf limit: not a cost of every run
+
         with tempfile.TemporaryDirectory(prefix="poly-onnx-") as tmpdir:
             path = os.path.join(tmpdir, "model.onnx")
             G_LOGGER.verbose(f"{self.subject} exceeds the protobuf size limit; passing it through {path}")

@@ -34,7 +34,9 @@ def input_shape_defaults(kwargs: Mapping) -> dict[str, list]:
     """--input-shapes (``input_shapes`` in ``kwargs``, from the data loader group) as the shapes a
     profile uses for the inputs its --trt-*-shapes do not name; a dynamic dimension (a name or
     a negative number) becomes 1."""
-    from poly.trt.builder.profile import DEFAULT_SHAPE_VALUE
+    from poly.core.constants import (
+        DEFAULT_SHAPE_VALUE,  # poly.trt's too, without importing TensorRT's package
+    )
 
     shapes = parse_shapes("--input-shapes", kwargs.get("input_shapes"))
     return {name: [DEFAULT_SHAPE_VALUE if isinstance(d, str) or d < 0 else d for d in shape]
