@@ -184,3 +184,39 @@ def test_html_report_renders_in_headless_chromium(poly, models, data, tmp_path):
     assert count("#0969da") > 200, "no histogram bars drawn"      # the plots' bars
     assert count("#f0f0f0") > 500, "no table header drawn"        # the tables' header cells
     assert count("#cf222e") > 20, "no failure marked"             # failed verdicts / tolerance line
+
+
+def test_a_float64_sample_is_cast_as_poly_run_casts_it(poly, models, data, tmp_path):
+    ds, golden = data
+    with np.load(ds / "img_000.npz") as sample:
+        np.savez(ds / "img_000.npz", x=sample["x"].astype(np.float64))
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+                  "--rtol", "1e-4", "--report-json", rj)
+    assert "Input 'x': the samples hold float64, the model takes float32: casting them" in result.output
+    report = json.loads(rj.read_text())
+    assert report["errors"] == 0 and report["samples"] == N and report["compared"] == N
+    assert {s["index"] for s in report["failed_samples"]} == set(BAD)
+
+
+def test_the_pass_rate_counts_unreadable_samples_as_not_passed(poly, models, data, tmp_path):
+    ds, golden = data
+    (ds / "img_004.npz").write_bytes(b"\x00garbage")
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
+                  "--rtol", "1e-4", "--report-json", rj)
+    passed = N - 1 - len(BAD)
+    report = json.loads(rj.read_text())
+    assert report["passed"] == passed and report["pass_rate"] == pytest.approx(passed / N)
+    assert f"pass rate: {100 * passed / N:.2f}%" in result.output
+    assert f"{passed}/{N} samples passed" in result.output
+
+
+def test_a_data_loader_that_gives_no_samples_is_a_usage_error(poly, models, data, tmp_path):
+    _, golden = data
+    script = tmp_path / "empty_loader.py"
+    script.write_text("def load_data():\n    return iter([])\n")
+    result = poly("validate", models["mlp"], "--onnxrt", "--data-loader-script", script, "--golden", golden)
+    assert result.exit_code == 2, result.output
+    assert f"No samples found: --data-loader-script '{script}' gave none" in result.output
+    assert "0/0 samples passed" not in result.output

@@ -113,3 +113,20 @@ def test_non_durable_write_is_atomic_without_fsync(tmp_path, monkeypatch):
     assert calls == []
     assert path.read_text() == '{"new": 1}'
     assert sorted(os.listdir(tmp_path)) == ["b.bin", "replay.json"]
+
+
+def test_a_destination_that_cannot_be_written_is_named_not_its_temporary_file(tmp_path, monkeypatch):
+    import tempfile
+
+    from poly.core import atomic_write
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / ".model.onnx.k3j2.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    target = tmp_path / "model.onnx"
+    with pytest.raises(PermissionError) as info:
+        with atomic_write(target) as f:
+            f.write(b"x")
+    assert info.value.filename == str(target) and ".tmp" not in str(info.value)
+    assert not target.exists()

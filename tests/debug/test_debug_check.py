@@ -96,3 +96,15 @@ def test_interactive_prompt_repeats_until_pass_or_fail():
     assert result.success is False and result.returncode is None
     assert len(asked) == 3 and "polygraphy_debug.onnx" in asked[0] and "'p' or 'f'" in asked[1]
     assert InteractiveCheck(lambda q: "pass")().success is True
+
+
+def test_a_stream_the_check_left_empty_gets_no_header(capsys):
+    # a failing check that printed only to stdout: its output is shown, with no empty stderr section
+    CheckCommand(script(1, out="ONLY-STDOUT"))()
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert "CAPTURED STDOUT" in text and "ONLY-STDOUT" in text
+    assert "CAPTURED STDERR" not in text
+    CheckCommand(script(1))()  # nothing printed at all: no section
+    shown = capsys.readouterr()
+    assert "CAPTURED" not in shown.out + shown.err

@@ -75,7 +75,7 @@ def handle_errors(func: Any) -> Any:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from poly.core import PolyException
+        from poly.core import PolyException, PolyUsageError
 
         with _CriticalRecorder() as recorder:
             try:
@@ -87,7 +87,7 @@ def handle_errors(func: Any) -> Any:
                     _print_traceback()
                 if str(exc) not in recorder.messages:
                     error_line(str(exc))
-                return EXIT_FAIL
+                return EXIT_USAGE if isinstance(exc, PolyUsageError) else EXIT_FAIL
             except FileNotFoundError as exc:
                 if show_traceback():
                     _print_traceback()

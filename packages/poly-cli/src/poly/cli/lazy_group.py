@@ -10,9 +10,10 @@ from typing import Any
 import click
 
 from poly.cli.errors import error_line
+from poly.cli.help_sections import SectionedCommand
 
 
-class LazyGroup(click.Group):
+class LazyGroup(click.Group, SectionedCommand):
     """
     ``lazy_subcommands`` maps a command name to ``("module:attribute", "short help")``; the module
     is imported on first use. ``main`` turns click's usage errors into a single line (exit 2)

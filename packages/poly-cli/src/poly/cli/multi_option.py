@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from poly.cli.help_sections import tag_section
+
 _NEGATIVE_NUMBER = re.compile(r"^-\d|^-\.\d|^-inf$")
 
 
@@ -74,13 +76,23 @@ def occurrences(values: Any) -> list[list[str]]:
     return [value.split(MultiOption.OCCURRENCE_SEPARATOR) for value in values or ()]
 
 
-def stack_options(options: Any) -> Any:
+def stack_options(options: Any, section: str | None = None) -> Any:
     """A decorator that adds ``options`` (click option or argument decorators) to a command; they
-    are listed in ``--help`` in the order given."""
+    are listed in ``--help`` in the order given, under the heading ``section`` (a flag group's
+    title, ordered by ``poly.cli.help_sections.SECTION_ORDER``; None: the command's own options).
+    Options that ``options`` already put in a section (a nested ``stack_options``) keep it."""
 
     def decorate(func: Any) -> Any:
+        before = {id(param) for param in _declared_params(func)}
         for option in reversed(options):
             func = option(func)
+        if section is not None:
+            tag_section((param for param in _declared_params(func) if id(param) not in before), section)
         return func
 
     return decorate
+
+
+def _declared_params(func: Any) -> list:
+    """The parameters click decorators have added to ``func`` so far (a command's, once it is one)."""
+    return list(func.params if isinstance(func, click.Command) else getattr(func, "__click_params__", ()))

@@ -83,6 +83,20 @@ def _number(flag: str, arg: str, text: str) -> Any:
     return value
 
 
+def number_within(low: float | None, high: float | None = None) -> Any:
+    """A ``parse_per_output`` converter of numbers in [``low``, ``high``] (None: unbounded), a value
+    outside (or NaN) a usage error naming the flag and the range."""
+    def convert_for(flag: str) -> Any:
+        def convert(arg: str, text: str) -> Any:
+            value = _number(flag, arg, text)
+            if not (low is None or value >= low) or not (high is None or value <= high):
+                span = (f"at least {low:g}" if high is None else f"between {low:g} and {high:g}")
+                _fail(flag, arg, f"{text.strip()} is out of range: expected a value {span}")
+            return value
+        return convert
+    return convert_for
+
+
 def parse_ranges(flag: str, args: Any) -> dict[str, tuple] | None:
     """`[0,1] x:[-1,1]` -> {"": (0, 1), "x": (-1, 1)}."""
     if not args:

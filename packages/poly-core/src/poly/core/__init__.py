@@ -24,7 +24,12 @@ if TYPE_CHECKING:
     )
     from poly.core.func import extend, funcify, invoke_if_callable
     from poly.core.json import Decoder, Encoder, add_json_methods, from_json, load_json, save_json, to_json
-    from poly.core.logging.exception import DataFormatError, DataTypeConversionException, PolyException
+    from poly.core.logging.exception import (
+        DataFormatError,
+        DataTypeConversionException,
+        PolyException,
+        PolyUsageError,
+    )
     from poly.core.logging.logger import G_LOGGER, Logger, LogMode
     from poly.core.optional_import import LazyModule, MissingModuleError, has_module, lazy_import
     from poly.core.tensors.metadata import MetadataTuple, TensorMetadata
@@ -38,6 +43,7 @@ __all__ = [
     "DataType",
     "DataTypeEntry",
     "PolyException",
+    "PolyUsageError",
     "DataFormatError",
     "DataTypeConversionException",
     "atomic_write",
@@ -96,6 +102,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "DataFormatError": "poly.core.logging.exception",
     "DataTypeConversionException": "poly.core.logging.exception",
     "PolyException": "poly.core.logging.exception",
+    "PolyUsageError": "poly.core.logging.exception",
     "G_LOGGER": "poly.core.logging.logger",
     "Logger": "poly.core.logging.logger",
     "LogMode": "poly.core.logging.logger",

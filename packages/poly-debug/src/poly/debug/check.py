@@ -162,11 +162,14 @@ class CheckCommand:
         stderr = status.stderr.decode(errors="replace")
         success = self.judge(status.returncode, stdout + stderr)
         if self.show_output or (not success and not self.hide_fail_output):
-            G_LOGGER.info(f"========== CAPTURED STDOUT ==========\n{stdout}")
-            G_LOGGER.log(
-                f"========== CAPTURED STDERR ==========\n{stderr}",
-                G_LOGGER.WARNING if success else G_LOGGER.ERROR,
-            )
+            # a stream the check left empty gets no header (not one empty section per iteration)
+            if stdout.strip():
+                G_LOGGER.info(f"========== CAPTURED STDOUT ==========\n{stdout}")
+            if stderr.strip():
+                G_LOGGER.log(
+                    f"========== CAPTURED STDERR ==========\n{stderr}",
+                    G_LOGGER.WARNING if success else G_LOGGER.ERROR,
+                )
         return CheckResult(success, status.returncode, stdout, stderr)
 
 

@@ -23,7 +23,7 @@ import click
 
 from poly.cli.gen_script.call_tree import Assign, BinOp, Builtin, Do, For, If, Ref, Var, run_statements
 from poly.cli.multi_option import multi_option, stack_options
-from poly.cli.value_parsing import parse_per_output
+from poly.cli.value_parsing import number_within, parse_per_output
 from poly.compare import SimpleCompareOptions
 
 COMPARE_FUNCS = ["simple", "indices", "l2", "cosine_similarity", "distance_metrics", "psnr", "snr",
@@ -80,6 +80,11 @@ def _choice(declared: Any) -> Any:
     return convert
 
 
+_RANGES = {"atol": number_within(0.0), "rtol": number_within(0.0), "error_quantile": number_within(0.0, 1.0)}
+"""The numbers the simple comparison's options take: tolerances are not negative, a quantile is a
+fraction (a value outside is a usage error naming its flag, not a comparison that cannot pass)."""
+
+
 def _parse_simple_options(kwargs: Mapping) -> SimpleCompareOptions:
     """The simple comparison's flags as ``SimpleCompareOptions``: None for a flag not given (or
     that the command does not have), a bad value a usage error naming its flag."""
@@ -89,7 +94,8 @@ def _parse_simple_options(kwargs: Mapping) -> SimpleCompareOptions:
             continue
         given = kwargs.get(_param_name(declared.flag))
         if declared.per_output:
-            convert = _choice(declared) if declared.choices else None
+            within = _RANGES.get(declared.name)
+            convert = _choice(declared) if declared.choices else (within(declared.flag) if within else None)
             values[declared.name] = parse_per_output(declared.flag, given, convert)
         elif declared.type is bool:
             # a flag given sets the option against its default (--no-shape-check: check_shapes=False)
@@ -170,13 +176,13 @@ class ComparisonArgs:
                          "-> dict of output name -> bool` (function `compare_outputs` by default); it replaces "
                          "--compare and its thresholds."),
             click.option("--validate", is_flag=True, help="Check outputs for NaNs and Infs."),
-        ])
+        ], section="Comparator Comparisons")
 
     @classmethod
     def tolerance_options(cls) -> Any:
         """Only the flags of the options that decide a verdict: --atol, --rtol, --check-error-stat,
         --error-quantile, --infinities-compare-equal, --no-shape-check (for `poly validate`)."""
-        return stack_options(_simple_flags(_VERDICT_FLAGS))
+        return stack_options(_simple_flags(_VERDICT_FLAGS), section="Comparator Comparisons")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> ComparisonArgs:
@@ -222,7 +228,10 @@ class ComparisonArgs:
         """The statements that check ``results`` and fold their verdict into ``success`` (set
         before them): --validate (NaNs, Infs), then, with two or more result sets, the accuracy
         comparison of every one with the first (``compare_func_statements``)."""
-        statements = []
+        statements: list[Any] = []
+        named = self._per_output_names()
+        if named:  # a misspelt output name is a usage error, not a warning before a default tolerance
+            statements.append(Do(Ref("poly.compare.verdicts", "require_output_names")(Var("results"), named)))
         if self.validate:
             validate = Ref("poly.compare", "Comparator.validate")(Var("results"), check_inf=True, check_nan=True)
             statements.append(_and_success(validate))
@@ -232,6 +241,18 @@ class ComparisonArgs:
         statements.append(If(BinOp(Builtin("len")(Var("results")), ">", 1), [  # type: ignore[arg-type]
             *self.compare_func_statements(), Assign("accuracy", accuracy), _and_success(Var("accuracy"))]))
         return statements
+
+    def _per_output_names(self) -> dict[str, list[str]]:
+        """Each flag given per output (the simple comparison's and the thresholds'), to the output
+        names its values name (the default "" left out)."""
+        named = {}
+        per_output = [(d.flag, self.simple.given().get(d.name)) for d in SimpleCompareOptions.declarations()
+                      if d.per_output and d.flag]
+        per_output += [(f"--{name.replace('_', '-')}", getattr(self, name)) for name in _THRESHOLDS]
+        for flag, value in per_output:
+            if isinstance(value, Mapping) and any(key != "" for key in value):
+                named[flag] = [key for key in value if key != ""]
+        return named
 
     def check_statements(self, after_loading: Any = ()) -> list:
         """Every statement that reads ``results`` and sets ``success``: ``success = True``, the

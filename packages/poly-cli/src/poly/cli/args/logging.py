@@ -51,7 +51,7 @@ class LoggingArgs:
                          help="Format of log messages: timestamp, line-info, no-colors."),
             click.option("--log-file", type=click.Path(dir_okay=False), expose_value=False, callback=_on_option,
                          is_eager=True, help="Path to a file where poly logs are also written."),
-        ])
+        ], section="Logging")
 
     @classmethod
     def current(cls, ctx: click.Context | None = None) -> LoggingArgs:

@@ -75,7 +75,7 @@ class ModelArgs:
                 "script whose function `load_network`, or the one named as `script.py:func`, returns a TensorRT "
                 "builder, network and optionally parser). Default: from the extension (.py is a network script). "
                 "TensorFlow (frozen, keras, ckpt), UFF and Caffe models are not supported: convert them to ONNX."))
-        return stack_options(options)
+        return stack_options(options, section="Model")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping, required: bool = True) -> ModelArgs:

@@ -51,7 +51,7 @@ class RayArgs:
                          show_default=True, help="CPUs Ray reserves for each actor (with --ray)."),
             click.option("--ray-gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True,
                          help="GPUs Ray reserves for each actor, fractions to share one GPU (with --ray)."),
-        ])
+        ], section="Ray Cluster")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> RayArgs:

@@ -23,6 +23,7 @@ import click
 
 from poly.cli.args.runners import record_runner
 from poly.cli.gen_script.call_tree import Code
+from poly.cli.help_sections import tag_section
 
 ENTRY_POINT_GROUPS = ("polygraphy.run.plugins", "poly.run.plugins")
 
@@ -92,8 +93,11 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.arguments: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+        self.title: str | None = None
+        """The title of the (first) argument group: the `poly run --help` section of the options."""
 
     def add_argument_group(self, *args: Any, **kwargs: Any) -> _Recorder:
+        self.title = self.title or (args[0] if args else kwargs.get("title"))
         return self
 
     def add_mutually_exclusive_group(self, *args: Any, **kwargs: Any) -> _Recorder:
@@ -157,10 +161,13 @@ class RunExtensions:
             label, opt = group.get_name_opt()
             params.append(click.Option([f"--{opt}", name], is_flag=True, callback=record_runner,
                                        help=f"Run inference with {label} (an installed `poly run` extension)."))
+        tag_section(params, "Runners")
         for group in self.groups:
             recorder = _Recorder()
             group.add_parser_args(recorder)
-            params += [_click_option(flags, kwargs) for flags, kwargs in recorder.arguments]
+            options = [_click_option(flags, kwargs) for flags, kwargs in recorder.arguments]
+            tag_section(options, recorder.title or type(group).__name__)
+            params += options
         return params
 
     def parse(self, kwargs: dict[str, Any]) -> None:

@@ -59,15 +59,15 @@ class RunnerArgs:
         ]
         if pluginref:
             options.append(click.option("--pluginref", is_flag=True, callback=record_runner, help=PLUGINREF_HELP))
-        return stack_options(options)
+        return stack_options(options, section="Runners")
 
     @classmethod
     def trt_options(cls) -> Any:
-        """--trt, which ``--help`` lists with the TensorRT flags (after the builder flags, before
-        --trt-outputs): a command puts it there."""
+        """--trt (a decorator of its own: commands declare it among their TensorRT flags; ``--help``
+        lists it in the "Runners" section with the others)."""
         return stack_options([
             click.option("--trt", is_flag=True, callback=record_runner, help="Run inference using TensorRT."),
-        ])
+        ], section="Runners")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping, ctx: click.Context | None = None, extensions: Any = None) -> RunnerArgs:

@@ -17,9 +17,10 @@ from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(model_type=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the converted model.")
 @click.option("--convert-to", type=click.Choice(["onnx", "trt"]),

@@ -25,9 +25,10 @@ from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.args.trt.runtime import TrtRuntimeArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
 from poly.cli.gen_script.run_script import RunScript, gen_script_option, write_run_script
+from poly.cli.help_sections import SectionedCommand
 
 
-class _RunCommand(click.Command):
+class _RunCommand(SectionedCommand):
     """`poly run` with the options of the installed extensions (``poly.cli.args.run_extensions``)."""
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:

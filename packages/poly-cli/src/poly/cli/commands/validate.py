@@ -17,10 +17,11 @@ from poly.cli.args.runners import RunnerArgs
 from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(required=False, example=True)
 @RunnerArgs.options(
     onnxrt_help="Validate with ONNX-Runtime (the first backend given is the one under test).",

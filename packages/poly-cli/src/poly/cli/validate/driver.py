@@ -145,6 +145,10 @@ def run_validation(engine: ValidationEngine, sources: ValidationSources, model: 
     with engine:
         outcome = engine.run(job)
     progress.finish(outcome.accumulator, outcome.elapsed)
+    if outcome.accumulator.samples == 0 and not outcome.interrupted:  # not "0/0 samples passed"
+        given = (f"--data-loader-script '{sources.data_loader_script}'" if sources.data_loader_script
+                 else f"--dataset '{', '.join(sources.dataset)}'")
+        raise click.UsageError(f"No samples found: {given} gave none")
     config = report_config(model, built[0], reference, sources, comparison, engine, batch)
     return finish(outcome, config, report_json, report_html)
 

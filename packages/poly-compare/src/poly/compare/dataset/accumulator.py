@@ -165,7 +165,7 @@ class OutputDistribution:
         compared = self.samples - self.errors
         return {
             "samples": self.samples, "failed": self.failed, "errors": self.errors,
-            "pass_rate": (self.samples - self.failed) / self.samples if self.samples else None,
+            "pass_rate": (compared - self.failed) / self.samples if self.samples else None,
             "max_absdiff": _finite_or_str(self.max_absdiff) if compared else None,
             "max_reldiff": _finite_or_str(self.max_reldiff) if compared else None,
             "mean_max_absdiff": self._sum_absdiff / compared if compared else None,
@@ -203,7 +203,9 @@ class Accumulator:
 
     @property
     def pass_rate(self) -> float | None:
-        return self.passed / self.compared if self.compared else None
+        """The samples that passed among all samples, unreadable ones included (they did not pass):
+        the rate agrees with the verdict's "passed/samples"; None before any sample."""
+        return self.passed / self.samples if self.samples else None
 
     def add(self, result: SampleResult) -> None:
         self.samples += 1

@@ -19,6 +19,7 @@ import numpy as np
 
 from poly.compare.dataset.accumulator import Accumulator, SampleResult
 from poly.compare.dataset.sample_reader import Sample, SampleError
+from poly.core import G_LOGGER
 
 __all__ = ["ValidationPipeline", "ValidationOutcome"]
 
@@ -94,6 +95,7 @@ class ValidationPipeline:
         self.worst_k = worst_k
         self.progress = progress
         self._checked_signature: Any = None
+        self._casts: dict[Any, dict[str, Any]] = {}  # per feed signature: the inputs cast to the model's dtype
         runners = [runner, getattr(reference, "runner", None)]
         safe = all(r is None or getattr(r, "thread_safe_infer", False) for r in runners)
         self.infer_threads = max(1, int(infer_threads)) if safe else 1
@@ -145,9 +147,36 @@ class ValidationPipeline:
         # differ from the last feed it checked: per sample, that check costs more than a comparison.
         signature = tuple((name, getattr(arr, "dtype", None), getattr(arr, "shape", None)) for name, arr in feed.items())
         check = signature != self._checked_signature
+        casts = self._casts.get(signature)
+        if casts is None:
+            casts = self._casts[signature] = self._dtype_casts(feed)
+        if casts:
+            feed = {name: np.asarray(arr).astype(casts[name]) if name in casts else arr for name, arr in feed.items()}
         outputs = self.runner.infer(feed, check_inputs=check)
         self._checked_signature = signature
         return outputs
+
+    def _dtype_casts(self, feed: Any) -> dict[str, Any]:
+        """The inputs of ``feed`` whose numeric dtype is not the model's, to the NumPy dtype they
+        are cast to (as `poly run --load-inputs` casts saved inputs), each logged once."""
+        from poly.core import DataType, LogMode, array_dtype
+
+        casts: dict[str, Any] = {}
+        metadata = self.runner.get_input_metadata()
+        for name, arr in feed.items():
+            meta = metadata.get(name) if hasattr(metadata, "get") else None
+            want, have = getattr(meta, "dtype", None), array_dtype(arr)
+            if want is None or have is None:
+                continue
+            want, have = DataType.from_dtype(want), DataType.from_dtype(have)
+            if want == have:
+                continue
+            if not all(t.is_floating or t.is_integral for t in (want, have)):
+                continue  # bool, strings...: the runner's own check reports them
+            casts[name] = DataType.to_dtype(want, "numpy")
+            G_LOGGER.warning(f"Input '{name}': the samples hold {have}, the model takes {want}: casting them "
+                             "(as `poly run --load-inputs` does)", mode=LogMode.ONCE)
+        return casts
 
     def _infer_one(self, sample: Any) -> dict[Any, Any]:
         # Copied: a runner may reuse its output buffers, and comparisons run after the next inference.

@@ -21,6 +21,7 @@ from poly.core import (
     DataTypeConversionException,
     LogMode,
     PolyException,
+    PolyUsageError,
     TensorMetadata,
     array_dtype,
     array_shape,
@@ -108,7 +109,8 @@ class DataLoader:
     given here overrides dtypes and fixes the shapes of dynamic dimensions.
     """
 
-    def __init__(self, seed: Any = None, iterations: Any = None, input_metadata: Any = None, val_range: Any = None, data_loader_backend_module: Any = None) -> None:
+    def __init__(self, seed: Any = None, iterations: Any = None, input_metadata: Any = None, val_range: Any = None, data_loader_backend_module: Any = None,
+                 strict: bool = False) -> None:
         """
         Args:
             seed (int): The seed; iteration ``i`` uses ``seed + i``. Defaults to 1.
@@ -122,6 +124,11 @@ class DataLoader:
                     keeps that bound's default. Defaults to (0.0, 1.0). Integer inputs take the
                     range as ints, bool inputs as bools.
             data_loader_backend_module (str): ``"numpy"`` (default) or ``"torch"``.
+            strict (bool): Whether ``input_metadata`` naming an input the model does not have, or
+                    giving a shape that does not fit one (another rank, a fixed dimension
+                    changed), raises ``PolyUsageError`` (what `poly` does with --input-shapes)
+                    instead of warning and generating the model's own shape (Polygraphy's
+                    behaviour, the default).
         """
         self.seed = default(seed, constants.DEFAULT_SEED)
         self.iterations = default(iterations, 1)
@@ -129,6 +136,7 @@ class DataLoader:
         if self.user_input_metadata and not isinstance(self.user_input_metadata, TensorMetadata):
             self.user_input_metadata = TensorMetadata(self.user_input_metadata)
         self.data_loader_backend_module = default(data_loader_backend_module, "numpy")
+        self.strict = bool(strict)
         self.input_metadata: Any = None
         """The inputs to generate (set by ``Comparator.run``); the user metadata when never set."""
         self.default_val_range = _default_range(val_range, (0.0, 1.0))
@@ -273,8 +281,13 @@ class DataLoader:
                     f"in one or more runners."
                 )
             else:
-                msg = f"Input tensor: {name} | Metadata was provided, but the input does not exist in one or more runners."
                 close = find_str_in_iterable(name, self.input_metadata.keys())
+                if self.strict:
+                    known = ", ".join(self.input_metadata.keys()) or "none"
+                    raise PolyUsageError(f"Input '{name}' (given a shape or dtype, e.g. by --input-shapes) is not an input "
+                                         f"of the model: its inputs are {known}"
+                                         + (f"; did you mean '{close}'?" if close else ""))
+                msg = f"Input tensor: {name} | Metadata was provided, but the input does not exist in one or more runners."
                 if close:
                     msg += f"\nMaybe you meant to set: {close}?"
                 G_LOGGER.warning(msg)
@@ -295,6 +308,8 @@ class DataLoader:
                         "To avoid this, please provide a fixed shape to the data loader. "
                     )
                 elif not valid_override and not self._is_shape_tensor(name, dtype):
+                    if self.strict:
+                        raise PolyUsageError(_shape_misfit(name, list(user_shape), list(shape)))
                     G_LOGGER.warning(
                         f"Input tensor: {name} [shape={shape}] | Cannot use provided custom shape: {user_shape} to "
                         "override tensor shape. Will use default shape instead.",
@@ -311,6 +326,16 @@ class DataLoader:
         if isinstance(self.val_range, Mapping):
             warn_unknown_keys(self.val_range, "val_range", list(self.input_metadata.keys()) + [""])
         return buffers
+
+
+def _shape_misfit(name: str, given: list[Any], model: list[Any]) -> str:
+    """Why shape ``given`` cannot be generated for input ``name`` of shape ``model``."""
+    if len(given) != len(model):
+        return (f"Input '{name}': the shape given, {given}, has rank {len(given)}, but the model's input has "
+                f"shape {model} (rank {len(model)})")
+    fixed = [i for i, (g, m) in enumerate(zip(given, model)) if isinstance(m, int) and m >= 0 and g != m]
+    where = f": dimension {fixed[0]} is fixed to {model[fixed[0]]}" if fixed else ""
+    return f"Input '{name}': the shape given, {given}, does not fit the model's input shape {model}{where}"
 
 
 _GENERATION_OVERHEAD = 32

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         OptionDeclaration,
         SimpleCompareOptions,
         SimpleOptions,
+        require_output_names,
         simple_verdict,
     )
     from poly.compare.verdicts.thresholds import (
@@ -76,6 +77,7 @@ __all__ = [
     "DEFAULT_ERROR_QUANTILE",
     "SimpleOptions",
     "simple_verdict",
+    "require_output_names",
     "AccuracyResult",
     "AccuracyResults",
 ]
@@ -109,6 +111,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "DEFAULT_ERROR_QUANTILE": "poly.compare.verdicts.simple_comparison",
     "SimpleOptions": "poly.compare.verdicts.simple_comparison",
     "simple_verdict": "poly.compare.verdicts.simple_comparison",
+    "require_output_names": "poly.compare.verdicts.simple_comparison",
     "AccuracyResult": "poly.compare.verdicts.accuracy",
     "AccuracyResults": "poly.compare.verdicts.accuracy",
 })

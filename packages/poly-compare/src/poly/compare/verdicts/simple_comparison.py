@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_ERROR_QUANTILE",
     "SimpleOptions",
     "simple_verdict",
+    "require_output_names",
 ]
 
 
@@ -266,3 +267,24 @@ def simple_verdict(stats: ErrorStats, absdiff: DiffStats, reldiff: DiffStats, op
         # elementwise is decided per element, which no stored statistic can reproduce
         passed=(stats.mismatches == 0) if stat == "elemwise" else None,
     )
+
+
+def require_output_names(results: Any, named: Mapping[str, Any]) -> None:
+    """
+    Raises ``PolyUsageError`` when a name in ``named`` (a flag, e.g. ``--atol``, to the output
+    names its per-output values give) is no output of ``results`` (a ``RunResults``): a
+    misspelt output name would otherwise only warn, and the output would be compared with the
+    default value. Names are matched exactly, as per-output values are looked up.
+    """
+    from poly.core import PolyUsageError
+
+    outputs: dict[str, None] = {}
+    for _, iterations in results:
+        for iteration in iterations:
+            outputs.update(dict.fromkeys(iteration.keys()))
+    for flag, names in named.items():
+        unmatched = [name for name in names if name != "" and name not in outputs]
+        if unmatched:
+            raise PolyUsageError(f"{flag} {unmatched[0]}:...: no output is named '{unmatched[0]}' (the outputs "
+                                 f"compared are {', '.join(outputs) or 'none'})")
+

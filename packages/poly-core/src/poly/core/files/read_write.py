@@ -89,7 +89,10 @@ def atomic_write(path: StrPath, mode: str = "wb", encoding: str | None = None, n
 
     import tempfile  # here: with shutil and random it costs every start-up, and only writes need it
 
-    fd, tmp_path = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=dir_path)
+    try:
+        fd, tmp_path = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=dir_path)
+    except OSError as err:  # named by the file asked for, not by the temporary one (".x.onnx.k3j2.tmp")
+        raise type(err)(err.errno, err.strerror, path) from None
     try:
         f: IO[Any]
         if "b" in mode:

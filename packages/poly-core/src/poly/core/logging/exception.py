@@ -1,6 +1,6 @@
 """Exception types raised by poly."""
 
-__all__ = ["PolyException", "PolyInternalException", "DataFormatError", "DataTypeConversionException"]
+__all__ = ["PolyException", "PolyInternalException", "DataFormatError", "DataTypeConversionException", "PolyUsageError"]
 
 
 class PolyException(Exception):
@@ -30,3 +30,12 @@ class DataFormatError(PolyException, ValueError):
 
 class DataTypeConversionException(PolyException):
     """A data type that has no counterpart in the requested library."""
+
+
+class PolyUsageError(PolyException, ValueError):
+    """
+    A value given to poly that the model or the operation cannot take: an input or output name
+    the model does not have, a shape that does not fit an input, a tolerance out of range. The
+    message is one line naming the value and what is wrong; `poly` reports it as a usage error
+    (exit status 2).
+    """

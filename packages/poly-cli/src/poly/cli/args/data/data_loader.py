@@ -55,7 +55,7 @@ class DataLoaderArgs:
         ] + ([
             click.option("--save-inputs", "--save-input-data", "save_inputs", type=click.Path(),
                          help="Path to save the inference inputs (JSON, .npz, or a directory)."),
-        ] if save_inputs else []))
+        ] if save_inputs else []), section="Data Loader")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> DataLoaderArgs:
@@ -93,8 +93,11 @@ class DataLoaderArgs:
             for name, shape in self.input_shapes.items():
                 statements.append(Do(Var("input_metadata").attr("add")(name, dtype=Const(None), shape=list(shape))))  # type: ignore[arg-type]
             metadata = Var("input_metadata")
+        # strict: an --input-shapes input the model lacks, or a shape that does not fit it, is a
+        # usage error (exit status 2), not a warning before a run on the model's own shape
         statements.append(Assign("data_loader", Ref("poly.compare", "DataLoader")(
-            seed=self.seed, iterations=self.iterations, input_metadata=metadata, val_range=self.val_range)))
+            seed=self.seed, iterations=self.iterations, input_metadata=metadata, val_range=self.val_range,
+            strict=True)))
         return statements
 
     def create_data_loader(self) -> Any:

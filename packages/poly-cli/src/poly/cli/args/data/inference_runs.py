@@ -27,7 +27,7 @@ class InferenceRunArgs:
                          help="Number of warm-up runs of each runner before the timed iterations."),
             click.option("--use-subprocess", is_flag=True,
                          help="Run each runner in a child process of its own (not with a debugger)."),
-        ])
+        ], section="Comparator Inference")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> InferenceRunArgs:

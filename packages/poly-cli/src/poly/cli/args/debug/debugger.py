@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from poly.cli.args.debug.options import ARTIFACT_OPTIONS, CHECK_OPTIONS, click_options, iteration_options
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import stack_options
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ CHECK_FLAGS = ("--check", "--check-inference")
 _CHECK_META_KEY = "poly.debug.check"
 
 
-class DebugCommand(click.Command):
+class DebugCommand(SectionedCommand):
     """A command whose `--check` (or `--check-inference`) takes every argument after it."""
 
     def parse_args(self, ctx: Any, args: Any) -> Any:
@@ -79,9 +80,12 @@ class DebuggerArgs:
         --iter-artifact / --no-remove-intermediate (with ``iter_artifact_default``, for subtools
         that write an artifact), --iter-info, --until (required, with ``until_required``) and the
         debug replay flags. The command's class must be ``DebugCommand``."""
-        options = (*CHECK_OPTIONS, *ARTIFACT_OPTIONS,
-                   *iteration_options(iter_artifact=iter_artifact_default is not None, until=until_required))
-        return stack_options(click_options(options, {"iter_artifact": iter_artifact_default}))
+        iteration = iteration_options(iter_artifact=iter_artifact_default is not None, until=until_required)
+        return stack_options([
+            stack_options(click_options(CHECK_OPTIONS), section="Pass/Fail Reporting"),
+            stack_options(click_options(ARTIFACT_OPTIONS), section="Artifact Sorting"),
+            stack_options(click_options(iteration, {"iter_artifact": iter_artifact_default}), section="Iterative Debugging"),
+        ])
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping, ctx: click.Context | None = None) -> DebuggerArgs:

@@ -56,7 +56,7 @@ class OnnxLoadArgs:
                 click.option("--fp-to-fp16", is_flag=True,
                              help="Convert the ONNX model's float32 tensors and ops to float16 before running it."),
             ]
-        return stack_options(options)
+        return stack_options(options, section="ONNX Model Loading")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> OnnxLoadArgs:

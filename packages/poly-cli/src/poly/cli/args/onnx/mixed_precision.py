@@ -80,7 +80,7 @@ class MixedPrecisionArgs:
                                "in priority order (default: CPU)."),
             ComparisonArgs.tolerance_options(),
         ]
-        return stack_options(options)
+        return stack_options(options, section="ONNX Mixed Precision")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping, keep_accuracy: bool | None = None) -> MixedPrecisionArgs:

@@ -36,7 +36,7 @@ class OnnxrtArgs:
             multi_option("--providers", "--execution-providers", "providers", help=providers_help),
             multi_option("--ort-custom-op-libs", "ort_custom_op_libs", metavar="PATH [PATH ...]",
                          help=CUSTOM_OP_LIBS_HELP),
-        ])
+        ], section="ONNX-Runtime Session Creation")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> OnnxrtArgs:

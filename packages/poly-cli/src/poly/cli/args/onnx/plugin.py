@@ -34,7 +34,7 @@ class PluginArgs:
                 multi_option("--include", help="Names of plugins to include: `--include pluginA pluginB`."),
                 multi_option("--exclude", help="Names of plugins to exclude: `--exclude pluginA pluginB`."),
             ]
-        return stack_options(options)
+        return stack_options(options, section="Plugin Selection")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> PluginArgs:

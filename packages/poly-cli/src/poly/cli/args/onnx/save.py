@@ -44,7 +44,7 @@ class OnnxSaveArgs:
                          help="Tensors of at least this many bytes go to the external data file (default 1024)."),
             click.option("--no-save-all-tensors-to-one-file", "all_tensors_to_one_file", flag_value=False,
                          default=None, help="Write each external tensor to its own file."),
-        ])
+        ], section="ONNX Model Saving")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> OnnxSaveArgs:

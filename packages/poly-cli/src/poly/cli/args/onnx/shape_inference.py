@@ -43,7 +43,7 @@ class OnnxInferShapesArgs:
         options.append(click.option(
             "--no-onnxruntime-shape-inference", "allow_onnxruntime", flag_value=False, default=True,
             help="Do not ask ONNX-Runtime about the tensors ONNX shape inference cannot type."))
-        return stack_options(options)
+        return stack_options(options, section="ONNX Shape Inference")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping, default: bool = True) -> OnnxInferShapesArgs:

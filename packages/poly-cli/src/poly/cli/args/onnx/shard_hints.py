@@ -75,7 +75,7 @@ class ShardHintArgs:
             multi_option("--v-shuffle", help="Transpose permutation applied to V before a fused attention node."),
             click.option("--is-causal", is_flag=True, help="Whether the fused attention node is causal."),
             click.option("--nb-rank", type=int, default=1, show_default=True, help="Number of ranks."),
-        ])
+        ], section="Shard Hints")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> ShardHintArgs:

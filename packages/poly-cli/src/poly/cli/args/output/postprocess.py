@@ -58,7 +58,7 @@ class PostprocessArgs:
                          "`--postprocess top-5` or `--postprocess out0:top-5 out1:top-3,axis=1`. "
                          "top-<K>[,axis=<AXIS>] keeps the indices of the K largest values along AXIS "
                          "(default: the last axis)."),
-        ])
+        ], section="Comparator Postprocessing")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> PostprocessArgs:

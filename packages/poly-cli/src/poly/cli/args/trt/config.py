@@ -172,7 +172,7 @@ class TrtConfigArgs:
                          "selectors only)."),
             TrtBuilderFlags.options(tensor_formats=tensor_formats),
             TrtConfigScriptArgs.options(),
-        ])
+        ], section="TensorRT Builder Configuration")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> TrtConfigArgs:

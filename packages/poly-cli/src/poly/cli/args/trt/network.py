@@ -52,7 +52,7 @@ class TrtNetworkArgs:
             multi_option("--trt-exclude-outputs", help="Names of TensorRT network outputs to unmark."),
             TrtNetworkEdits.network_options(tensor_formats=tensor_formats),
             TrtNetworkScriptArgs.options(),
-        ])
+        ], section="TensorRT Network Loading")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> TrtNetworkArgs:

@@ -55,17 +55,20 @@ class TrtNetworkEdits:
 
     @classmethod
     def parser_options(cls) -> Any:
-        """--plugins, --onnx-flags and --plugin-instancenorm (listed before --trt-outputs)."""
+        """--plugins (in the section "TensorRT Plugin Loading"), --onnx-flags and --plugin-instancenorm
+        (in "ONNX-TRT Parser Flags"), listed before --trt-outputs."""
         return stack_options([
-            multi_option("--plugins", type=click.Path(exists=True, dir_okay=False),
-                         help="Plugin libraries to load before the network is parsed or the engine loaded."),
+            stack_options([
+                multi_option("--plugins", type=click.Path(exists=True, dir_okay=False),
+                             help="Plugin libraries to load before the network is parsed or the engine loaded."),
+            ], section="TensorRT Plugin Loading"),
             multi_option("--onnx-flags",
                          help="ONNX parser flags to set, named as in trt.OnnxParserFlag (any case), e.g. "
                          "`--onnx-flags native_instancenorm`."),
             click.option("--plugin-instancenorm", is_flag=True,
                          help="Parse ONNX InstanceNormalization into the plugin (clears the parser's "
                          "NATIVE_INSTANCENORM flag) instead of the native layer."),
-        ])
+        ], section="ONNX-TRT Parser Flags")
 
     @classmethod
     def network_options(cls, tensor_formats: bool = False) -> Any:

@@ -73,7 +73,7 @@ class TrtRuntimeArgs:
                          "disables streaming, -1 lets TensorRT choose, a size in bytes (K, M, G suffixes) or a "
                          "percentage of the streamable weights, e.g. `50%`."),
         ]
-        return stack_options(options)
+        return stack_options(options, section="TensorRT Inference")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> TrtRuntimeArgs:

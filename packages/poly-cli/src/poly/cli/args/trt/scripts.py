@@ -62,7 +62,7 @@ class TrtNetworkScriptArgs:
                          metavar="FILE[:FUNC] [FILE[:FUNC] ...]",
                          help="Script(s) whose function (default `postprocess`) is called as `func(network=network)` "
                          "on the TensorRT network after it is created, to change it. Several run in the order given."),
-        ])
+        ], section="TensorRT Network Loading")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> TrtNetworkScriptArgs:
@@ -124,7 +124,7 @@ class TrtConfigScriptArgs:
                          metavar="FILE[:FUNC]",
                          help="Script whose function (default `postprocess_config`) is called as "
                          "`func(builder, network, config)` on the configuration the builder flags create, to change it."),
-        ])
+        ], section="TensorRT Builder Configuration")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping) -> TrtConfigScriptArgs:

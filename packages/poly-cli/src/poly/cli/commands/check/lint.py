@@ -13,9 +13,10 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.onnxrt import OnnxrtArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to save the JSON report (summary of passing and failing nodes, lint entries).")

@@ -8,9 +8,10 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command("to-input", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("to-input", cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, metavar="FILE...",
                 type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),

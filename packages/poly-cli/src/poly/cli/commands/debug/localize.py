@@ -18,6 +18,7 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.onnx.onnxrt import OnnxrtArgs
 from poly.cli.args.runners import RunnerArgs
 from poly.cli.errors import EXIT_FAIL, EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 from poly.cli.validate.progress import format_duration
 from poly.cli.value_parsing import parse_num_bytes
@@ -110,7 +111,7 @@ def _summary(report: Any, candidate: str, reference: str) -> list[str]:
     return lines
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model_file", metavar="MODEL", type=click.Path(exists=True, dir_okay=False))
 @RunnerArgs.options(
     onnxrt_help="Run with ONNX-Runtime. The first backend given is the candidate, a second one the reference.",

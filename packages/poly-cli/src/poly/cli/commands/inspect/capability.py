@@ -11,11 +11,12 @@ import click
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 DEFAULT_OUTPUT_DIR = "polygraphy_capability_dumps"
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("--with-partitioning", is_flag=True,
               help="Partition the model on the nodes the parser rejects, saving each supported and unsupported "

@@ -8,6 +8,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
 def _stats_line(array: Any) -> str:
@@ -74,7 +75,7 @@ def _print_limit(flag: str, value: int) -> int:
     return value
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("path", type=click.Path(exists=True))
 @click.option("-a", "--all", "show_all", is_flag=True, help="Show every iteration, not only the first.")
 @click.option("-s", "--show-values", is_flag=True, help="Show the values of the tensors.")

@@ -11,6 +11,7 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.trt.scripts import TrtNetworkScriptArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 
 SHOW = ("layers", "attrs", "weights")
@@ -81,7 +82,7 @@ def describe(model: Any, show: Any, source: str = "") -> str:
     return "\n".join(lines)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(model_type=True)
 @click.option("--display-as", type=click.Choice(["onnx", "trt"]),
               help="How to display an ONNX model: as ONNX (default) or as the TensorRT network it parses to.")

@@ -10,9 +10,10 @@ import click
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("--load-external-data", "--ext", "external_data_dir",
               help="Directory of the model's external data (default: next to the model).")

@@ -9,10 +9,11 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("tactic_file", metavar="FILE")
 @LoggingArgs.options()
 @handle_errors
@@ -26,7 +27,7 @@ def inspect_tactics(tactic_file: Any) -> Any:
     return EXIT_PASS
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--dir", "directory", type=click.Path(exists=True, file_okay=False),
               help="Directory with good/ and bad/ subdirectories of tactic replay files "
               "(as `poly debug build --save-tactics` sorts them); by default the current directory. "

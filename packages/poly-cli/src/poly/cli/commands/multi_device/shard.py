@@ -12,9 +12,10 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.onnx.shard_hints import ShardHintArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-s", "--hint", "hint_file", type=click.Path(dir_okay=False),
               help="Sharding hints file (JSON, Polygraphy's format) naming the inputs to scatter, the outputs "

@@ -14,6 +14,7 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.load import OnnxLoadArgs
 from poly.cli.args.onnx.plugin import PluginArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
 def _matches(kwargs: Any) -> list:
@@ -37,7 +38,7 @@ def _common_options(func: Any) -> Any:
     return func
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @_common_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Path of the plugin config to write (default: config.yaml in MODEL's directory).")
@@ -59,7 +60,7 @@ def match(output: Any, **kwargs: Any) -> Any:
     return EXIT_PASS
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @_common_options
 @LoggingArgs.options()
 @handle_errors

@@ -14,9 +14,10 @@ from poly.cli.args.onnx.load import OnnxLoadArgs
 from poly.cli.args.onnx.plugin import PluginArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @PluginArgs.options(select=False)
 @click.option("--config", type=click.Path(dir_okay=False),

@@ -13,6 +13,7 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_meta, parse_shapes
 
@@ -33,7 +34,20 @@ def _missing(model: Any, in_meta: Any, out_meta: Any) -> Any:
     return missing
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+def _check_names(model: Any, path: Any, in_meta: Any, out_meta: Any) -> None:
+    """A usage error naming the flag and the first name no tensor of the model has."""
+    from poly.onnx import gs_from_onnx
+
+    tensors = gs_from_onnx(model).tensors()
+    for flag, metas in (("--inputs", in_meta), ("--outputs", out_meta)):
+        unknown = [name for name in metas if name not in tensors]
+        if unknown:
+            close = [t for t in tensors if t.lower() == unknown[0].lower()]
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise click.UsageError(f"{flag} {unknown[0]}: {path} has no tensor named '{unknown[0]}'{hint}")
+
+
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the subgraph.")
 @multi_option("--inputs", help="Subgraph inputs as NAME:SHAPE:DTYPE, `auto` for unknown parts, e.g. x:[1,3]:float32 y:auto:auto.")
@@ -67,6 +81,7 @@ def extract(output: Any, inputs: Any, outputs: Any, model_input_shapes: Any, ext
 
     path = ModelArgs.from_kwargs(kwargs).path
     model = invoke_if_callable(infer.infer_shapes(OnnxFromPath(path, external_data_dir=external_data_dir)))
+    _check_names(model, path, in_meta, out_meta)
     missing = _missing(model, in_meta, out_meta) if not infer.force_fallback else []
     if missing and not infer.shape_inference:
         G_LOGGER.info("Running shape inference to derive shapes and/or data types for `auto` arguments.")

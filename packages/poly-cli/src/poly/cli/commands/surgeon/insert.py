@@ -11,11 +11,12 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_attrs
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @multi_option("--inputs", required=True, help="Names of the tensors the new node reads, in order, e.g. x w.")

@@ -10,9 +10,10 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @click.option("--external-data-dir", "--load-external-data", "--ext", "external_data_dir",

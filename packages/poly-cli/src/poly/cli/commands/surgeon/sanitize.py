@@ -13,6 +13,7 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.args.onnx.shape_inference import OnnxInferShapesArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import cast_literal, parse_byte_count, parse_outputs, parse_shapes
 
@@ -53,7 +54,7 @@ def set_input_shapes(graph: Any, shapes: Any) -> None:
             tensor.shape = None
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @click.option("--fold-constants", is_flag=True, help="Fold constants in the graph.")

@@ -11,6 +11,7 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
 def load_weights(path: Any) -> dict[Any, Any]:
@@ -33,7 +34,7 @@ def load_weights(path: Any) -> dict[Any, Any]:
     return {tensor.name: tensor for tensor in OnnxFromPath(path)().graph.initializer}
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @click.option("--weights", type=click.Path(exists=True, dir_okay=False),

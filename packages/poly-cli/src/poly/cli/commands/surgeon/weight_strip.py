@@ -10,6 +10,7 @@ from poly.cli.args.logging import LoggingArgs
 from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.save import OnnxSaveArgs
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 
 def read_exclude_list(path: Any) -> set[Any]:
@@ -22,7 +23,7 @@ def read_exclude_list(path: Any) -> set[Any]:
                                  param_hint="'--exclude-list'") from None
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Path to save the model.")
 @click.option("--exclude-list", type=click.Path(dir_okay=False),

@@ -13,6 +13,7 @@ from poly.cli.args.model import ModelArgs
 from poly.cli.args.onnx.load import OnnxLoadArgs
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 USAGE = "Edit the graph below, then run `python {path}`."
 EDIT_AND_SAVE = """graph = load_gs()
@@ -69,7 +70,7 @@ def onnx_loader_source(model_path: str, onnx: OnnxLoadArgs) -> tuple[list[str], 
     return imports, lines
 
 
-@click.command("onnx-gs", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("onnx-gs", cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options()
 @output_option()
 @OnnxLoadArgs.options(shape_inference=True)

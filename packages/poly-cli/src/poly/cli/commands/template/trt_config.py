@@ -17,6 +17,7 @@ from poly.cli.args.trt.config import TrtConfigArgs
 from poly.cli.args.trt.scripts import CONFIG_FUNC, TrtConfigScriptArgs
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 USAGE = "Use it with `poly run MODEL --trt --trt-config-script {path}` or `poly convert ... --trt-config-script {path}`."
 TODO = "pass  # TODO: Set up the builder configuration here. This function should not return anything."
@@ -89,7 +90,7 @@ def config_source(config: TrtConfigArgs, data: DataLoaderArgs) -> tuple[list[str
     return imports, call("CreateConfig", **kwargs)
 
 
-@click.command("trt-config", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("trt-config", cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(required=False)
 @output_option()
 @TrtConfigArgs.options()

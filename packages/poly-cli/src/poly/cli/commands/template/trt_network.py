@@ -13,6 +13,7 @@ from poly.cli.args.model import DEFAULT_NETWORK_FUNC, ModelArgs
 from poly.cli.args.trt.network import TrtNetworkArgs, strongly_typed_option
 from poly.cli.commands.template.script_source import call, literal, output_option, write_script
 from poly.cli.errors import EXIT_PASS, handle_errors
+from poly.cli.help_sections import SectionedCommand
 
 USAGE = ("Use it in place of a model: `poly run {path} --trt`, `poly convert {path} -o model.engine`,\n"
          "`poly inspect model {path}`.")
@@ -51,7 +52,7 @@ def network_source(model_path: str | None, network: TrtNetworkArgs) -> tuple[lis
     return imports, lines, "builder, network, parser"
 
 
-@click.command("trt-network", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("trt-network", cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @ModelArgs.options(required=False)
 @output_option()
 @TrtNetworkArgs.options()
