@@ -1,21 +1,26 @@
 """poly-core + poly-compare installed alone into a fresh virtual environment bring numpy
 (and nothing heavy: no onnx, onnxruntime, TensorRT), and poly.compare computes statistics there.
 
-Builds poly-core (and its C++ extension) from source, so it needs a compiler and network access
-to PyPI for the build dependencies; it takes from ten seconds to a minute."""
+Installs the wheels that tests/e2e/conftest.py builds once per session (tools/build_wheels.py,
+poly-core's C++ extension compiled from source and repaired for a manylinux tag), so it needs a
+compiler and network access to PyPI for the build dependencies; the build takes from thirty
+seconds to a minute, the install and the check a few seconds."""
 
-import os
-import shutil
-import subprocess
-import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
+from fixtures.wheel_install import (
+    WHEELS_GROUP,
+    Deadline,
+    clean_env,
+    find_uv_binary,
+    install_wheels,
+    make_venv,
+    write_constraints,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 600
+TIMEOUT_S = 300
 
 SCRIPT = textwrap.dedent(
     """
@@ -84,51 +89,21 @@ def _write_result_files(folder):
         results.save(str(folder / name))
 
 
-def _run(cmd, deadline, **kwargs):
-    left = deadline - time.monotonic()
-    if left <= 0:
-        pytest.fail(f"out of time ({TIMEOUT_S} s) before: {' '.join(map(str, cmd))}")
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=left, **kwargs)
-
-
-def _check(proc, what):
-    assert proc.returncode == 0, f"{what} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-
-
 @pytest.mark.slow
-def test_install_core_and_compare_only(tmp_path):
-    deadline = time.monotonic() + TIMEOUT_S
-    # A clean environment: nothing from the workspace's venv or the test run's sys.path leaks in.
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
-    venv = tmp_path / "venv"
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    uv = shutil.which("uv")
-
-    if uv is not None:
-        _check(_run([uv, "venv", "--python", sys.executable, venv], deadline, env=env), "uv venv")
-        # --no-sources: resolve like pip does. Without it uv honours [tool.uv.sources]
-        # `poly-core = { workspace = true }` and installs poly-core *editable* from the checkout.
-        install = [uv, "pip", "install", "--no-sources", "--python", python]
-    else:
-        made = _run([sys.executable, "-m", "venv", venv], deadline, env=env)
-        if made.returncode != 0 or not python.exists():
-            pytest.skip(f"uv is not on PATH and `python -m venv` failed: {made.stderr.strip()[-300:]}")
-        install = [python, "-m", "pip", "install", "--disable-pip-version-check"]
-    # A private CMake build dir: a cold build from source that cannot race with (or reuse) the
-    # workspace's packages/poly-core/build of the editable install.
-    # POLY_QUICK_BUILD: -O0, the portable kernels only; what this test checks is the install, not
-    # the optimisation (the workspace's own build is the optimised one)
-    install += ["--config-settings", f"build-dir={tmp_path / 'build'}",
-                "--config-settings", "cmake.define.POLY_QUICK_BUILD=ON"]
+@pytest.mark.xdist_group(WHEELS_GROUP)
+def test_install_core_and_compare_only(tmp_path, built_wheels):
+    deadline = Deadline(TIMEOUT_S)
+    env = clean_env()  # nothing from the workspace's venv or the test run's sys.path leaks in
+    uv = find_uv_binary()
+    python = make_venv(tmp_path / "venv", uv, deadline, env)
 
     start = time.monotonic()
-    proc = _run([*install, "packages/poly-core", "packages/poly-compare"], deadline, cwd=ROOT, env=env)
-    _check(proc, "installing poly-core + poly-compare")
-    assert (tmp_path / "build" / "CMakeCache.txt").is_file(), "poly-core's extension was not built from source"
-    print(f"install (building poly-core from source) took {time.monotonic() - start:.1f} s")
+    install_wheels(python, [built_wheels.wheels["poly-core"], built_wheels.wheels["poly-compare"]], uv, deadline,
+                   env, write_constraints(tmp_path / "constraints.txt"))
+    print(f"installing the poly-core and poly-compare wheels took {time.monotonic() - start:.1f} s")
 
     _write_result_files(tmp_path)
     # Run from tmp_path, so that the repository's sources are not importable by accident.
-    proc = _run([python, "-c", SCRIPT], deadline, cwd=tmp_path, env=env)
-    _check(proc, "the check script in the fresh venv")
+    proc = deadline.run([python, "-c", SCRIPT], cwd=tmp_path, env=env)
+    deadline.check(proc, "the check script in the fresh venv")
     assert proc.stdout.strip().splitlines()[-1].startswith("OK poly.core"), proc.stdout
