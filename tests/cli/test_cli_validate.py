@@ -153,24 +153,100 @@ def test_listed_in_help(poly):
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+MISSING, SHAPE = 4, 6  # planted in the browser test: a golden without "probs", one with "probs" of shape (1, 5)
+
+# Run in the page by the browser test: where each SVG label and each caption lies once laid out
+# with the page's own fonts; what leaves its SVG (clipped), overlaps another label or overflows its
+# box is written to the body's data-layout attribute, which --dump-dom then shows.
+_LAYOUT_PROBE = """<script>
+(function () {
+  const problems = [];
+  let texts = 0;
+  for (const svg of document.querySelectorAll("svg")) {
+    const box = svg.getBoundingClientRect();
+    const labels = [...svg.querySelectorAll("text")];
+    const rects = labels.map((t) => t.getBoundingClientRect());
+    texts += labels.length;
+    labels.forEach((t, i) => {
+      const r = rects[i];
+      if (r.width <= 0) problems.push("not drawn: " + t.textContent);
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5)
+        problems.push("clipped: " + t.textContent);
+      for (let j = 0; j < i; j++) {
+        const q = rects[j];
+        if (Math.min(r.right, q.right) - Math.max(r.left, q.left) > 0.5 &&
+            Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top) > 0.5)
+          problems.push("overlap: " + t.textContent + " / " + labels[j].textContent);
+      }
+    });
+  }
+  for (const el of document.querySelectorAll("figcaption, figure, td, th, h1, h2, h3"))
+    if (el.scrollWidth > el.clientWidth + 1) problems.push("overflows: " + el.textContent.slice(0, 60));
+  if (document.documentElement.scrollWidth > document.documentElement.clientWidth)
+    problems.push("the page scrolls sideways");
+  document.body.setAttribute("data-layout", JSON.stringify({texts: texts, problems: problems}));
+})();
+</script>"""
 
 
 @pytest.mark.slow  # starts a browser
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 def test_html_report_renders_in_headless_chromium(poly, models, data, tmp_path):
     """The report opens in a browser with no network and shows its tables and plots: the
-    rendered DOM holds them, and the screenshot has their colours (plot bars, table headers)."""
+    rendered DOM holds them, and the screenshot has their colours (plot bars, table headers).
+    With failures planted (two over tolerance, a golden without the output, one of the wrong
+    shape) and the other samples' differences exactly zero, the DOM after layout shows: the
+    failures panel with the planted counts, red bars on a log count axis, zero as "0" (no 1e-12
+    floor), labelled axes and tolerance lines, the tolerances applied (atol defaulted), and the
+    cause of each failure that was not a comparison; and no label leaves its SVG or overlaps
+    another (measured in the browser, see _LAYOUT_PROBE)."""
+    from fixtures.report_dom import parse, report_facts
+
     ds, golden = data
-    page = tmp_path / "report.html"
-    poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1e-4",
-         "--rtol", "1e-4", "--report", page)
+    for index, change in ((MISSING, lambda out: out.pop("probs")),
+                          (SHAPE, lambda out: out.update(probs=np.zeros((1, 5), np.float32)))):
+        path = golden / f"img_{index:03d}.json"
+        outputs = dict(RunResults.load(str(path))[0][1][0])
+        change(outputs)
+        RunResults([("onnxrt-golden", [IterationResult(outputs, runner_name="onnxrt-golden")])]).save(str(path))
+    page, rj = tmp_path / "report.html", tmp_path / "report.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--rtol", "1e-4",
+                  "--report", page, "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    assert json.loads(rj.read_text())["outputs"]["probs"]["absdiff_histogram"]["zeros"] == N - len(BAD) - 2
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text().replace("</body>", _LAYOUT_PROBE + "</body>"))
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2400"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", probed.as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
     for needle in ('id="outputs"', 'id="worst"', "<svg", "<rect", "img_002.npz"):
         assert needle in dom, needle
+    root = parse(dom)
+    layout = json.loads(root.find("body").attrs["data-layout"])
+    assert layout["texts"] > 25 and layout["problems"] == []  # the probe ran, over every label
+
+    facts = report_facts(root)
+    passed = N - len(BAD) - 2
+    assert facts["verdicts"]["probs"] == {"passed": f"{passed} (66.7%)", "over tolerance": "2 (16.7%)",
+                                          "not compared": "2 (16.7%)"}
+    assert set(facts["histograms"]) == {("probs", "absolute"), ("probs", "relative")}
+    for (_, kind), hist in facts["histograms"].items():
+        assert len(hist["failed_bars"]) == len(BAD) and min(hist["failed_bars"]) >= 0.2 * max(hist["bars"])
+        assert "0" in hist["xticks"] and "1e-12" not in hist["xticks"]
+        assert f"{passed} samples with zero difference" in hist["caption"]
+        assert hist["ylabel"] == ["samples (log scale)"]
+        assert hist["xlabel"] == [f"largest {kind} difference per sample (log scale)"]
+    assert facts["histograms"][("probs", "absolute")]["tolerance"] == ["atol 1e-05"]
+    assert facts["histograms"][("probs", "relative")]["tolerance"] == ["rtol 0.0001"]
+    assert facts["config"]["atol"] == "1e-05 (default)" and facts["config"]["rtol"] == "0.0001"
+    assert facts["outputs"]["probs"]["atol"] == "1e-05" and facts["outputs"]["probs"]["rtol"] == "0.0001"
+    causes = facts["causes"]["probs"]
+    assert "2 over tolerance" in causes
+    assert f"missing from the reference: 1 sample (first: img_{MISSING:03d}.npz)" in causes
+    assert f"shape (1, 4) differs from the reference's (1, 5): 1 sample (first: img_{SHAPE:03d}.npz)" in causes
+
     shot = tmp_path / "shot.png"
     subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     import matplotlib.image

@@ -13,7 +13,7 @@ from poly.compare.dataset import Accumulator, SampleChecker, SampleResult
 
 def _results(n=60, seed=0):
     """SampleResults of a two-output model: errors spread over decades, some failures, some
-    NaNs, and a few unreadable samples."""
+    NaNs, outputs missing from the reference or of the wrong shape, and a few unreadable samples."""
     rng = np.random.default_rng(seed)
     checker = SampleChecker(atol=1e-3, rtol=1e-3)
     results = []
@@ -27,6 +27,10 @@ def _results(n=60, seed=0):
                for k, v in ref.items()}
         if i % 23 == 7:
             out["z"][0] = np.nan
+        if i % 13 == 4:  # outputs that cannot be compared: counted by cause
+            del ref["z"]
+        if i % 19 == 9:
+            ref["y"] = ref["y"][:16]
         results.append(SampleResult(i, f"s{i}", checker.check(out, ref)))
     return results
 
@@ -53,6 +57,8 @@ def test_merged_shares_equal_one_accumulator(shares):
     expected, mean_a = _strip_mean(whole.to_dict())
     got, mean_b = _strip_mean(merged.to_dict())
     assert expected["failed"] > 4 and expected["errors"] > 2  # the kept lists are truncated
+    assert expected["outputs"]["z"]["error_causes"][0]["error"] == "missing from the reference"
+    assert expected["outputs"]["y"]["error_causes"][0]["samples"] == 3
     assert got == expected
     for name in mean_a:
         assert math.isclose(mean_a[name], mean_b[name], rel_tol=1e-12)

@@ -241,7 +241,7 @@ def test_json_and_html_reports(h, data, tmp_path):
     assert page == render_html(report)
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page and "<link" not in page
-    assert page.count("<svg") == 4
+    assert page.count("<svg") == 6  # per output: its verdicts panel and two histograms
     assert 'id="outputs"' in page and 'id="worst"' in page and "sample_0017.npz" in page
     assert not list(tmp_path.glob("*.tmp*"))
 

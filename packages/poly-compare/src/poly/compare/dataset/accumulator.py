@@ -66,22 +66,34 @@ def _check_record(check: OutputCheck) -> dict:  # type: ignore[type-arg]
 
 
 class LogHistogram:
-    """Counts of values in the fixed log-spaced bins of ``HISTOGRAM_EDGES``, plus NaNs."""
+    """Counts of values in the fixed log-spaced bins of ``HISTOGRAM_EDGES``, plus NaNs; exact
+    zeros (counted in the underflow bin too) and the values of failed checks are also counted
+    apart, so that a report can draw zero as zero and the failures in their bins."""
 
     def __init__(self) -> None:
         self.counts = np.zeros(len(HISTOGRAM_EDGES) + 1, dtype=np.int64)
         self.nan = 0
+        self.zeros = 0
+        self.failed = np.zeros(len(HISTOGRAM_EDGES) + 1, dtype=np.int64)
+        self.failed_nan = 0
+        self.failed_zeros = 0
         # the largest value seen, and the largest below the first edge (often exact zeros), so
         # that a quantile's bound never exceeds what was observed
         self.max = -math.inf
         self.under_max = -math.inf
 
-    def add(self, value: float) -> None:
+    def add(self, value: float, failed: bool = False) -> None:
+        """Counts ``value``; ``failed``: it is the value of a check that failed."""
         if math.isnan(value):
             self.nan += 1
+            self.failed_nan += failed
             return
         b = int(np.searchsorted(HISTOGRAM_EDGES, value, side="right"))
         self.counts[b] += 1
+        self.failed[b] += failed
+        if value == 0:
+            self.zeros += 1
+            self.failed_zeros += failed
         self.max = max(self.max, value)
         if b == 0:
             self.under_max = max(self.under_max, value)
@@ -111,15 +123,26 @@ class LogHistogram:
         """Adds ``other``'s counts: the result is the histogram of both sets of values."""
         self.counts += other.counts
         self.nan += other.nan
+        self.zeros += other.zeros
+        self.failed += other.failed
+        self.failed_nan += other.failed_nan
+        self.failed_zeros += other.failed_zeros
         self.max = max(self.max, other.max)
         self.under_max = max(self.under_max, other.under_max)
 
     def to_dict(self) -> dict:  # type: ignore[type-arg]
+        """``counts`` (underflow bin first, overflow last) and ``nan`` count every value; ``zeros``
+        the exact zeros among the underflow bin's; ``failed_*`` the same for failed checks only."""
         return {"edges": [float(e) for e in HISTOGRAM_EDGES], "counts": [int(c) for c in self.counts],
-                "nan": self.nan}
+                "nan": self.nan, "zeros": self.zeros, "failed_counts": [int(c) for c in self.failed],
+                "failed_nan": self.failed_nan, "failed_zeros": self.failed_zeros}
 
 
 REPORTED_QUANTILES = (0.5, 0.9, 0.99)
+
+KEPT_CAUSES = 5
+"""The distinct errors (missing output, shape mismatch...) an output keeps with their counts; the
+others are only counted, so that the summary stays small whatever the dataset."""
 
 
 class OutputDistribution:
@@ -135,15 +158,32 @@ class OutputDistribution:
         self.max_absdiff = -math.inf
         self.max_reldiff = -math.inf
         self._sum_absdiff = 0.0
+        self.atol: float | None = None
+        self.rtol: float | None = None
+        self.checked_stat: str | None = None
+        self.causes: dict[str, list] = {}  # type: ignore[type-arg]  # error -> [count, first index, its file]
+        self.other_errors = 0
 
-    def add(self, check: OutputCheck) -> None:
+    def add(self, check: OutputCheck, index: int = -1, name: str | None = None) -> None:
+        """Counts ``check`` (of sample ``index``, file ``name``)."""
         self.samples += 1
         self.failed += not check.passed
+        if self.atol is None:  # the tolerances the output is checked with, the same for every sample
+            self.atol, self.rtol, self.checked_stat = check.atol, check.rtol, check.checked_stat
         if check.error is not None:
             self.errors += 1
+            cause = self.causes.get(check.error)
+            if cause is not None:
+                cause[0] += 1
+                if index < cause[1]:  # samples may come out of order (several workers)
+                    cause[1:] = [index, name]
+            elif len(self.causes) < KEPT_CAUSES:
+                self.causes[check.error] = [1, index, name]
+            else:
+                self.other_errors += 1
             return
-        self.absdiff.add(check.max_absdiff)
-        self.reldiff.add(check.max_reldiff)
+        self.absdiff.add(check.max_absdiff, failed=not check.passed)
+        self.reldiff.add(check.max_reldiff, failed=not check.passed)
         if not math.isnan(check.max_absdiff):
             self.max_absdiff = max(self.max_absdiff, check.max_absdiff)
             self._sum_absdiff += check.max_absdiff
@@ -160,12 +200,30 @@ class OutputDistribution:
         self.max_absdiff = max(self.max_absdiff, other.max_absdiff)
         self.max_reldiff = max(self.max_reldiff, other.max_reldiff)
         self._sum_absdiff += other._sum_absdiff
+        if self.atol is None:
+            self.atol, self.rtol, self.checked_stat = other.atol, other.rtol, other.checked_stat
+        causes = {k: list(v) for k, v in self.causes.items()}
+        for error, (count, index, name) in other.causes.items():
+            if error in causes:
+                causes[error][0] += count
+                if index < causes[error][1]:
+                    causes[error][1:] = [index, name]
+            else:
+                causes[error] = [count, index, name]
+        kept = sorted(causes, key=lambda e: causes[e][1])[:KEPT_CAUSES]  # the first seen, by sample index
+        self.other_errors += other.other_errors + sum(causes[e][0] for e in causes if e not in kept)
+        self.causes = {e: causes[e] for e in kept}
 
     def to_dict(self) -> dict:  # type: ignore[type-arg]
         compared = self.samples - self.errors
         return {
             "samples": self.samples, "failed": self.failed, "errors": self.errors,
-            "pass_rate": (compared - self.failed) / self.samples if self.samples else None,
+            "atol": _finite_or_str(self.atol), "rtol": _finite_or_str(self.rtol), "checked_stat": self.checked_stat,
+            "error_causes": [{"error": e, "samples": c, "first_index": i, "first_file": n}
+                             for e, (c, i, n) in sorted(self.causes.items(), key=lambda item: item[1][1])],
+            "other_errors": self.other_errors,
+            # ``failed`` counts the checks that could not be compared (``errors``) too
+            "pass_rate": (self.samples - self.failed) / self.samples if self.samples else None,
             "max_absdiff": _finite_or_str(self.max_absdiff) if compared else None,
             "max_reldiff": _finite_or_str(self.max_reldiff) if compared else None,
             "mean_max_absdiff": self._sum_absdiff / compared if compared else None,
@@ -222,7 +280,7 @@ class Accumulator:
             dist = self.outputs.get(check.name)
             if dist is None:
                 dist = self.outputs[check.name] = OutputDistribution(check.name)
-            dist.add(check)
+            dist.add(check, result.index, result.name)
         summary = None
         if not result.passed and len(self.failed_samples) < self.keep_failed:
             summary = result.summary()
