@@ -64,7 +64,7 @@ def test_two_backends_mark_all_and_synthetic_data(models, tmp_path):
         "--val-range", "[-2,2]", "x:[-1,3]", "--iterations", "3", "--atol", "1e-5", "--rtol", "1e-5",
         "--check-error-stat", "median", "--check-average", "--validate"], tmp_path, 0)
     assert "ModifyOutputs(OnnxFromPath(" in text and "outputs=MARK_ALL" in text
-    assert "DataLoader(seed=7, iterations=3, val_range={'': (-2, 2), 'x': (-1, 3)})" in text
+    assert "DataLoader(seed=7, iterations=3, val_range={'': (-2, 2), 'x': (-1, 3)}, strict=True)" in text
     assert "CompareFunc.simple(rtol=1e-05, atol=1e-05, check_error_stat='median')" in text
     assert "Comparator.validate(results, check_inf=True, check_nan=True)" in text
     assert "check_average=True" in text

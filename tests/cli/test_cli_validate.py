@@ -288,11 +288,14 @@ def test_the_pass_rate_counts_unreadable_samples_as_not_passed(poly, models, dat
     assert f"{passed}/{N} samples passed" in result.output
 
 
-def test_a_data_loader_that_gives_no_samples_is_a_usage_error(poly, models, data, tmp_path):
+def test_a_data_loader_that_gives_no_samples_says_so(poly, models, data, tmp_path):
     _, golden = data
     script = tmp_path / "empty_loader.py"
     script.write_text("def load_data():\n    return iter([])\n")
-    result = poly("validate", models["mlp"], "--onnxrt", "--data-loader-script", script, "--golden", golden)
-    assert result.exit_code == 2, result.output
-    assert f"No samples found: --data-loader-script '{script}' gave none" in result.output
+    rj = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--data-loader-script", script, "--golden", golden,
+                  "--report-json", rj)
+    assert result.exit_code == 1, result.output
+    assert f"No samples found: the data loader of --data-loader-script '{script}' gave none" in result.output
+    assert json.loads(rj.read_text())["samples"] == 0  # the report is still written
     assert "0/0 samples passed" not in result.output

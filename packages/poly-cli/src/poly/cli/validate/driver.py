@@ -29,7 +29,7 @@ from poly.compare.dataset import (
     write_html_report,
     write_json_report,
 )
-from poly.core import G_LOGGER
+from poly.core import G_LOGGER, PolyException
 
 __all__ = ["check_sources", "default_processes", "pick_engine", "run_validation", "report_config", "finish"]
 
@@ -145,12 +145,20 @@ def run_validation(engine: ValidationEngine, sources: ValidationSources, model: 
     with engine:
         outcome = engine.run(job)
     progress.finish(outcome.accumulator, outcome.elapsed)
-    if outcome.accumulator.samples == 0 and not outcome.interrupted:  # not "0/0 samples passed"
-        given = (f"--data-loader-script '{sources.data_loader_script}'" if sources.data_loader_script
-                 else f"--dataset '{', '.join(sources.dataset)}'")
-        raise click.UsageError(f"No samples found: {given} gave none")
     config = report_config(model, built[0], reference, sources, comparison, engine, batch)
-    return finish(outcome, config, report_json, report_html)
+    status = finish(outcome, config, report_json, report_html)
+    if outcome.accumulator.samples == 0 and not outcome.interrupted:  # not "0/0 samples passed"
+        raise PolyException(f"No samples found: {_no_samples_source(sources, samples)}")
+    return status
+
+
+def _no_samples_source(sources: ValidationSources, samples: Any) -> str:
+    """What gave no samples: the data loader, or the dataset's files (named, the first few)."""
+    if sources.data_loader_script:
+        return f"the data loader of --data-loader-script '{sources.data_loader_script}' gave none"
+    files = [os.path.basename(item.path) for item in getattr(samples, "items", ())]
+    held = f" ({', '.join(files[:5])}{', ...' if len(files) > 5 else ''} held none)" if files else ""
+    return f"--dataset '{', '.join(sources.dataset)}' gave none{held}"
 
 
 def finish(outcome: Any, config: Any, report_json: Any = None, report_html: Any = None) -> int:
@@ -185,6 +193,6 @@ def _log_summary(outcome: Any) -> None:
         G_LOGGER.error(f"FAILED | sample {sample['index']} ({sample['file']}) | {outs}")
     if outcome.stopped_early:
         G_LOGGER.warning(f"Stopped early after {acc.failed} failed samples (--max-failures {outcome.max_failures})")
-    if not outcome.interrupted:
+    if not outcome.interrupted and acc.samples:
         (G_LOGGER.finish if outcome.passed else G_LOGGER.error)(
             f"{'PASSED' if outcome.passed else 'FAILED'} | validate | {acc.passed}/{acc.samples} samples passed")
