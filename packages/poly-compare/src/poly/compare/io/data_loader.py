@@ -333,7 +333,7 @@ def _shape_misfit(name: str, given: list[Any], model: list[Any]) -> str:
     if len(given) != len(model):
         return (f"Input '{name}': the shape given, {given}, has rank {len(given)}, but the model's input has "
                 f"shape {model} (rank {len(model)})")
-    fixed = [i for i, (g, m) in enumerate(zip(given, model)) if isinstance(m, int) and m >= 0 and g != m]
+    fixed = [i for i, (g, m) in enumerate(zip(given, model, strict=True)) if isinstance(m, int) and m >= 0 and g != m]
     where = f": dimension {fixed[0]} is fixed to {model[fixed[0]]}" if fixed else ""
     return f"Input '{name}': the shape given, {given}, does not fit the model's input shape {model}{where}"
 
