@@ -73,3 +73,17 @@ def test_dynamic_network_without_profile_gets_a_default(trt_mod, trt_models):
     assert CreateConfig()(builder, network).num_optimization_profiles == 1
     builder, network, _ = NetworkFromOnnxPath(trt_models["identity"])()
     assert CreateConfig()(builder, network).num_optimization_profiles == 0
+
+
+def test_a_defaulted_dynamic_input_points_to_the_flags_and_to_sanitize(trt_mod, trt_models, capsys):
+    # the user sees, before any TensorRT message about the dimension, both ways to give it a value,
+    # the second as a command line to paste (no spaces in the shape)
+    from poly.trt import NetworkFromOnnxPath, Profile
+
+    _, network, _ = NetworkFromOnnxPath(trt_models["dynamic_identity"])()
+    Profile().fill_defaults(network)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "Input 'X' has dynamic shape [-1, 1, -1, -1] and no profile entry" in text
+    assert "--trt-min/opt/max-shapes" in text
+    assert "poly surgeon sanitize MODEL --override-input-shapes X:[1,1,1,1] -o fixed.onnx" in text

@@ -106,7 +106,9 @@ class Profile(OrderedDict):
             if any(d < 0 for d in dims):
                 G_LOGGER.warning(
                     f"Input '{tensor.name}' has dynamic shape {list(dims)} and no profile entry: "
-                    f"using {list(shape)} for min, opt and max (set shapes with --trt-min/opt/max-shapes)"
+                    f"using {list(shape)} for min, opt and max (set shapes with --trt-min/opt/max-shapes, or "
+                    f"fix them in the model once: poly surgeon sanitize MODEL --override-input-shapes "
+                    f"{tensor.name}:[{','.join(str(d) for d in shape)}] -o fixed.onnx)"
                 )
             super().__setitem__(tensor.name, ShapeTuple(shape, shape, shape))
         return self
