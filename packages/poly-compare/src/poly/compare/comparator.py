@@ -12,20 +12,20 @@ import os
 import queue
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 
-from poly.compare.funcs.base import metric_fields_for_func
-from poly.compare.funcs.simple import SimpleCompareFunc
 from poly.compare.io.data_loader import DataLoader, DataLoaderCache, check_feed_dict, coerce_feed_dict
 from poly.compare.io.iteration_files import IterationWriter, is_single_file
 from poly.compare.results import IterationResult, RunResults
-from poly.compare.stats.nan_inf_check import validate_run_results, validate_stream
-from poly.compare.stats.report_lines import log_compared_output_stats
-from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
-from poly.compare.verdicts.thresholds import SimpleThreshold
 from poly.core import G_LOGGER, BaseRunner, LogMode, TensorMetadata
+
+if TYPE_CHECKING:
+    from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
+
+# The comparison's modules (comparison functions, verdicts, report lines, the NaN/Inf check) are
+# imported by the methods that compare: a run that only runs (one runner) does not load them.
 
 __all__ = ["Comparator"]
 
@@ -356,6 +356,9 @@ class Comparator:
 
     @staticmethod
     def _check_average_supported(funcs: Any, fail_fast: Any) -> None:
+        from poly.compare.funcs.base import metric_fields_for_func
+        from poly.compare.verdicts.thresholds import SimpleThreshold
+
         if fail_fast:
             G_LOGGER.critical("check_average and fail_fast cannot be used together.")
         for func in funcs:
@@ -416,6 +419,9 @@ class Comparator:
             ``percentage(pair)`` is a pair's pass rate), or ``AccuracyResults`` (one per function)
             for a list of functions.
         """
+        from poly.compare.funcs.simple import SimpleCompareFunc
+        from poly.compare.verdicts.accuracy import AccuracyResult, AccuracyResults
+
         single_func = not isinstance(compare_func, (list, tuple))
         given: list[CompareFuncLike | None] = (
             [cast("CompareFuncLike | None", compare_func)] if single_func
@@ -493,6 +499,8 @@ class Comparator:
 
     @staticmethod
     def _compare_pair_iteration(funcs: Any, results: Any, pair: Any, result0: Any, result1: Any, fail_fast: Any) -> Any:
+        from poly.compare.stats.report_lines import log_compared_output_stats
+
         match_dicts = []
         mismatched = False
         for func, result in zip(funcs, results, strict=True):
@@ -552,6 +560,8 @@ class Comparator:
             bool for a ``RunResults``; a validating pass-through generator for a stream (an invalid
             iteration raises); a list of those for a list.
         """
+        from poly.compare.stats.nan_inf_check import validate_run_results, validate_stream
+
         if isinstance(run_results, (list, tuple)):
             return [Comparator.validate(run, check_inf, check_nan, fail_fast) for run in run_results]
         check_inf = False if check_inf is None else check_inf

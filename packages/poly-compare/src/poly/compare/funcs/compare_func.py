@@ -5,18 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from poly.compare.funcs.indices import IndicesCompareFunc
-from poly.compare.funcs.metrics import (
-    CosineSimilarityCompareFunc,
-    DistanceMetricsCompareFunc,
-    L2CompareFunc,
-    PsnrCompareFunc,
-    QualityMetricsCompareFunc,
-    SnrCompareFunc,
-)
-from poly.compare.funcs.perceptual import PerceptualMetricsCompareFunc
-from poly.compare.funcs.simple import SimpleCompareFunc
 from poly.compare.verdicts.simple_comparison import SimpleCompareOptions
+
+if TYPE_CHECKING:
+    from poly.compare.funcs.indices import IndicesCompareFunc
+    from poly.compare.funcs.metrics import (
+        CosineSimilarityCompareFunc,
+        DistanceMetricsCompareFunc,
+        L2CompareFunc,
+        PsnrCompareFunc,
+        QualityMetricsCompareFunc,
+        SnrCompareFunc,
+    )
+    from poly.compare.funcs.perceptual import PerceptualMetricsCompareFunc
+    from poly.compare.funcs.simple import SimpleCompareFunc
+
+# Each factory imports its function's module when called: a run that compares nothing (one
+# runner) or with one function does not load (or, without cached bytecode, compile) the others.
 
 __all__ = ["CompareFunc"]
 
@@ -60,11 +65,15 @@ class CompareFunc:
         def simple(*args: Any, **kwargs: Any) -> SimpleCompareFunc:
             """Tolerances on an error statistic: Polygraphy's arguments, the options declared in
             ``SimpleCompareOptions``; see ``SimpleCompareFunc``."""
+            from poly.compare.funcs.simple import SimpleCompareFunc
+
             return SimpleCompareFunc(*args, **kwargs)
 
     @staticmethod
     def indices(index_tolerance: int | Mapping[str, int] | None = None, fail_fast: bool | None = None) -> IndicesCompareFunc:
         """Positions of index values (Top-K outputs); see ``IndicesCompareFunc``."""
+        from poly.compare.funcs.indices import IndicesCompareFunc
+
         return IndicesCompareFunc(index_tolerance=index_tolerance, fail_fast=fail_fast)
 
     @staticmethod
@@ -72,6 +81,8 @@ class CompareFunc:
         l2_tolerance: PerOutput = None, cosine_similarity_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None
     ) -> DistanceMetricsCompareFunc:
         """L2 norm and cosine similarity; see ``DistanceMetricsCompareFunc``."""
+        from poly.compare.funcs.metrics import DistanceMetricsCompareFunc
+
         return DistanceMetricsCompareFunc(
             l2_tolerance=l2_tolerance,
             cosine_similarity_threshold=cosine_similarity_threshold,
@@ -85,6 +96,8 @@ class CompareFunc:
         psnr_tolerance: PerOutput = None, snr_tolerance: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None
     ) -> QualityMetricsCompareFunc:
         """PSNR and SNR; see ``QualityMetricsCompareFunc``."""
+        from poly.compare.funcs.metrics import QualityMetricsCompareFunc
+
         return QualityMetricsCompareFunc(
             psnr_tolerance=psnr_tolerance,
             snr_tolerance=snr_tolerance,
@@ -96,6 +109,8 @@ class CompareFunc:
     @staticmethod
     def l2(l2_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None) -> L2CompareFunc:
         """L2 norm alone (Polygraphy 0.53's ``L2CompareFunc``)."""
+        from poly.compare.funcs.metrics import L2CompareFunc
+
         return L2CompareFunc(l2_threshold, check_shapes, fail_fast, find_output_func)
 
     @staticmethod
@@ -103,16 +118,22 @@ class CompareFunc:
         cosine_similarity_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None
     ) -> CosineSimilarityCompareFunc:
         """Cosine similarity alone (Polygraphy 0.53's ``CosineSimilarityCompareFunc``)."""
+        from poly.compare.funcs.metrics import CosineSimilarityCompareFunc
+
         return CosineSimilarityCompareFunc(cosine_similarity_threshold, check_shapes, fail_fast, find_output_func)
 
     @staticmethod
     def psnr(psnr_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None) -> PsnrCompareFunc:
         """PSNR alone (Polygraphy 0.53's ``PsnrCompareFunc``)."""
+        from poly.compare.funcs.metrics import PsnrCompareFunc
+
         return PsnrCompareFunc(psnr_threshold, check_shapes, fail_fast, find_output_func)
 
     @staticmethod
     def snr(snr_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None) -> SnrCompareFunc:
         """SNR alone (Polygraphy 0.53's ``SnrCompareFunc``)."""
+        from poly.compare.funcs.metrics import SnrCompareFunc
+
         return SnrCompareFunc(snr_threshold, check_shapes, fail_fast, find_output_func)
 
     @staticmethod
@@ -120,6 +141,8 @@ class CompareFunc:
         lpips_threshold: PerOutput = None, check_shapes: bool | None = None, fail_fast: bool | None = None, find_output_func: FindOutputFunc = None
     ) -> PerceptualMetricsCompareFunc:
         """LPIPS distance (needs torch and lpips); see ``PerceptualMetricsCompareFunc``."""
+        from poly.compare.funcs.perceptual import PerceptualMetricsCompareFunc
+
         return PerceptualMetricsCompareFunc(
             lpips_threshold=lpips_threshold, check_shapes=check_shapes, fail_fast=fail_fast,
             find_output_func=find_output_func,
