@@ -246,8 +246,8 @@ class ComparisonArgs:
         """Each flag given per output (the simple comparison's and the thresholds'), to the output
         names its values name (the default "" left out)."""
         named = {}
-        per_output = [(d.flag, self.simple.given().get(d.name)) for d in SimpleCompareOptions.declarations()
-                      if d.per_output and d.flag]
+        given = self.simple.given()
+        per_output = [(d.flag, given.get(d.name)) for d in SimpleCompareOptions.declarations() if d.per_output and d.flag]
         per_output += [(f"--{name.replace('_', '-')}", getattr(self, name)) for name in _THRESHOLDS]
         for flag, value in per_output:
             if isinstance(value, Mapping) and any(key != "" for key in value):

@@ -64,13 +64,6 @@ def processes_supported() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _usable_cpu_list() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity here (macOS)
-        return list(range(os.cpu_count() or 1))
-
-
 class ProcessEngine(BatchEngine):
     """
     Args:
@@ -117,7 +110,9 @@ class ProcessEngine(BatchEngine):
     def start_workers(self, worker_kwargs: Any, count: Any) -> None:
         # As many workers as CPUs (or more): each has one CPU to itself, bound to it (no
         # migrations), and runs its samples in turn (threads would only take turns on it).
-        cpus = _usable_cpu_list()
+        from poly.onnx.runners import usable_cpu_ids
+
+        cpus = usable_cpu_ids()
         one_each = count >= len(cpus)
         worker_kwargs = {**worker_kwargs, "threaded": not one_each}
         context = multiprocessing.get_context("fork")

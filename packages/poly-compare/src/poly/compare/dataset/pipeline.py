@@ -95,7 +95,7 @@ class ValidationPipeline:
         self.worst_k = worst_k
         self.progress = progress
         self._checked_signature: Any = None
-        self._casts: dict[Any, dict[str, Any]] = {}  # per feed signature: the inputs cast to the model's dtype
+        self._casts: dict[Any, dict[str, Any]] = {}  # per feed's names and dtypes: the inputs cast to the model's dtype
         runners = [runner, getattr(reference, "runner", None)]
         safe = all(r is None or getattr(r, "thread_safe_infer", False) for r in runners)
         self.infer_threads = max(1, int(infer_threads)) if safe else 1
@@ -147,9 +147,10 @@ class ValidationPipeline:
         # differ from the last feed it checked: per sample, that check costs more than a comparison.
         signature = tuple((name, getattr(arr, "dtype", None), getattr(arr, "shape", None)) for name, arr in feed.items())
         check = signature != self._checked_signature
-        casts = self._casts.get(signature)
+        dtypes = tuple(entry[:2] for entry in signature)  # the casts depend on names and dtypes, not shapes
+        casts = self._casts.get(dtypes)
         if casts is None:
-            casts = self._casts[signature] = self._dtype_casts(feed)
+            casts = self._casts[dtypes] = self._dtype_casts(feed)
         if casts:
             feed = {name: np.asarray(arr).astype(casts[name]) if name in casts else arr for name, arr in feed.items()}
         outputs = self.runner.infer(feed, check_inputs=check)

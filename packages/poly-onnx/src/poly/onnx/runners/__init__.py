@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SessionFromOnnx,
         session_from_onnx,
         session_model_label,
+        usable_cpu_ids,
         usable_cpus,
     )
 
@@ -41,6 +42,7 @@ __all__ = [
     "session_model_label",
     "PROVIDER_ALIASES",
     "usable_cpus",
+    "usable_cpu_ids",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {
@@ -57,4 +59,5 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "session_from_onnx": "poly.onnx.runners.session",
     "session_model_label": "poly.onnx.runners.session",
     "usable_cpus": "poly.onnx.runners.session",
+    "usable_cpu_ids": "poly.onnx.runners.session",
 })

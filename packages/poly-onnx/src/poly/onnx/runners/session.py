@@ -15,7 +15,7 @@ from poly.onnx.runners.model_source import ModelSource
 onnxrt = lazy_import("onnxruntime")
 
 __all__ = ["SessionFromOnnx", "session_from_onnx", "session_model_label", "PROVIDER_ALIASES", "usable_cpus",
-           "register_custom_op_libs"]
+           "usable_cpu_ids", "register_custom_op_libs"]
 
 PROVIDER_ALIASES = {
     "cpu": "CPUExecutionProvider",
@@ -183,14 +183,20 @@ _REGISTERED_LIBS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def usable_cpus() -> Any:
     """
-    The CPUs this process may run on. ONNX-Runtime binds a thread to every logical CPU of the
-    machine, some of which a process may not be allowed to use (containers, taskset): session
+    How many CPUs this process may run on. ONNX-Runtime binds a thread to every logical CPU of
+    the machine, some of which a process may not be allowed to use (containers, taskset): session
     thread pools are sized to this instead.
     """
+    return len(usable_cpu_ids())
+
+
+def usable_cpu_ids() -> list[int]:
+    """The CPUs this process may run on (its affinity; every CPU where there is none, as on macOS),
+    in order."""
     try:
-        return len(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(0))
     except AttributeError:
-        return os.cpu_count() or 1
+        return list(range(os.cpu_count() or 1))
 
 
 session_from_onnx = funcify(SessionFromOnnx)

@@ -18,11 +18,16 @@ from poly.cli.multi_option import multi_option
 from poly.cli.value_parsing import parse_meta, parse_shapes
 
 
-def _missing(model: Any, in_meta: Any, out_meta: Any) -> Any:
-    """Names whose data type (or, for inputs, shape) neither the user nor the model gives."""
+def _tensors(model: Any) -> Any:
+    """The model's tensors by name (onnx-graphsurgeon's view)."""
     from poly.onnx import gs_from_onnx
 
-    tensors = gs_from_onnx(model).tensors()
+    return gs_from_onnx(model).tensors()
+
+
+def _missing(tensors: Any, in_meta: Any, out_meta: Any) -> Any:
+    """Names whose data type (or, for inputs, shape) neither the user nor the model (its
+    ``tensors``) gives."""
     missing = []
     for metas, needs_shape in ((in_meta, True), (out_meta, False)):
         for name, (dtype, shape) in metas.items():
@@ -34,16 +39,15 @@ def _missing(model: Any, in_meta: Any, out_meta: Any) -> Any:
     return missing
 
 
-def _check_names(model: Any, path: Any, in_meta: Any, out_meta: Any) -> None:
-    """A usage error naming the flag and the first name no tensor of the model has."""
-    from poly.onnx import gs_from_onnx
+def _check_names(tensors: Any, path: Any, in_meta: Any, out_meta: Any) -> None:
+    """A usage error naming the flag and the first name no tensor of the model (its ``tensors``) has."""
+    from poly.core.util.sequences import find_str_in_iterable
 
-    tensors = gs_from_onnx(model).tensors()
     for flag, metas in (("--inputs", in_meta), ("--outputs", out_meta)):
         unknown = [name for name in metas if name not in tensors]
         if unknown:
-            close = [t for t in tensors if t.lower() == unknown[0].lower()]
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            close = find_str_in_iterable(unknown[0], tensors)
+            hint = f"; did you mean '{close}'?" if close else ""
             raise click.UsageError(f"{flag} {unknown[0]}: {path} has no tensor named '{unknown[0]}'{hint}")
 
 
@@ -81,12 +85,13 @@ def extract(output: Any, inputs: Any, outputs: Any, model_input_shapes: Any, ext
 
     path = ModelArgs.from_kwargs(kwargs).path
     model = invoke_if_callable(infer.infer_shapes(OnnxFromPath(path, external_data_dir=external_data_dir)))
-    _check_names(model, path, in_meta, out_meta)
-    missing = _missing(model, in_meta, out_meta) if not infer.force_fallback else []
+    tensors = _tensors(model)  # built once for the name check and the first look for unknown types
+    _check_names(tensors, path, in_meta, out_meta)
+    missing = _missing(tensors, in_meta, out_meta) if not infer.force_fallback else []
     if missing and not infer.shape_inference:
         G_LOGGER.info("Running shape inference to derive shapes and/or data types for `auto` arguments.")
         model = infer.infer_shapes(model, force=True)()
-        missing = _missing(model, in_meta, out_meta)
+        missing = _missing(_tensors(model), in_meta, out_meta)
     if missing or infer.force_fallback:
         if missing:
             G_LOGGER.warning(f"Tensors with unknown shapes or data types: {missing}; running the model in "

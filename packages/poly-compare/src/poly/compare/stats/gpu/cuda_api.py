@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from poly.core.optional_import import lazy_import
 
-__all__ = ["GpuError", "GpuUnavailableError", "check", "driver_api", "nvrtc_api"]
+__all__ = ["GpuError", "GpuUnavailableError", "check", "compute_capability", "driver_api", "nvrtc_api"]
 
 _GPU_INSTALL = "poly-compare[gpu]"
 driver_api = lazy_import("cuda.bindings.driver", install=_GPU_INSTALL, purpose="Comparisons on the GPU")
@@ -31,3 +31,12 @@ def check(result, what: str):
     if not rest:
         return None
     return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+def compute_capability(device) -> tuple[int, int]:
+    """The (major, minor) compute capability of the driver's ``device`` handle."""
+    attr = driver_api.CUdevice_attribute
+    major, minor = (int(check(driver_api.cuDeviceGetAttribute(which, device), "cuDeviceGetAttribute"))
+                    for which in (attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                  attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+    return major, minor

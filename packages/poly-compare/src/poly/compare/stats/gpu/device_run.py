@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poly.compare.stats.gpu.cuda_api import GpuError, GpuUnavailableError, check, driver_api
+from poly.compare.stats.gpu.cuda_api import (
+    GpuError,
+    GpuUnavailableError,
+    check,
+    compute_capability,
+    driver_api,
+)
 from poly.compare.stats.gpu.kernel_source import (
     MAX_DIMS,
     MAX_GROUPS,
@@ -134,10 +140,7 @@ class _Device:
         attr = drv.CUdevice_attribute
         self.sms = int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
                              "cuDeviceGetAttribute"))
-        self.cc = (int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-                             "cuDeviceGetAttribute")),
-                   int(check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-                             "cuDeviceGetAttribute")))
+        self.cc = compute_capability(dev)
         self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self.lock = threading.Lock()
         # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per

@@ -22,7 +22,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from poly.compare.stats.gpu.cuda_api import check, driver_api
+from poly.compare.stats.gpu.cuda_api import check, compute_capability, driver_api
 from poly.compare.stats.gpu.kernel_compile import target_archs
 from poly.compare.stats.gpu.kernel_images import build_optimised, image_path, lock_path, log_path
 from poly.compare.stats.gpu.kernel_source import DTYPE_NAMES, KernelVariant
@@ -59,11 +59,8 @@ def present_archs() -> list[str]:
         count = check(drv.cuDeviceGetCount(), "cuDeviceGetCount")
         archs = []
         for ordinal in range(int(count)):
-            dev = check(drv.cuDeviceGet(ordinal), "cuDeviceGet")
-            attr = drv.CUdevice_attribute
-            major = check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "cc")
-            minor = check(drv.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "cc")
-            archs.append(f"sm_{int(major)}{int(minor)}")
+            major, minor = compute_capability(check(drv.cuDeviceGet(ordinal), "cuDeviceGet"))
+            archs.append(f"sm_{major}{minor}")
         return list(dict.fromkeys(archs))
     except Exception:  # noqa: BLE001 - no driver library, no GPU, an old driver: in any form, none present
         return []
