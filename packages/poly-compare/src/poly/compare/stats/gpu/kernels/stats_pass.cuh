@@ -98,17 +98,35 @@ __device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord
     }
 }
 
-// Whether a sub-chunk's values are all finite: |a|, |b| below infinity and absdiff + reldiff
-// finite (NaN and infinity propagate through the sum; an overflowing sum only sends the
-// sub-chunk down the element-wise path).
-__device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
-    VT m = 0, s = 0;
+// Whether a sub-chunk's values are all finite. absdiff + reldiff summed is NaN or infinite when
+// a or b is (Inf - b, a - Inf and NaN propagate; b infinite makes reldiff Inf / Inf) or when they
+// overflow (which only sends the sub-chunk down the element-wise path); only equal infinities
+// compared equal (absdiff and reldiff 0) need |a| and |b| themselves, looked at under that flag.
+__device__ __forceinline__ bool sub_chunk_finite(const Params& P, const Vals* v) {
+    VT s = 0;
 #pragma unroll
-    for (int e = 0; e < POLY_SUB; ++e) {
-        m = fmax(m, fmax(fabs(v[e].v[0]), fabs(v[e].v[1])));
-        s += v[e].v[2] + v[e].v[3];
+    for (int e = 0; e < POLY_SUB; ++e) s += v[e].v[2] + v[e].v[3];
+    bool ok = s < POLY_INF;
+    if (P.inf_equal) {
+        VT m = 0;
+#pragma unroll
+        for (int e = 0; e < POLY_SUB; ++e) m = fmax(m, fmax(fabs(v[e].v[0]), fabs(v[e].v[1])));
+        ok = ok && m < POLY_INF;
     }
-    return m < POLY_INF && s < POLY_INF;
+    return ok;
+}
+
+// fails += (absdiff > atol and reldiff > rtol): two comparisons and one predicated add (written
+// in the compilers' own terms, which otherwise add 1 and select back: a fourth instruction an
+// element of the statistics pass, bound by instruction issue).
+__device__ __forceinline__ void count_fail(u32& fails, VT d, VT r, VT atol, VT rtol) {
+#if POLY_F32
+    asm("{\n\t.reg .pred p, q;\n\tsetp.gt.f32 p, %1, %2;\n\tsetp.gt.and.f32 q, %3, %4, p;\n\t@q add.u32 %0, %0, 1;\n\t}"
+        : "+r"(fails) : "f"(d), "f"(atol), "f"(r), "f"(rtol));
+#else
+    asm("{\n\t.reg .pred p, q;\n\tsetp.gt.f64 p, %1, %2;\n\tsetp.gt.and.f64 q, %3, %4, p;\n\t@q add.u32 %0, %0, 1;\n\t}"
+        : "+r"(fails) : "d"(d), "d"(atol), "d"(r), "d"(rtol));
+#endif
 }
 
 // The index of this thread's element of ordinal `ord` (for_each_pair's order: its chunks, then
@@ -288,9 +306,7 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
 #pragma unroll
             for (int e = 0; e < POLY_SUB; ++e)
                 element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e), v[e]);
-            if (sub_chunk_finite(v)) {
-                if (cnt == 0)
-                    for (int k = 0; k < 4; ++k) r[k].c = (double)v[0].v[k];
+            if (sub_chunk_finite(P, v)) {  // (the shifts were set before the loop)
 #pragma unroll
                 for (int e = 0; e < POLY_SUB; ++e) {
                     const double x = (double)v[e].v[0], y = (double)v[e].v[1];
@@ -299,12 +315,15 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
                     sum_value<true, false>(r[2], (double)v[e].v[2]);
                     sum_value<false, false>(r[3], (double)v[e].v[3]);
                     dot = __fma_rn(x, y, dot);
-                    fails += (v[e].v[2] > atol) & (v[e].v[3] > rtol);
-                    if (with_hist && !RANGES) {
+                    count_fail(fails, v[e].v[2], v[e].v[3], atol, rtol);
+                    if (with_ranges) in_ranges(v[e]);
+                }
+                if (with_hist && !RANGES) {  // one test a sub-chunk, not one an element
+#pragma unroll
+                    for (int e = 0; e < POLY_SUB; ++e) {
                         atomicAdd(&hist[order_key(v[e].v[2]) >> (POLY_KEY_BITS - POLY_FIRST_BITS)], 1u);
                         atomicAdd(&hist[POLY_FIRST_BINS + (order_key(v[e].v[3]) >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                     }
-                    if (with_ranges) in_ranges(v[e]);
                 }
                 extrema_finite<0>(r[0], v, cnt);
                 extrema_finite<1>(r[1], v, cnt);
@@ -317,6 +336,19 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
             }
         }
     };
+    // Each stream's shift, set once here rather than tested at every chunk: the thread's first
+    // element, as the first chunk would give it (an element-wise path sets it at ordinal 0, by
+    // the same rule: a non-finite first value shifts by 0).
+    if (POLY_CAN_CHUNK && P.chunked) {
+        const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+        if (first < P.n / POLY_ELEMS) {
+            Vals v0;
+            element_raw(P, load_raw<POLY_DTA>((const char*)P.a.ptr + first * 16),
+                        load_raw<POLY_DTB>((const char*)P.b.ptr + first * 16), v0);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) r[k].c = isfinite(v0.v[k]) ? (double)v0.v[k] : 0.0;
+        }
+    }
     for_each_pair<false>(P, ring, chunk, one);
     Acc a[4];
     const double dcnt = (double)cnt;
