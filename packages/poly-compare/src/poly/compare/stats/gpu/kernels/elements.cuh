@@ -127,11 +127,14 @@ __device__ __forceinline__ double divisor(const Params& P, double y, u64 ybits) 
 }
 
 // a, b, |a - b| and |a - b| / |b'| of one element from its raw bytes, with the CPU engine's rounding.
+// INF_EQ false leaves out `infinities_compare_equal` (equal infinities then give NaN, as without
+// it): for a path that only takes finite values and sends the others back here.
+template <bool INF_EQ = true>
 __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Vals& out) {
 #if POLY_F32
     const float fx = fvalue_of<POLY_DTA>(ra), fy = fvalue_of<POLY_DTB>(rb);
     float d = fabsf(__fsub_rn(fx, fy));
-    if (P.inf_equal && fx == fy) d = 0.0f;  // equal infinities (equal finite values give 0 anyway)
+    if (INF_EQ && P.inf_equal && fx == fy) d = 0.0f;  // equal infinities (equal finite values give 0 anyway)
     const float den = (fy == 0.0f) ? P.eps32 : fabsf(fy);
     out.v[0] = fx;
     out.v[1] = fy;
@@ -168,7 +171,7 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #else
     double d = fabs(__dsub_rn(x, y));
 #endif
-    if (P.inf_equal && x == y) d = 0.0;  // equal infinities (equal finite values give 0 anyway)
+    if (INF_EQ && P.inf_equal && x == y) d = 0.0;  // equal infinities (equal finite values give 0 anyway)
 #if POLY_DEN_WRAP
     const double den = (y == 0.0) ? P.eps : divisor(P, y, bits_of<POLY_DTB>(rb));
 #else

@@ -76,8 +76,16 @@ __device__ __forceinline__ void feed_one(Stream& r, VT xv, u64 i, u32 ord, Talli
 #define POLY_SUB (POLY_ELEMS < 4 ? POLY_ELEMS : 4)
 
 
-// The extrema of stream K over a sub-chunk of finite values, found as a sequential scan would
-// find them (the first of equal values wins).
+// An extremum's ordinal with this bit names the first element of the sub-chunk holding it, not
+// the element itself: the finite path records a sub-chunk without branching (a branch per stream
+// and extremum, taken by some lane of a warp at a fair share of the chunks, cost more than the
+// arithmetic), and resolve_extremum finds the element once the pass is over.
+#define POLY_IN_SUBCHUNK 0x80000000u
+
+// The extrema of stream K over a sub-chunk of finite values (its first element's ordinal ord0):
+// a sub-chunk holding a new extremum is recorded; the first of equal values wins, as a
+// sequential scan would have it (an earlier sub-chunk keeps an equal value, and
+// resolve_extremum takes the first equal element of a sub-chunk).
 template <int K>
 __device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord0) {
     VT cmn = v[0].v[K], cmx = v[0].v[K];
@@ -86,34 +94,22 @@ __device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord
         cmn = fmin(cmn, v[e].v[K]);
         cmx = fmax(cmx, v[e].v[K]);
     }
-    if (cmn < r.mn) {
-#pragma unroll
-        for (int e = POLY_SUB - 1; e >= 0; --e)
-            if (v[e].v[K] == cmn) { r.mn = v[e].v[K]; r.imn = ord0 + e; }
-    }
-    if (cmx > r.mx) {
-#pragma unroll
-        for (int e = POLY_SUB - 1; e >= 0; --e)
-            if (v[e].v[K] == cmx) { r.mx = v[e].v[K]; r.imx = ord0 + e; }
-    }
+    const bool lo = cmn < r.mn, hi = cmx > r.mx;
+    r.mn = lo ? cmn : r.mn;
+    r.imn = lo ? (ord0 | POLY_IN_SUBCHUNK) : r.imn;
+    r.mx = hi ? cmx : r.mx;
+    r.imx = hi ? (ord0 | POLY_IN_SUBCHUNK) : r.imx;
 }
 
-// Whether a sub-chunk's values are all finite. absdiff + reldiff summed is NaN or infinite when
-// a or b is (Inf - b, a - Inf and NaN propagate; b infinite makes reldiff Inf / Inf) or when they
-// overflow (which only sends the sub-chunk down the element-wise path); only equal infinities
-// compared equal (absdiff and reldiff 0) need |a| and |b| themselves, looked at under that flag.
-__device__ __forceinline__ bool sub_chunk_finite(const Params& P, const Vals* v) {
+// Whether a sub-chunk's values (computed without `infinities_compare_equal`) are all finite: the
+// sum of absdiff and reldiff is NaN or infinite when a or b is (Inf - b, a - Inf, Inf - Inf and NaN
+// propagate; b infinite makes reldiff Inf / Inf) or when they overflow, which only sends the
+// sub-chunk down the element-wise path, where the values are computed again with every rule.
+__device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
     VT s = 0;
 #pragma unroll
     for (int e = 0; e < POLY_SUB; ++e) s += v[e].v[2] + v[e].v[3];
-    bool ok = s < POLY_INF;
-    if (P.inf_equal) {
-        VT m = 0;
-#pragma unroll
-        for (int e = 0; e < POLY_SUB; ++e) m = fmax(m, fmax(fabs(v[e].v[0]), fabs(v[e].v[1])));
-        ok = ok && m < POLY_INF;
-    }
-    return ok;
+    return s < POLY_INF;
 }
 
 // fails += (absdiff > atol and reldiff > rtol): two comparisons and one predicated add (written
@@ -144,6 +140,40 @@ __device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
             return (i64)((first + (u64)(ord / POLY_ELEMS) * stride) * POLY_ELEMS + ord % POLY_ELEMS);
     }
     return (i64)(start + first + ((u64)ord - mine * POLY_ELEMS) * stride);
+}
+
+// An extremum recorded by its sub-chunk (ordinal with POLY_IN_SUBCHUNK): the sub-chunk's elements
+// read again (its first element is where global_index puts that ordinal, the others follow it in
+// memory: the finite path only runs on contiguous chunks) and the first equal to `value` taken,
+// its ordinal and its own value returned (the sign of a zero extremum is the element's).
+// Once per extremum and thread, after the pass.
+struct Found {
+    VT value;
+    u32 ord;
+};
+__device__ __forceinline__ Found resolve_extremum(const Params& P, u32 ord, int k, VT value) {
+    const u32 base = ord & ~POLY_IN_SUBCHUNK;
+    const u64 g = (u64)global_index(P, base);
+    for (int e = 0; e < POLY_SUB; ++e) {
+        Vals v;
+        element_raw<false>(P, load_raw<POLY_DTA>((const char*)P.a.ptr + (g + e) * Size<POLY_DTA>::value),
+                           load_raw<POLY_DTB>((const char*)P.b.ptr + (g + e) * Size<POLY_DTB>::value), v);
+        if (v.v[k] == value) return Found{v.v[k], base + (u32)e};
+    }
+    return Found{value, base};  // (not reached: the sub-chunk holds the value)
+}
+
+__device__ __forceinline__ void resolve_extrema(const Params& P, Stream& r, int k) {
+    if (r.imn != POLY_NONE && (r.imn & POLY_IN_SUBCHUNK)) {
+        const Found f = resolve_extremum(P, r.imn, k, r.mn);
+        r.mn = f.value;
+        r.imn = f.ord;
+    }
+    if (r.imx != POLY_NONE && (r.imx & POLY_IN_SUBCHUNK)) {
+        const Found f = resolve_extremum(P, r.imx, k, r.mx);
+        r.mx = f.value;
+        r.imx = f.ord;
+    }
 }
 
 // `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
@@ -305,8 +335,9 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
             Vals v[POLY_SUB];
 #pragma unroll
             for (int e = 0; e < POLY_SUB; ++e)
-                element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e), v[e]);
-            if (sub_chunk_finite(P, v)) {  // (the shifts were set before the loop)
+                element_raw<false>(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e),
+                                   v[e]);
+            if (sub_chunk_finite(v)) {  // (the shifts were set before the loop)
 #pragma unroll
                 for (int e = 0; e < POLY_SUB; ++e) {
                     const double x = (double)v[e].v[0], y = (double)v[e].v[1];
@@ -332,7 +363,11 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
                 cnt += POLY_SUB;
             } else {
 #pragma unroll
-                for (int e = 0; e < POLY_SUB; ++e) one(j0 + h + e, v[e], true);
+                for (int e = 0; e < POLY_SUB; ++e) {
+                    Vals w;
+                    element_raw(P, lane_raw<Size<POLY_DTA>::value>(ra, h + e), lane_raw<Size<POLY_DTB>::value>(rb, h + e), w);
+                    one(j0 + h + e, w, true);
+                }
             }
         }
     };
@@ -350,6 +385,8 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         }
     }
     for_each_pair<false>(P, ring, chunk, one);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) resolve_extrema(P, r[k], k);
     Acc a[4];
     const double dcnt = (double)cnt;
     stream_finish(P, r[0], dcnt, true, true, a[0]);
