@@ -143,8 +143,8 @@ __device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
 }
 
 // An extremum recorded by its sub-chunk (ordinal with POLY_IN_SUBCHUNK): the sub-chunk's elements
-// read again (its first element is where global_index puts that ordinal, the others follow it in
-// memory: the finite path only runs on contiguous chunks) and the first equal to `value` taken,
+// read again (its first element is where global_index puts that ordinal, the others follow it: a
+// sub-chunk lies within one chunk) and the first equal to `value` taken,
 // its ordinal and its own value returned (the sign of a zero extremum is the element's).
 // Once per extremum and thread, after the pass.
 struct Found {
@@ -156,8 +156,8 @@ __device__ __forceinline__ Found resolve_extremum(const Params& P, u32 ord, int 
     const u64 g = (u64)global_index(P, base);
     for (int e = 0; e < POLY_SUB; ++e) {
         Vals v;
-        element_raw<false>(P, load_raw<POLY_DTA>((const char*)P.a.ptr + (g + e) * Size<POLY_DTA>::value),
-                           load_raw<POLY_DTB>((const char*)P.b.ptr + (g + e) * Size<POLY_DTB>::value), v);
+        element_raw<false>(P, load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, g + e)),
+                           load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, g + e)), v);
         if (v.v[k] == value) return Found{v.v[k], base + (u32)e};
     }
     return Found{value, base};  // (not reached: the sub-chunk holds the value)
@@ -378,8 +378,9 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
         if (first < P.n / POLY_ELEMS) {
             Vals v0;
-            element_raw(P, load_raw<POLY_DTA>((const char*)P.a.ptr + first * 16),
-                        load_raw<POLY_DTB>((const char*)P.b.ptr + first * 16), v0);
+            const u64 j = first * POLY_ELEMS;  // its first chunk's first element
+            element_raw(P, load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, j)),
+                        load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, j)), v0);
 #pragma unroll
             for (int k = 0; k < 4; ++k) r[k].c = isfinite(v0.v[k]) ? (double)v0.v[k] : 0.0;
         }
