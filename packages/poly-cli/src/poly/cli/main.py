@@ -8,6 +8,7 @@ import click
 
 from poly.cli.args.logging import LoggingArgs
 from poly.cli.lazy_group import LazyGroup
+from poly.cli.process_exit import exit_process
 
 
 def _version() -> str:
@@ -55,5 +56,15 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Entry point of the `poly` console script."""
+    """Runs `poly` with ``sys.argv`` (``SystemExit`` carries the status)."""
     cli(prog_name="poly")
+
+
+def console_script() -> None:
+    """Entry point of the `poly` console script: ``main``, then the process ends without the
+    interpreter's teardown (``exit_process``)."""
+    try:
+        main()
+    except SystemExit as exc:
+        exit_process(exc.code)
+    exit_process(0)
