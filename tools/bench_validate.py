@@ -209,7 +209,7 @@ def poly_command() -> list[str]:
     script = tool("poly")
     if Path(script).exists() or shutil.which(script):
         return [script]
-    return [sys.executable, "-c", "import sys; from poly.cli.main import main; sys.argv[0] = 'poly'; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from poly.cli.main import console_script; sys.argv[0] = 'poly'; console_script()"]
 
 
 def run_poly(model: Path, root: Path, n: int, report: Path, workers: int | None, extra=(), prefix=()) -> dict:
