@@ -310,6 +310,38 @@ def test_mid_size_inputs_select_their_ranks_on_the_device(pair, monkeypatch):
             assert "poly_select_input" in ordered and "poly_radix_gather" not in ordered, (n, kind, ordered)
 
 
+
+@needs_cupy
+def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
+    # A select pass counts half as many groups as it has targets in shared memory (a rank and its
+    # neighbour nearly always share one); values spread over 120 octaves put neighbouring ranks in
+    # different groups, so that some groups count in global memory: the ranks are exact all the same.
+    from poly.compare.stats.gpu import device_run
+    from poly.compare.stats.gpu.kernel_source import SELECT_PER_SLOT, SELECT_TARGETS
+
+    launched = []
+    launch = device_run.DeviceRun.launch
+    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
+                                                                                   launch(self, name, *a, **k)))
+    rng = np.random.default_rng(23)
+    n = 1000  # (every quantile between two ranks)
+    a = (2.0 ** rng.uniform(-60, 60, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    b = (a + 2.0 ** rng.uniform(-60, 60, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    quantiles = (0.1, 0.3, 0.7, 0.9)  # with the median: 2 ranks each of 5 values of 2 streams
+    targets = 2 * 2 * (1 + len(quantiles))
+    assert targets <= SELECT_TARGETS
+    groups = set()  # (stream, the key's top 12 bits) of every wanted rank: all values are >= 0
+    absdiff = np.abs(a.astype(np.float64) - b.astype(np.float64)).astype(np.float32)
+    for stream, values in ((2, absdiff), (3, (absdiff / np.abs(b)).astype(np.float32))):
+        ordered = np.sort(values)
+        for q in (0.5, *quantiles):
+            for rank in (math.floor(q * (n - 1)), math.ceil(q * (n - 1))):
+                groups.add((stream, int(ordered[rank:rank + 1].view(np.uint32)[0]) >> 20))
+    assert len(groups) > -(-targets // SELECT_PER_SLOT), groups  # more groups than shared histograms
+    got = error_stats(cp.asarray(a), cp.asarray(b), quantiles=quantiles)
+    assert "poly_select_input" in launched and "poly_radix_gather" not in launched, launched
+    assert_stats_equal(got, error_stats(a, b, quantiles=quantiles, threads=1))
+
 @needs_cupy
 @pytest.mark.parametrize("case", ["in range", "ranges too narrow", "regions too small"])
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),

@@ -32,7 +32,7 @@ from importlib import resources
 __all__ = ["KernelSource", "kernel_source", "KernelVariant", "kernel_options", "read_limits", "LIMITS",
            "KERNEL_DIR", "MAIN_FILE", "DIGIT_BITS", "FIRST_BITS", "MAX_GROUPS", "HIST_GROUPS", "MAX_DIMS",
            "THREADS", "STAGES", "RING_BYTES", "STATS_HIST_BYTES", "GATHER_STAGE_BYTES", "GATHER_RESERVE_BYTES",
-           "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS", "SELECT_BITS", "KERNEL_NAMES",
+           "RANGES", "PLAN_RANKS", "PLAN_BLOCKS", "SELECT_TARGETS", "SELECT_BITS", "SELECT_PER_SLOT", "KERNEL_NAMES",
            "INT_DIFF_NONE", "INT_DIFF_I32", "INT_DIFF_I64", "INT_DIFF_U64", "DTYPE_NAMES"]
 
 KERNEL_DIR = "kernels"  # the folder of the CUDA files, beside this module
@@ -100,6 +100,7 @@ PLAN_RANKS = LIMITS["POLY_PLAN_RANKS"]  # ranks per stream whose predicted range
 PLAN_BLOCKS = LIMITS["POLY_PLAN_BLOCKS"]  # blocks per stream of the device's plan
 SELECT_TARGETS = LIMITS["POLY_SEL_TARGETS"]  # ranks a device-side select narrows at once
 SELECT_BITS = LIMITS["POLY_SELECT_BITS"]  # key bits each pass of a device-side select counts
+SELECT_PER_SLOT = LIMITS["POLY_SEL_PER_SLOT"]  # its targets per shared histogram
 
 # The kernels of error_stats.cu, each looked up by name in every loaded variant.
 KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_merge_parts", "poly_radix_hist", "poly_radix_gather",

@@ -42,6 +42,7 @@ from poly.compare.stats.gpu.kernel_source import (
     RANGES,
     RING_BYTES,
     SELECT_BITS,
+    SELECT_PER_SLOT,
     SELECT_TARGETS,
     STATS_HIST_BYTES,
     THREADS,
@@ -512,7 +513,7 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     run.write(p.sel, _select_state(wanted))
     run.launch("poly_select_first", p, len(wanted))  # a block a target
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
-    shared = RING_BYTES + (len(wanted) << SELECT_BITS) * 4
+    shared = RING_BYTES + (-(-len(wanted) // SELECT_PER_SLOT) << SELECT_BITS) * 4  # (the kernel's shared histograms)
     grid = run.grid("poly_select_input", shared)
     bits = FIRST_BITS
     while bits < key_bits:

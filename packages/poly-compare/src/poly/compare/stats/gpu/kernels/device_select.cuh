@@ -12,7 +12,10 @@
 // group over the input, and the last of its blocks to finish descends every target by the merged
 // histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
 // them for the next pass, launched right behind it. Targets of one group (a rank and its
-// neighbour) share the first one's histogram.
+// neighbour) share the first one's histogram. A block counts in shared memory for
+// ceil(ntargets / POLY_SEL_PER_SLOT) groups (half the targets: a rank and its neighbour nearly always share
+// one), so that three blocks fit an SM with 16 targets where two did; the groups beyond those
+// count straight into the global histogram (correct, slower, and rare).
 
 // Warp-wide (the whole warp calls it): descends target `t` by histogram `h` of its next `dbits`
 // key bits: the digit whose running count passes its rank joins its prefix. `h` is read from L2
@@ -86,10 +89,13 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(con
             warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
 }
 
-// dynamic shared memory: the ring, then ntargets x 2^sel_dbits counters
+// dynamic shared memory: the ring, then ceil(ntargets / POLY_SEL_PER_SLOT) x 2^sel_dbits counters
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(const Params P) {
     __shared__ SelTarget st[POLY_SEL_TARGETS];
     __shared__ int owner[POLY_SEL_TARGETS];  // the first target of the same group: whose histogram counts
+    __shared__ int slot[POLY_SEL_TARGETS];   // a counting target's shared histogram (-1: it counts in global memory)
+    __shared__ int slot_owner[POLY_SEL_TARGETS];  // the target whose group each shared histogram counts
+    __shared__ int nslots;  // the shared histograms in use
     // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came
     // from the statistics pass), the first counting target whose prefix starts so, then the next
     __shared__ signed char head[2 << POLY_TABLE_BITS];
@@ -97,15 +103,18 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     __shared__ int last;
     static_assert(POLY_FIRST_BITS >= POLY_TABLE_BITS, "the table needs the top bits of every prefix");
     SelState* S = (SelState*)P.sel;
-    const int nt = S->ntargets, dbits = P.sel_dbits, bins = 1 << dbits;
+    const int nt = S->ntargets, dbits = P.sel_dbits, bins = 1 << dbits, slots = (nt + POLY_SEL_PER_SLOT - 1) / POLY_SEL_PER_SLOT;
     uint4* ring = smem;
     u32* shist = (u32*)(smem + POLY_RING_BYTES / sizeof(uint4));
-    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) shist[k] = 0;
+    u64* hist = (u64*)P.hist;
+    for (int k = threadIdx.x; k < slots * bins; k += blockDim.x) shist[k] = 0;
     for (int k = threadIdx.x; k < (2 << POLY_TABLE_BITS); k += blockDim.x) head[k] = -1;
     if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
     __syncthreads();
     if (threadIdx.x == 0) {
+        int used = 0;
         for (int t = 0; t < nt; ++t) {
+            slot[t] = -1;
             // (every target has its first digit and room for this one: the statistics pass counts
             // every element; a target that had not is left as it is, its key reported unknown)
             if (st[t].bits < POLY_TABLE_BITS || st[t].bits + dbits > POLY_KEY_BITS || st[t].stream < 2 || st[t].stream > 3) {
@@ -117,11 +126,16 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
                 if (owner[u] >= 0 && st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
             owner[t] = o;
             if (o == t) {
+                if (used < slots) {
+                    slot_owner[used] = t;
+                    slot[t] = used++;
+                }
                 const int at = ((st[t].stream - 2) << POLY_TABLE_BITS) + (int)(st[t].prefix >> (st[t].bits - POLY_TABLE_BITS));
                 next[t] = head[at];
                 head[at] = (signed char)t;
             }
         }
+        nslots = used;
     }
     __syncthreads();
     auto one = [&](u64, const Vals& v, bool) {
@@ -132,7 +146,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             for (int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))]; t >= 0; t = next[t]) {
                 const int bits = st[t].bits;
                 if ((u64)(key >> (POLY_KEY_BITS - bits)) == st[t].prefix) {
-                    atomicAdd(&shist[t * bins + (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1))], 1u);
+                    const u32 digit = (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1));
+                    if (slot[t] >= 0) atomicAdd(&shist[slot[t] * bins + digit], 1u);
+                    else atomicAdd(&hist[(u64)t * bins + digit], (u64)1);
                     break;
                 }
             }
@@ -140,10 +156,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     };
     for_each_value(P, ring, one);
     __syncthreads();
-    u64* hist = (u64*)P.hist;
-    for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) {
+    for (int k = threadIdx.x; k < slots * bins; k += blockDim.x) {
         const u32 c = shist[k];
-        if (c && owner[k / bins] == k / bins) atomicAdd(&hist[k], (u64)c);
+        if (c && k / bins < nslots) atomicAdd(&hist[(u64)slot_owner[k / bins] * bins + (k & (bins - 1))], (u64)c);
     }
     __threadfence();
     __syncthreads();

@@ -21,6 +21,7 @@
 #define POLY_PLAN_BLOCKS 16    /* blocks per stream of the device's plan (each a slice of the sample) */
 #define POLY_SEL_TARGETS 20    /* ranks a device-side select narrows at once (2 ranks each of the medians and up to 4 quantiles of 2 streams) */
 #define POLY_SELECT_BITS 10    /* key bits each pass of a device-side select counts: 1024 bins, 4 KiB of shared counters per rank */
+#define POLY_SEL_PER_SLOT 2   /* targets per shared histogram of a select pass: a rank and its neighbour nearly always share a group */
 
 #define POLY_BINS (1 << POLY_DIGIT_BITS)
 #define POLY_FIRST_BINS (1 << POLY_FIRST_BITS)
