@@ -316,13 +316,16 @@ def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
     # A select pass counts half as many groups as it has targets in shared memory (a rank and its
     # neighbour nearly always share one); values spread over 120 octaves put neighbouring ranks in
     # different groups, so that some groups count in global memory: the ranks are exact all the same.
-    from poly.compare.stats.gpu import device_run
+    from poly.compare.stats.gpu import device_run, order_select
     from poly.compare.stats.gpu.kernel_source import SELECT_PER_SLOT, SELECT_TARGETS
 
-    launched = []
+    launched, selected = [], []
     launch = device_run.DeviceRun.launch
     monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
                                                                                    launch(self, name, *a, **k)))
+    keys = order_select.DeviceSelect.keys  # (raises where a rank was left unresolved: the host then compares)
+    monkeypatch.setattr(order_select.DeviceSelect, "keys", lambda self, state: selected.append(keys(self, state))
+                        or selected[-1])
     rng = np.random.default_rng(23)
     n = 1000  # (every quantile between two ranks)
     a = (2.0 ** rng.uniform(-60, 60, n) * rng.choice([-1, 1], n)).astype(np.float32)
@@ -340,6 +343,7 @@ def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
     assert len(groups) > -(-targets // SELECT_PER_SLOT), groups  # more groups than shared histograms
     got = error_stats(cp.asarray(a), cp.asarray(b), quantiles=quantiles)
     assert "poly_select_input" in launched and "poly_radix_gather" not in launched, launched
+    assert len(selected) == 1 and len(selected[0]) == targets  # every rank's key found on the device
     assert_stats_equal(got, error_stats(a, b, quantiles=quantiles, threads=1))
 
 @needs_cupy
