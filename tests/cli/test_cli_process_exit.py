@@ -72,6 +72,16 @@ def test_running_threads_are_waited_for(tmp_path):
     assert flag.read_text() == "done"
 
 
+def test_profilers_get_their_results(tmp_path):
+    # `python -m cProfile -o FILE poly ...` writes FILE once the script returns: the ordinary exit
+    out = tmp_path / "poly.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), POLY, "--version"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("poly ")
+    assert out.stat().st_size > 0
+
+
 @pytest.mark.parametrize("argv, status", [
     (["--version"], 0),
     (["run", "missing.onnx", "--onnxrt"], 2),  # a usage error

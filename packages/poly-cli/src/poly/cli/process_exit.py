@@ -6,8 +6,10 @@ before the process may end: with NumPy, ONNX and ONNX-Runtime loaded that is 0.1
 2-core machine (a fifth of a `poly run` on a small model) spent freeing memory the operating
 system reclaims at once anyway. ``exit_process`` runs what an ordinary exit must still do (the
 ``atexit`` callbacks, which also remove poly's temporary files and flush Python's logging, then
-the standard streams) and ends the process with ``os._exit``. While a thread that is not a
-daemon still runs, it exits the ordinary way, which waits for that thread first.
+the standard streams) and ends the process with ``os._exit``. It exits the ordinary way while a
+thread that is not a daemon still runs (the interpreter waits for it first), and under a
+profiler, tracer, debugger or coverage tool (``python -m cProfile``, ``coverage run``: they write
+their results once the script has returned).
 """
 
 from __future__ import annotations
@@ -37,10 +39,18 @@ def _threads_still_running() -> bool:
     return any(t is not main and t.is_alive() and not t.daemon for t in threading.enumerate())
 
 
+def _observed() -> bool:
+    """Whether a profiler, tracer or debugger is attached to this interpreter."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)  # (Python 3.12+: coverage, debuggers, profilers)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
+
+
 def exit_process(code: Any) -> NoReturn:
     """Ends the process with ``sys.exit(code)``'s status, skipping the interpreter's teardown
     (see the module's docstring). Only for a process's last step: nothing after it runs."""
-    if _threads_still_running():
+    if _threads_still_running() or _observed():
         sys.exit(code)
     status = exit_status(code)
     atexit._run_exitfuncs()  # what an ordinary exit runs: temporary files removed, logging flushed
