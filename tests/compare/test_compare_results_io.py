@@ -320,8 +320,8 @@ def test_npz_fast_reader_matches_numpy(tmp_path):
     plain, packed = tmp_path / "plain.npz", tmp_path / "packed.npz"
     np.savez(plain, **arrays)
     np.savez_compressed(packed, **arrays)
-    fast = _read_stored_npz(plain)
-    assert fast is not None and _read_stored_npz(packed) is None  # compressed: np.load's job
+    fast = _read_stored_npz(bytearray(plain.read_bytes()))
+    assert fast is not None and _read_stored_npz(bytearray(packed.read_bytes())) is None  # compressed: zipfile's job
     for path in (plain, packed):
         meta, loaded = load_npz(path)
         assert meta is None and list(loaded) == list(arrays)
@@ -329,6 +329,43 @@ def test_npz_fast_reader_matches_numpy(tmp_path):
             assert loaded[key].dtype == value.dtype and loaded[key].shape == value.shape
             np.testing.assert_array_equal(loaded[key], value)
     assert fast["fortran"].flags.f_contiguous and fast["f32"].flags.writeable
+
+
+def test_npz_fast_reader_reads_the_zip_directory_as_zipfile_does(tmp_path):
+    """The fast reader parses the archive's central directory itself: an archive comment (the
+    directory's end record then not at the file's end), UTF-8 member names, members in any order,
+    and a truncated or damaged archive reported as one DataFormatError naming the file."""
+    import zipfile
+
+    from poly.compare.io.npz_codec import _read_stored_npz, load_npz, load_npz_file
+
+    arrays = {"résumé": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array([True, False])}
+    path = tmp_path / "commented.npz"
+    np.savez(path, **arrays)
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.comment = b"written by a tool that comments its archives"
+    data = bytearray(path.read_bytes())
+    fast = _read_stored_npz(data)
+    assert fast is not None and list(fast) == list(arrays)  # (read here, not by zipfile)
+    meta, loaded = load_npz_file(path)
+    assert meta is None
+    for key, value in arrays.items():
+        np.testing.assert_array_equal(loaded[key], value)
+    # a JSON file is not an archive: None, the file read once
+    (tmp_path / "golden.json").write_text("{}")
+    assert load_npz_file(tmp_path / "golden.json") is None
+    with pytest.raises(FileNotFoundError):
+        load_npz_file(tmp_path / "missing.npz")
+    # bytes before the archive (as zipfile allows: the directory's offsets are then off by them)
+    (tmp_path / "prefixed.npz").write_bytes(b"\0" * 7 + bytes(data))
+    np.testing.assert_array_equal(load_npz(tmp_path / "prefixed.npz")[1]["b"], arrays["b"])
+    # the directory cut short, a member's local header overwritten: one error, never a traceback
+    overwritten = bytearray(data)
+    overwritten[:4] = b"XXXX"
+    for name, damaged in (("truncated.npz", data[:len(data) // 2]), ("overwritten.npz", overwritten)):
+        (tmp_path / name).write_bytes(bytes(damaged))
+        with pytest.raises(DataFormatError, match=name):
+            load_npz(tmp_path / name)
 
 
 def test_npz_fast_reader_refuses_object_arrays(tmp_path):

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from typing import Any
 
 from poly.compare.dataset.work_items import is_uri, open_filesystem
-from poly.compare.io.npz_codec import is_npz_file, load_npz
+from poly.compare.io.npz_codec import load_npz_file
 from poly.compare.results import RunResults
 from poly.core.optional_import import lazy_import
 
@@ -63,26 +63,27 @@ class DirectoryReference(Reference):
     def describe(self) -> Any:
         return self.path
 
-    def _find(self, name: Any) -> Any:
-        stem = os.path.splitext(name)[0]
-        for candidate in (name, stem + ".npz", stem + ".json"):
-            full = os.path.join(self.path, candidate)
-            if os.path.isfile(full):
-                return full
-        raise FileNotFoundError(f"no golden file for sample '{name}' in '{self.path}'")
-
     def outputs_for(self, sample: Any) -> Any:
         if sample.name is None:
             raise ValueError("samples without a file name cannot be matched to a golden directory")
         name, _, k = sample.name.partition("#")
-        path = self._find(name)
         k = int(k) if k else 0
-        if is_npz_file(path):
-            meta, arrays = load_npz(path)
+        stem = os.path.splitext(name)[0]
+        # Each candidate is opened (and, for an .npz, read) once: no stat of it first, no second
+        # open to tell an archive from JSON (a sample a few kilobytes large paid for both).
+        for candidate in (name, stem + ".npz", stem + ".json"):
+            path = os.path.join(self.path, candidate)
+            try:
+                loaded = load_npz_file(path)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                continue
+            if loaded is None:
+                return _first_iteration(RunResults.load(path), k)
+            meta, arrays = loaded
             if meta is None:
                 return OrderedDict(arrays.items())
             return _first_iteration(RunResults.from_npz_archive(meta, arrays, path), k)
-        return _first_iteration(RunResults.load(path), k)
+        raise FileNotFoundError(f"no golden file for sample '{name}' in '{self.path}'")
 
 
 class UriGoldenReference(Reference):

@@ -32,6 +32,7 @@ __all__ = [
     "is_npz_file",
     "save_npz",
     "load_npz",
+    "load_npz_file",
     "save_feed_dicts_npz",
     "load_feed_dicts_npz",
     "run_results_to_npz",
@@ -146,13 +147,36 @@ def _key(info: Any) -> Any:
     return info.filename[:-4] if info.filename.endswith(".npy") else info.filename
 
 
-def _read_stored_npz(path: Any) -> dict[str, np.ndarray] | None:
-    """
-    The arrays of an uncompressed ``.npz`` (what ``np.savez`` writes), read in one call and
-    parsed without ``np.load``'s per-member file objects: the validation loader reads two such
-    files per sample. None when the archive is not of that kind (compressed, large, a file
-    object), so the caller reads it member by member. Arrays are writable views of one buffer.
-    """
+def _stored_members(data: bytearray) -> list[tuple[str, int, int]] | None:
+    """``(name, local header offset, size)`` of each member of the zip archive ``data``, read from
+    its central directory, when every member is stored uncompressed and unencrypted (what
+    ``np.savez`` writes); None for any other archive (compressed, Zip64 records, several disks,
+    or damaged: zipfile then reads it, and names what is wrong)."""
+    end = len(data) - 22  # the end-of-central-directory record, without an archive comment
+    if end < 0 or data[end:end + 4] != _EMPTY_ZIP_MAGIC:
+        end = data.rfind(_EMPTY_ZIP_MAGIC, max(0, len(data) - 22 - 0xFFFF))
+        if end < 0 or end + 22 > len(data):
+            return None
+    disk, directory_disk, _, count, _, offset, _ = struct.unpack_from("<HHHHIIH", data, end + 4)
+    if disk or directory_disk or count == 0xFFFF or offset == 0xFFFFFFFF:
+        return None
+    members = []
+    for _ in range(count):
+        if offset + 46 > len(data) or data[offset:offset + 4] != b"PK\x01\x02":
+            return None
+        (flags, method, packed, size, name_len, extra_len, comment_len, _, _, _, header) = struct.unpack_from(
+            "<HH8xIIHHHHHII", data, offset + 8)
+        if method != 0 or flags & 0x1 or packed != size or size == 0xFFFFFFFF or header == 0xFFFFFFFF:
+            return None
+        name = bytes(data[offset + 46:offset + 46 + name_len]).decode("utf-8" if flags & 0x800 else "cp437")
+        members.append((name, header, size))
+        offset += 46 + name_len + extra_len + comment_len
+    return members
+
+
+def _read_whole(path: Any) -> bytearray | None:
+    """The bytes of the file at ``path`` read in one call; None for a file object or a file too
+    large to read at once (``_FAST_READ_LIMIT``)."""
     if not isinstance(path, (str, os.PathLike)):
         return None
     with open(path, "rb") as f:
@@ -162,23 +186,31 @@ def _read_stored_npz(path: Any) -> dict[str, np.ndarray] | None:
         data = bytearray(size)
         if f.readinto(data) != size:
             return None
-    import zipfile
+    return data
 
+
+def _read_stored_npz(data: bytearray) -> dict[str, np.ndarray] | None:
+    """
+    The arrays of an uncompressed ``.npz`` (what ``np.savez`` writes) whose bytes are ``data``,
+    parsed here without ``np.load``'s or zipfile's per-member objects: the validation loader reads
+    two such files per sample. None when the archive is not of that kind (compressed, Zip64), so
+    that the caller reads it member by member. Arrays are writable views of ``data``.
+    """
+    members = _stored_members(data)
+    if members is None:
+        return None
     view = memoryview(data)
     arrays = {}
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for info in archive.infolist():
-            if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-                return None
-            if data[info.header_offset:info.header_offset + 4] != _ZIP_MAGIC:
-                raise ValueError(f"member '{info.filename}' has no local header where the zip directory says")
-            name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
-            start = info.header_offset + 30 + name_len + extra_len
-            member = view[start:start + info.file_size]
-            if len(member) != info.file_size:
-                raise ValueError(f"member '{info.filename}' is truncated")
-            header = _npy_header(member)
-            arrays[_key(info)] = array_from_data(header, member[header.data_offset:])
+    for name, offset, size in members:
+        if data[offset:offset + 4] != _ZIP_MAGIC:
+            raise ValueError(f"member '{name}' has no local header where the zip directory says")
+        name_len, extra_len = struct.unpack_from("<HH", data, offset + 26)
+        start = offset + 30 + name_len + extra_len
+        member = view[start:start + size]
+        if len(member) != size:
+            raise ValueError(f"member '{name}' is truncated")
+        header = _npy_header(member)
+        arrays[name[:-4] if name.endswith(".npy") else name] = array_from_data(header, member[header.data_offset:])
     return arrays
 
 
@@ -205,8 +237,28 @@ def load_npz(src: Any) -> tuple[Any, ...]:
         Tuple[Optional[dict], Dict[str, numpy.ndarray]]: The poly layout (None for a plain
         archive) and every array by key, with extension dtypes restored.
     """
+    return _decode(src, None, read=True)
+
+
+def load_npz_file(path: Any) -> tuple[Any, ...] | None:
+    """``load_npz(path)`` when the file at ``path`` is an ``.npz`` (starts like a zip archive),
+    else None (a JSON file, say): the file is opened and read once either way. Raises OSError
+    for a file that cannot be opened (FileNotFoundError where there is none)."""
+    data = _read_whole(path)
+    if data is not None and data[:4] not in (_ZIP_MAGIC, _EMPTY_ZIP_MAGIC):
+        return None
+    if data is None and not is_npz_file(path):
+        return None
+    return _decode(path, data)
+
+
+def _decode(src: Any, data: bytearray | None, read: bool = False) -> tuple[Any, ...]:
+    """``load_npz`` of ``src``, whose bytes are ``data`` where they were read at once (``read``:
+    read them here, a failure reported as the archive's)."""
     try:
-        arrays = _read_stored_npz(src)
+        if read:
+            data = _read_whole(src)
+        arrays = _read_stored_npz(data) if data is not None else None
         if arrays is None:
             arrays = _read_npz_members(src)
     except _read_errors() as err:
