@@ -6,6 +6,7 @@ samples. Its size depends on the number of outputs and ``worst_k``, never on the
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ __all__ = ["SampleResult", "LogHistogram", "OutputDistribution", "Accumulator", 
 HISTOGRAM_EDGES = np.logspace(-12, 6, 18 * 4 + 1)
 """Bin edges shared by every histogram: 4 bins per decade from 1e-12 to 1e6; below (zero
 included) and above (inf included) go to an underflow and an overflow bin."""
+_EDGES = HISTOGRAM_EDGES.tolist()  # (bisect on a list: np.searchsorted on one value costs microseconds)
 
 
 @dataclass
@@ -88,7 +90,7 @@ class LogHistogram:
             self.nan += 1
             self.failed_nan += failed
             return
-        b = int(np.searchsorted(HISTOGRAM_EDGES, value, side="right"))
+        b = bisect.bisect_right(_EDGES, value)
         self.counts[b] += 1
         self.failed[b] += failed
         if value == 0:

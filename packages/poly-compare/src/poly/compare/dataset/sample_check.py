@@ -66,10 +66,15 @@ class SampleChecker:
         self.options = (options or SimpleCompareOptions(**option_values)).with_defaults()
         """The ``SimpleCompareOptions`` checked with, the defaults filled in."""
         self.threads = threads
+        self._resolved: dict[Any, tuple[SimpleCompareOptions, SimpleCompareOptions]] = {}
 
     def options_for(self, name: Any) -> SimpleCompareOptions:
-        """The options output ``name`` is checked with (per-output dicts resolved)."""
-        return self.options.for_output(name)
+        """The options output ``name`` is checked with (per-output dicts resolved), resolved once
+        per output name (a validation asks for them at every sample)."""
+        known = self._resolved.get(name)
+        if known is None or known[0] is not self.options:
+            known = self._resolved[name] = (self.options, self.options.for_output(name))
+        return known[1]
 
     def check_output(self, name: Any, output: Any, reference: Any) -> OutputCheck:
         """Compares one output with its reference."""
