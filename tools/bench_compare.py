@@ -107,6 +107,8 @@ def main(argv=None) -> int:
         help="comma-separated input dtypes among float16, float32, float64 (default: float32)",
     )
     parser.add_argument("--no-polygraphy", action="store_true", help="skip the Polygraphy baseline")
+    parser.add_argument("--ties-elements", type=int, default=1 << 20,
+                        help="array length of the tied outputs (equal, quantized differences; default: 2^20)")
     parser.add_argument("--out", default="bench-results/bench_compare.json", help="JSON file to write")
     args = parser.parse_args(argv)
 
@@ -190,8 +192,39 @@ def main(argv=None) -> int:
         for name, value in baseline.items():
             print(f"  {name:28s} {value * 1e3:10.2f} ms" if name.endswith("_s") else f"  {name:28s} {value:10.2f}x")
 
+    # Ties everywhere: two equal outputs, and float32 outputs one 1e-6 step apart (a handful of
+    # distinct differences): the order statistics must not cost more than on varied differences.
+    ties = {}
+    m = args.ties_elements
+    for kind, (ta, tb) in (("equal", (a32[:m], a32[:m].copy())), ("quantized", (a32[:m], a32[:m] + np.float32(1e-6)))):
+        error_stats(ta, tb)
+        fig = {"poly_no_order_stats_s": best_of(lambda ta=ta, tb=tb: error_stats(ta, tb, median=False), args.repeat),
+               "poly_median_s": best_of(lambda ta=ta, tb=tb: error_stats(ta, tb), args.repeat)}
+        fig["median_vs_no_order_stats"] = fig["poly_median_s"] / fig["poly_no_order_stats_s"]
+        if not args.no_polygraphy:
+            from poly.compare import CompareFunc, IterationResult
+
+            func = CompareFunc.simple()
+            t0 = IterationResult({"out": ta}, runner_name="runner0")
+            t1 = IterationResult({"out": tb}, runner_name="runner1")
+
+            def poly_tied(func=func, t0=t0, t1=t1):
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    func(t0, t1)
+
+            fig["poly_compare_func_simple_s"] = best_of(poly_tied, args.repeat)
+            pg = polygraphy_simple(ta, tb)
+            if pg is not None:
+                fig["polygraphy_simple_s"] = best_of(pg, args.polygraphy_repeat)
+                fig["polygraphy_vs_poly_simple"] = fig["polygraphy_simple_s"] / fig["poly_compare_func_simple_s"]
+        ties[kind] = fig
+        print(f"tied outputs ({kind}), {m:,} float32 elements:")
+        for name, value in fig.items():
+            print(f"  {name:28s} {value * 1e3:10.2f} ms" if name.endswith("_s") else f"  {name:28s} {value:10.2f}x")
+
     report = {
         "elements": n,
+        "ties": ties,
         "quantiles": list(qs),
         "kernels": path,
         "python": sys.version.split()[0],

@@ -277,9 +277,18 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
         std::vector<double> vals;
         std::vector<RankWindows::Counts*> parts;
         for (auto& st : states) parts.push_back(&st.windows);
-        const bool ok = windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan, threads)
-                                                             : windows.resolve(parts, keys, has_nan, threads));
-        out.order_method = ok ? "windows" : "radix";
+        // Every value of a requested stream equal (its smallest is its largest: two equal outputs
+        // give absdiff and reldiff 0 everywhere): every rank has that value, known from the pass's
+        // extrema, with no select (whose windows overflow on such ties and whose passes count
+        // and gather every key). absdiff and reldiff are never -0, so equal values have one key.
+        bool constant = true;
+        for (const auto& r : reqs)
+            constant = constant && (has_nan[r.stream] || out.stream[r.stream].min == out.stream[r.stream].max);
+        if (constant)
+            for (const auto& t : optimistic.targets) keys.push_back(order_key(out.stream[t.stream].min, cfg.f32));
+        const bool ok = constant || (windows.active() && (windows.fused() ? windows.resolve_fused(parts, keys, has_nan, threads)
+                                                                          : windows.resolve(parts, keys, has_nan, threads)));
+        out.order_method = constant ? "constant" : ok ? "windows" : "radix";
         if (ok) {
             vals = combine_ranks(optimistic, keys, cfg.f32);
             for (std::size_t r = 0; r < reqs.size(); ++r)

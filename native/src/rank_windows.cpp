@@ -21,6 +21,18 @@ constexpr std::size_t kChunkLen = 32;  // ...of this many consecutive elements
 // its narrower windows save more gathering than the larger sample costs.
 constexpr std::uint64_t kLargeInput = std::uint64_t{1} << 22;
 constexpr std::size_t kBins = 65536;
+// Up to this many keys a stream, the windows gather whatever they hold, the whole input if need
+// be (4 or 8 bytes a key): where many elements share a few values (equal outputs, quantized
+// differences, integer outputs) a rank's window holds them all, and the radix select it would
+// otherwise fall back to computes every value again in one to four more passes (20-60 ns an
+// element in all, against about 1 ns a key gathered).
+constexpr std::size_t kGatherAnyway = std::size_t{1} << 22;
+
+// Whether a stream's gathered keys (`used` of an input of `n`) are more than the windows may
+// hold: a share of the input (`share`: 4 for the one-pass kernel, 8 otherwise) beyond kGatherAnyway.
+inline bool gathered_too_many(std::size_t used, std::uint64_t n, std::size_t share) {
+    return used > std::max(static_cast<std::size_t>(n / share) + 1024, std::min<std::size_t>(n, kGatherAnyway));
+}
 
 inline std::size_t top16(std::uint64_t key) { return static_cast<std::size_t>(key >> 48); }
 
@@ -203,11 +215,11 @@ template WindowTally32* RankWindows::tally_for<std::uint32_t>(Counts&, std::size
 template WindowTally64* RankWindows::tally_for<std::uint64_t>(Counts&, std::size_t) const;
 
 void RankWindows::after_block(Counts& c) const {
-    // Gathering much more than the windows should hold would amount to copying the input:
-    // give up and let radix select finish the job.
-    // (Windows of exact keys hold about what the sample predicts; a quarter is far off.)
+    // Gathering much more than the windows should hold would amount to copying a large input:
+    // give up and let radix select finish the job (windows of exact keys hold about what the
+    // sample predicts; a quarter is far off), unless the input is small enough to gather whole.
     for (int s = 0; s < 2; ++s)
-        if (std::max(c.tally32.used[s], c.tally64.used[s]) > static_cast<std::size_t>(n_ / 4) + 1024) c.overflow = true;
+        if (gathered_too_many(std::max(c.tally32.used[s], c.tally64.used[s]), n_, 4)) c.overflow = true;
 }
 
 bool RankWindows::resolve_fused(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,
@@ -409,9 +421,9 @@ void RankWindows::feed_impl(Counts& c, int stream, const T* v, std::size_t m) co
         for (std::size_t i = 0; i < m; ++i) keys[i] = order_key(static_cast<double>(v[i]), false);
         tally_and_gather(keys, m, hist, predicted, c.keys64[stream], used);
     }
-    // Gathering more than an eighth of the input would amount to copying it: give up and let
+    // Gathering more than an eighth of a large input would amount to copying it: give up and let
     // radix select finish the job.
-    if (used > static_cast<std::size_t>(n_ / 8) + 1024) c.overflow = true;
+    if (gathered_too_many(used, n_, 8)) c.overflow = true;
 }
 
 void RankWindows::feed(Counts& c, int stream, const double* v, std::size_t m) const { feed_impl(c, stream, v, m); }

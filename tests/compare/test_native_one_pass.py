@@ -248,3 +248,49 @@ def test_kernel_arch_names_the_instruction_set_path():
     out = subprocess.run([sys.executable, "-c", "from poly import _native; print(_native.kernel_arch())"],
                          capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.strip() == "generic", out.stderr
+
+
+# Ties everywhere: two equal outputs (absdiff and reldiff 0 everywhere), differences that take a
+# handful of values (b = a + 1e-6 in float32), integer outputs. The medians and quantiles come from
+# the pass's extrema where a stream holds one value ("constant"), from the rank windows gathering
+# the tied keys however many (up to 2^22 a stream: "windows"), or, for a small input, from the
+# radix select, whose in-memory step skips ranges of equal keys; every value equals NumPy's.
+@pytest.mark.parametrize("n", [4000, 70_001, 300_001])
+@pytest.mark.parametrize("kind", ["equal", "quantized", "integers"])
+def test_ties_everywhere_take_no_radix_passes(kind, n):
+    rng = np.random.default_rng(n)
+    if kind == "integers":
+        a = rng.integers(0, 4, n).astype(np.int32)
+        b = rng.integers(0, 4, n).astype(np.int32)
+    else:
+        a = rng.random(n).astype(np.float32)
+        b = a.copy() if kind == "equal" else a + np.float32(1e-6)
+    qs = (0.1, 0.5, 0.9, 0.99)
+    method = order_method(a, b, qs)
+    if kind == "equal":
+        assert method == "constant"
+    elif n >= 1 << 15:  # (the rank windows' smallest input)
+        assert method == "windows"
+    ad, rd, _ = oracle.diffs(a, b)
+    s = error_stats(a, b, quantiles=qs, threads=1)
+    for got, arr in ((s.absdiff, ad), (s.reldiff, rd)):
+        wq = oracle.quantiles(arr, qs)
+        for q in qs:
+            assert close(got.quantiles[q], wq[q], rel=0), (kind, n, q, got.quantiles[q], wq[q])
+        assert close(got.median, oracle.moments(arr)["median"], rel=0)
+
+
+def test_a_stream_of_infinities_takes_numpys_quantiles():
+    # absdiff and reldiff infinite everywhere (a = inf, b = 0): constant streams, whose median is
+    # inf and whose interpolated quantiles are NaN, as NumPy's lerp of inf and inf gives.
+    a = np.full(5000, np.inf, dtype=np.float64)
+    b = np.zeros(5000, dtype=np.float64)
+    qs = (0.5, 0.9)
+    assert order_method(a, b, qs) == "constant"
+    s = error_stats(a, b, quantiles=qs, threads=1)
+    ad, rd, _ = oracle.diffs(a, b)
+    for got, arr in ((s.absdiff, ad), (s.reldiff, rd)):
+        want = oracle.quantiles(arr, qs)
+        for q in qs:
+            assert close(got.quantiles[q], want[q], rel=0), (q, got.quantiles[q], want[q])
+        assert got.median == math.inf == oracle.moments(arr)["median"]
