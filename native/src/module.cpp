@@ -99,17 +99,22 @@ int stream_index(const std::string& stream) {
     throw py::value_error("unknown stream '" + stream + "'");
 }
 
-// Order statistics of one stream ("a", "b", "absdiff", "reldiff") on demand: each entry of
-// `qs` is a quantile in [0, 1], or None for the median.
+// Order statistics of one stream ("a", "b", "absdiff", "reldiff"), or of a list of them found in
+// the same passes, on demand: each entry of `qs` is a quantile in [0, 1], or None for the median;
+// the values come stream by stream, each in the order of `qs`.
 std::vector<double> order_stats(const py::array& a, const py::array& b, int code_a, int code_b,
-                                const std::string& stream, const std::vector<std::optional<double>>& qs,
+                                const py::object& stream, const std::vector<std::optional<double>>& qs,
                                 bool inf_equal, int threads) {
     check_shapes(a, b);
-    const int k = stream_index(stream);
+    std::vector<int> streams;
+    if (py::isinstance<py::str>(stream)) streams.push_back(stream_index(stream.cast<std::string>()));
+    else
+        for (const auto& s : stream.cast<std::vector<std::string>>()) streams.push_back(stream_index(s));
     const ArrayView va = view_of(a, code_a), vb = view_of(b, code_b);
     const CompareConfig cfg = CompareConfig::make(va.dtype, vb.dtype, 0, 0, inf_equal);
     std::vector<OrderRequest> reqs;
-    for (const auto& q : qs) reqs.push_back({k, !q.has_value(), q.value_or(0.5)});
+    for (int k : streams)
+        for (const auto& q : qs) reqs.push_back({k, !q.has_value(), q.value_or(0.5)});
     py::gil_scoped_release release;
     const auto nans = count_nans(cfg, va, vb, threads);
     return order_statistics(cfg, va, vb, reqs, nans, threads);
@@ -144,7 +149,8 @@ PYBIND11_MODULE(_native, m) {
           "Every statistic of comparing a with b in one parallel pass (plus one for order statistics).");
     m.def("order_stats", &order_stats, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("qs"), py::arg("inf_equal") = false, py::arg("threads") = 0,
-          "Exact medians/quantiles of one stream by radix select, without sorting or copying.");
+          "Exact medians/quantiles of one stream (or of a list of streams, in the same passes) by radix "
+          "select, without sorting or copying.");
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");

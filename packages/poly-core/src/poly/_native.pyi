@@ -17,7 +17,7 @@ def error_stats(
     quantiles: Sequence[_Float], median: bool, inf_equal: bool, threads: _Int,
 ) -> dict[str, Any]: ...
 def order_stats(
-    a: npt.NDArray[Any], b: npt.NDArray[Any] | None, code_a: _Int, code_b: _Int, stream: str,
+    a: npt.NDArray[Any], b: npt.NDArray[Any] | None, code_a: _Int, code_b: _Int, stream: str | Sequence[str],
     qs: Sequence[_Float | None], inf_equal: bool = ..., threads: _Int = ...,
 ) -> list[float]: ...
 def histogram(
