@@ -63,6 +63,34 @@ def polygraphy_simple(a: np.ndarray, b: np.ndarray, **options):
     return run
 
 
+def compare_func_figures(a: np.ndarray, b: np.ndarray, repeat: int, polygraphy_repeat: int) -> dict:
+    """poly's CompareFunc.simple on outputs a and b (its report lines built), the drop-in for
+    Polygraphy's, and Polygraphy's own where it is installed (its default elementwise check, as
+    `polygraphy run` does)."""
+    from poly.compare import CompareFunc, IterationResult
+
+    func = CompareFunc.simple()
+    it0 = IterationResult({"out": a}, runner_name="runner0")
+    it1 = IterationResult({"out": b}, runner_name="runner1")
+
+    def poly_simple():
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            func(it0, it1)
+
+    fig = {"poly_compare_func_simple_s": best_of(poly_simple, repeat)}
+    pg = polygraphy_simple(a, b)
+    if pg is not None:
+        fig["polygraphy_simple_s"] = best_of(pg, polygraphy_repeat)
+        fig["polygraphy_vs_poly_simple"] = fig["polygraphy_simple_s"] / fig["poly_compare_func_simple_s"]
+    return fig
+
+
+def print_figures(title: str, figures: dict) -> None:
+    print(title)
+    for name, value in figures.items():
+        print(f"  {name:28s} {value * 1e3:10.2f} ms" if name.endswith("_s") else f"  {name:28s} {value:10.2f}x")
+
+
 def parse_threads(text: str) -> list[int]:
     """'1,2,all' -> [1, 2, 0] (0: every usable CPU)."""
     out = []
@@ -169,28 +197,10 @@ def main(argv=None) -> int:
 
     baseline = {}
     if not args.no_polygraphy:
-        # the same through poly's CompareFunc.simple (logging included), the drop-in for Polygraphy's
-        from poly.compare import CompareFunc, IterationResult
-
-        func = CompareFunc.simple()
-        it0 = IterationResult({"out": a32}, runner_name="runner0")
-        it1 = IterationResult({"out": b32}, runner_name="runner1")
-
-        def poly_simple():
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                func(it0, it1)
-
-        baseline["poly_compare_func_simple_s"] = best_of(poly_simple, args.repeat)
-        pg = polygraphy_simple(a32, b32)
-        if pg is not None:
-            # its default (elemwise) check, as `polygraphy run` does
-            baseline["polygraphy_simple_s"] = best_of(pg, args.polygraphy_repeat)
-            baseline["polygraphy_vs_poly_simple"] = baseline["polygraphy_simple_s"] / baseline["poly_compare_func_simple_s"]
-        else:
+        baseline = compare_func_figures(a32, b32, args.repeat, args.polygraphy_repeat)
+        if "polygraphy_simple_s" not in baseline:
             print("  (polygraphy not installed: no Polygraphy baseline)")
-        print("float32, CompareFunc.simple:")
-        for name, value in baseline.items():
-            print(f"  {name:28s} {value * 1e3:10.2f} ms" if name.endswith("_s") else f"  {name:28s} {value:10.2f}x")
+        print_figures("float32, CompareFunc.simple:", baseline)
 
     # Ties everywhere: two equal outputs, and float32 outputs one 1e-6 step apart (a handful of
     # distinct differences): the order statistics must not cost more than on varied differences.
@@ -202,25 +212,9 @@ def main(argv=None) -> int:
                "poly_median_s": best_of(lambda ta=ta, tb=tb: error_stats(ta, tb), args.repeat)}
         fig["median_vs_no_order_stats"] = fig["poly_median_s"] / fig["poly_no_order_stats_s"]
         if not args.no_polygraphy:
-            from poly.compare import CompareFunc, IterationResult
-
-            func = CompareFunc.simple()
-            t0 = IterationResult({"out": ta}, runner_name="runner0")
-            t1 = IterationResult({"out": tb}, runner_name="runner1")
-
-            def poly_tied(func=func, t0=t0, t1=t1):
-                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                    func(t0, t1)
-
-            fig["poly_compare_func_simple_s"] = best_of(poly_tied, args.repeat)
-            pg = polygraphy_simple(ta, tb)
-            if pg is not None:
-                fig["polygraphy_simple_s"] = best_of(pg, args.polygraphy_repeat)
-                fig["polygraphy_vs_poly_simple"] = fig["polygraphy_simple_s"] / fig["poly_compare_func_simple_s"]
+            fig.update(compare_func_figures(ta, tb, args.repeat, args.polygraphy_repeat))
         ties[kind] = fig
-        print(f"tied outputs ({kind}), {m:,} float32 elements:")
-        for name, value in fig.items():
-            print(f"  {name:28s} {value * 1e3:10.2f} ms" if name.endswith("_s") else f"  {name:28s} {value:10.2f}x")
+        print_figures(f"tied outputs ({kind}), {len(ta):,} float32 elements:", fig)
 
     report = {
         "elements": n,
