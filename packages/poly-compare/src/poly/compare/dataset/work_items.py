@@ -120,8 +120,8 @@ def list_work_items(dataset: Any) -> list[WorkItem]:
     """
     paths, fs = _files(dataset)
     suffixes = [_suffix(p) for p in paths]
-    parquet = [p for p, suffix in zip(paths, suffixes) if suffix in PARQUET_SUFFIXES]
-    files = [p for p, suffix in zip(paths, suffixes) if suffix in SAMPLE_SUFFIXES]
+    parquet = [p for p, suffix in zip(paths, suffixes, strict=True) if suffix in PARQUET_SUFFIXES]
+    files = [p for p, suffix in zip(paths, suffixes, strict=True) if suffix in SAMPLE_SUFFIXES]
     if parquet and files:
         raise ValueError(f"--dataset '{dataset}' mixes Parquet and sample files: give one kind")
     # pyarrow gives a URI's paths without their scheme: the workers open them by URI again

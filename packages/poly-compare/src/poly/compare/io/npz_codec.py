@@ -11,7 +11,6 @@ its arrays by name.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -143,8 +142,9 @@ def _npy_header(member: memoryview) -> NpyHeader:
     return header
 
 
-def _key(info: Any) -> Any:
-    return info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+def _key(name: str) -> str:
+    """The array key of archive member ``name`` (its ``.npy`` suffix dropped, as np.load does)."""
+    return name[:-4] if name.endswith(".npy") else name
 
 
 def _stored_members(data: bytearray) -> list[tuple[str, int, int]] | None:
@@ -210,7 +210,7 @@ def _read_stored_npz(data: bytearray) -> dict[str, np.ndarray] | None:
         if len(member) != size:
             raise ValueError(f"member '{name}' is truncated")
         header = _npy_header(member)
-        arrays[name[:-4] if name.endswith(".npy") else name] = array_from_data(header, member[header.data_offset:])
+        arrays[_key(name)] = array_from_data(header, member[header.data_offset:])
     return arrays
 
 
@@ -225,7 +225,7 @@ def _read_npz_members(src: Any) -> dict[str, np.ndarray]:
     import zipfile
 
     with zipfile.ZipFile(src) as archive:
-        return {_key(info): array_from_zip_member(archive, info, size) for info in archive.infolist()}
+        return {_key(info.filename): array_from_zip_member(archive, info, size) for info in archive.infolist()}
 
 
 def load_npz(src: Any) -> tuple[Any, ...]:
