@@ -269,8 +269,9 @@ def test_large_inputs_take_every_radix_pass(pair, monkeypatch):
     n = 700_001
     a = _data(pair[0], n, rng, False)
     b = _data(pair[1], n, rng, False, base=a)
-    ties = np.zeros(n, dtype=_dtype(pair[0]))  # a single value everywhere: one bin all the way down
-    for x, y in ((a, b), (ties, ties.astype(_dtype(pair[1])))):
+    ties = np.zeros(n, dtype=_dtype(pair[0]))  # two values, one of them nearly everywhere: one bin all the way down
+    ties[::1000] = 1
+    for x, y in ((a, b), (ties, np.zeros(n, dtype=_dtype(pair[1])))):
         got = error_stats(cp.asarray(x), cp.asarray(y), atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
         _assert_matches_numpy(got, x, y)
 
@@ -345,6 +346,85 @@ def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
     assert "poly_select_input" in launched and "poly_radix_gather" not in launched, launched
     assert len(selected) == 1 and len(selected[0]) == targets  # every rank's key found on the device
     assert_stats_equal(got, error_stats(a, b, quantiles=quantiles, threads=1))
+
+_SELECT_KERNELS = ("poly_select_input", "poly_radix_hist", "poly_radix_gather", "poly_keys_hist", "poly_keys_collect")
+
+
+@needs_cupy
+@pytest.mark.parametrize("path", ["device select", "host-driven", "predicted ranges"])
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
+                                  ("int32", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_a_stream_of_one_value_takes_its_ranks_from_the_statistics(pair, path, monkeypatch):
+    # Two equal outputs (absdiff and reldiff 0 everywhere), or outputs one apart everywhere
+    # (absdiff 1 everywhere, reldiff varied): a stream whose minimum is its maximum has that value
+    # at every rank, from the statistics pass's record, with no select pass over the data for it.
+    # The device-side select is run with its passes over the input dropped: its keys must all
+    # come from the first descend (a rank left unresolved raises, and the host would compare).
+    from poly.compare.stats.gpu import device_run, order_select
+
+    launched, selected = [], []
+    launch = device_run.DeviceRun.launch
+
+    def spy(self, name, *args, **kwargs):
+        launched.append(name)
+        if not (path == "device select" and name == "poly_select_input" and drop_passes):
+            launch(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(device_run.DeviceRun, "launch", spy)
+    keys = order_select.DeviceSelect.keys
+    monkeypatch.setattr(order_select.DeviceSelect, "keys", lambda self, state: selected.append(keys(self, state))
+                        or selected[-1])
+    if path == "host-driven":
+        monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)
+    elif path == "predicted ranges":  # (a stream the sample finds of one value is not predicted: host-driven then)
+        from poly.compare.stats.gpu import predicted_ranges
+
+        monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
+        monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)
+        monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
+    rng = np.random.default_rng(29)
+    n = 300_007
+    a = rng.integers(1, 1000, n).astype(_dtype(pair[0]))
+    for b, one_value in ((a.astype(_dtype(pair[1])), (2, 3)), ((a + 1).astype(_dtype(pair[1])), (2,))):
+        drop_passes = one_value == (2, 3)
+        launched.clear()
+        selected.clear()
+        got = error_stats(cp.asarray(a), cp.asarray(b), quantiles=SELECT_QUANTILES)
+        after_stats = launched[launched.index("poly_merge_parts"):]  # (a's and b's medians come later, when asked for)
+        assert_stats_equal(got, error_stats(a, b, quantiles=SELECT_QUANTILES, threads=1))
+        assert got.absdiff.median == (0.0 if drop_passes else 1.0)
+        if path == "device select":
+            assert len(selected) == 1, launched  # every rank found on the device
+        elif drop_passes:  # nothing selected over the data after the statistics pass
+            assert not set(after_stats) & set(_SELECT_KERNELS), launched
+        else:
+            assert set(after_stats) & set(_SELECT_KERNELS), launched  # (reldiff's ranks were selected)
+
+
+@needs_cupy
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float16"), ("float64", "float64"),
+                                  ("int8", "int8")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_zero_differences_divide_as_the_cpu_engine_does(pair):
+    # absdiff 0 gives reldiff 0 / |b| without the division (whose fast path refuses a zero
+    # dividend): +0 for every b, subnormal, zero, infinite (equal infinities compare equal) or
+    # the integers' wrapping minimum, exactly as the CPU engine divides; mixed with nonzero ones.
+    rng = np.random.default_rng(31)
+    n = 4099
+    dt = _dtype(pair[0])
+    if dt.kind == "f":
+        tiny = np.finfo(dt).smallest_subnormal
+        b = (rng.standard_normal(n) * 3).astype(dt)
+        b[::5] = tiny * rng.integers(1, 50, len(b[::5]))
+        b[1::7], b[2::11], b[3::13], b[4::17] = 0.0, -0.0, np.inf, -np.inf
+    else:
+        b = rng.integers(-128, 128, n).astype(dt)
+        b[::9] = np.iinfo(dt).min
+    a = b.copy()
+    a[::3] = (a[::3].astype(np.float64) + 1).astype(dt)  # a third nonzero differences
+    for x, y in ((b, b.copy()), (a, b)):
+        got = error_stats(cp.asarray(x), cp.asarray(y), quantiles=(0.25, 0.75), infinities_compare_equal=True)
+        assert_stats_equal(got, error_stats(x, y, quantiles=(0.25, 0.75), infinities_compare_equal=True, threads=1))
+
 
 @needs_cupy
 @pytest.mark.parametrize("case", ["in range", "ranges too narrow", "regions too small"])

@@ -429,7 +429,8 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     otherwise starting from its first-digit histograms ``first`` for the streams it has."""
     key_bits = _key_bits(run)
     keys: list[int | None] = [None] * len(wanted)
-    ranged = _seed_in_ranges(plan) if plan else []
+    streams = {stream for stream, _ in wanted}
+    ranged = [t for t in _seed_in_ranges(plan) if t.stream in streams] if plan else []
     _narrow_on_segments(run, ranged, key_bits)
     for t in ranged:
         if not t.missed and (t.stream, t.rank) in wanted:
@@ -495,13 +496,16 @@ class DeviceSelect:
         return dict(zip(self.wanted, targets["prefix"].tolist(), strict=True))
 
 
-def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | None]], hist: int) -> DeviceSelect | None:
+def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | None]], hist: int,
+                        record: int) -> DeviceSelect | None:
     """Queues the select of every rank of absdiff's and reldiff's ``requests`` on the device, right
-    behind the statistics pass whose first-digit histograms are at device address ``hist``: a first
-    descend by them (``poly_select_first``), then one pass over the input per SELECT_BITS key bits
-    (``poly_select_input``), with no host round trip. Ranks of a stream that turns out to hold NaN
-    are selected all the same (their keys go unused). None (nothing queued) for an input too large
-    (``SELECT_MAX_READS``), too many ranks, or ranks of other streams."""
+    behind the statistics pass whose first-digit histograms are at device address ``hist`` and
+    merged record at ``record``: a first descend by them (``poly_select_first``; a stream of one
+    value takes it from the record), then one pass over the input per SELECT_BITS key bits
+    (``poly_select_input``; none reads the input once every key is known), with no host round
+    trip. Ranks of a stream that turns out to hold NaN are selected all the same (their keys go
+    unused). None (nothing queued) for an input too large (``SELECT_MAX_READS``), too many ranks,
+    or ranks of other streams."""
     wanted = _order_ranks(requests, run.n)[1]
     key_bits = _key_bits(run)
     passes = -(-(key_bits - FIRST_BITS) // SELECT_BITS)
@@ -509,7 +513,7 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
             or any(stream not in (2, 3) for stream, _ in wanted)):
         return None
     p = run.params()
-    p.sel, p.hist = run.alloc(SELECT_STATE.itemsize), hist
+    p.sel, p.hist, p.out = run.alloc(SELECT_STATE.itemsize), hist, record
     run.write(p.sel, _select_state(wanted))
     run.launch("poly_select_first", p, len(wanted))  # a block a target
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
@@ -639,18 +643,24 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
                  first: dict[int, np.ndarray] | None = None, ranges: RangePlan | None = None,
-                 selected: dict[tuple[int, int], int] | None = None) -> list[float]:
+                 selected: dict[tuple[int, int], int] | None = None,
+                 one_value: dict[int, float] | None = None) -> list[float]:
     """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
     NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
     histograms, by stream (absdiff and reldiff), when it counted them; ``ranges``: its predicted
     ranges' plan, when it gathered their keys; ``selected``: the keys of every rank, by (stream,
-    rank), when a select behind the pass found them (``DeviceSelect.keys``)."""
+    rank), when a select behind the pass found them (``DeviceSelect.keys``); ``one_value``: the
+    value of each stream whose elements all hold it (its minimum and maximum the same, no NaN:
+    two equal outputs give it), which is every rank's, with no pass over the device data."""
     plan, wanted = _order_ranks(requests, run.n, nan_counts)
     if selected is not None:
-        keys = [selected[w] for w in wanted]
+        values = _key_values([selected[w] for w in wanted], run.setup.f32)
     else:
-        keys = _select_keys(run, wanted, first, ranges) if wanted else []
-    values = _key_values(keys, run.setup.f32)
+        one_value = one_value or {}
+        rest = tuple(w for w in wanted if w[0] not in one_value)
+        found = dict(zip(rest, _key_values(_select_keys(run, rest, first, ranges), run.setup.f32), strict=True)
+                     ) if rest else {}
+        values = [one_value[w[0]] if w[0] in one_value else found[w] for w in wanted]
     out = []
     for item in plan:
         if item is None:

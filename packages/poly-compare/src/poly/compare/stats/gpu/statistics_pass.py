@@ -83,7 +83,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     merged.out, merged.seg[0], merged.seg_len[0] = p.out, run.alloc(PART_RECORD.itemsize), grid
     run.launch("poly_merge_parts", merged, 1)
     first_pass = range_first_pass(run, plan) if plan is not None else []
-    behind = select_behind_stats(run, select, p.hist) if want_hist and select else None
+    behind = select_behind_stats(run, select, p.hist, merged.seg[0]) if want_hist and select else None
     copies = {"part": (merged.seg[0], np.empty(1, dtype=PART_RECORD))}
     if (want_hist and behind is None) or plan is not None:
         copies["hist"] = (p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))

@@ -80,13 +80,26 @@ __device__ __noinline__ void warp_descend(SelTarget* t, const u64* h, int dbits)
 // The first descend, right behind the statistics pass: every target (its prefix empty) by the
 // pass's first-digit histogram of its stream (at Params.hist: absdiff's, then reldiff's). Launched
 // with a block per target, of which one warp works: a descend's loads are bound by its SM's
-// requests to L2, so the targets are spread over as many SMs.
+// requests to L2, so the targets are spread over as many SMs. A stream whose elements all hold
+// one value (the merged record at Params.out: its minimum's key is its maximum's, no NaN; two
+// equal outputs give it) has every rank's key from the record, and no pass counts it.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_first(const Params P) {
     SelState* S = (SelState*)P.sel;
     const int t = blockIdx.x;
-    if (threadIdx.x < 32 && t < S->ntargets)
-        if (S->t[t].stream >= 2 && S->t[t].stream <= 3 && S->t[t].bits == 0)
-            warp_descend(&S->t[t], (const u64*)P.hist + (u64)(S->t[t].stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
+    if (threadIdx.x >= 32 || t >= S->ntargets) return;
+    SelTarget* target = &S->t[t];
+    if (target->stream < 2 || target->stream > 3 || target->bits != 0) return;
+    const Acc& s = ((const Part*)P.out)->s[target->stream];
+    const KT lo = order_key((VT)s.mn);
+    if (s.nnan == 0 && lo == order_key((VT)s.mx)) {
+        if (threadIdx.x == 0) {
+            target->prefix = lo;
+            target->rank = 0;
+            target->bits = POLY_KEY_BITS;
+        }
+        return;
+    }
+    warp_descend(target, (const u64*)P.hist + (u64)(target->stream - 2) * POLY_FIRST_BINS, POLY_FIRST_BITS);
 }
 
 // dynamic shared memory: the ring, then ceil(ntargets / POLY_SEL_PER_SLOT) x 2^sel_dbits counters
@@ -96,6 +109,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     __shared__ int slot[POLY_SEL_TARGETS];   // a counting target's shared histogram (-1: it counts in global memory)
     __shared__ int slot_owner[POLY_SEL_TARGETS];  // the target whose group each shared histogram counts
     __shared__ int nslots;  // the shared histograms in use
+    __shared__ int counting;  // whether any target counts this pass (none: every key is known)
     // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came
     // from the statistics pass), the first counting target whose prefix starts so, then the next
     __shared__ signed char head[2 << POLY_TABLE_BITS];
@@ -112,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
     __syncthreads();
     if (threadIdx.x == 0) {
-        int used = 0;
+        int used = 0, owners = 0;
         for (int t = 0; t < nt; ++t) {
             slot[t] = -1;
             // (every target has its first digit and room for this one: the statistics pass counts
@@ -125,6 +139,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             for (int u = 0; u < t && o == t; ++u)
                 if (owner[u] >= 0 && st[u].stream == st[t].stream && st[u].bits == st[t].bits && st[u].prefix == st[t].prefix) o = u;
             owner[t] = o;
+            ++owners;
             if (o == t) {
                 if (used < slots) {
                     slot_owner[used] = t;
@@ -136,8 +151,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             }
         }
         nslots = used;
+        counting = owners > 0;
     }
     __syncthreads();
+    if (!counting) return;  // (the same in every block: no block reads the input, none merges)
     auto one = [&](u64, const Vals& v, bool) {
 #pragma unroll
         for (int s = 0; s < 2; ++s) {
