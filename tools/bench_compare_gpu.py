@@ -8,6 +8,8 @@ On N float32 pairs held as torch CUDA tensors (default 10^9, or as many as fit),
   kernels), i.e. reading both arrays once;
 - poly's ``error_stats`` without order statistics (target: >= 85% of that bandwidth);
 - poly's ``error_stats`` with the median and the 90/95/99% quantiles (target: <= 2.5x the floor);
+- both again on tied outputs (two equal outputs; two ReLU outputs, half their elements 0 in both)
+  of ``--ties-size`` pairs, against that size's floor;
 - Polygraphy's ``CompareFunc.simple`` and poly's on the same torch CUDA tensors (target: poly
   >= 50x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
   larger inputs), poly's CompareFunc on the same;
@@ -129,6 +131,8 @@ def main() -> int:
     parser.add_argument("--pg-size", type=int, default=1 << 24, help="elements for the Polygraphy comparison")
     parser.add_argument("--profile", action="store_true", help="print the time of each kernel launch of one full call")
     parser.add_argument("--no-first-use", action="store_true", help="skip the first-use figures (two compilations)")
+    parser.add_argument("--ties-size", type=int, default=1 << 28,
+                        help="pairs of the tied outputs (equal, ReLU zeros; default 2^28, at most --size)")
     args = parser.parse_args()
 
     import os
@@ -173,6 +177,19 @@ def main() -> int:
 
     if args.profile:
         _profile(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, floor)
+
+    # Ties: two equal outputs (absdiff and reldiff 0 everywhere) and two ReLU outputs (about half
+    # the elements 0 in both): the statistics and their order statistics against the same floor.
+    t = min(n, args.ties_size)
+    x = a[:t]
+    t_floor = _timed(lambda: (x.sum() + x.sum()).item(), sync, args.repeat)
+    for kind, (u, v) in (("equal", (x, x.clone())), ("relu", (torch.relu(x), torch.relu(b[:t])))):
+        t_plain = _timed(lambda u=u, v=v: error_stats(u, v, median=False), sync, args.repeat)
+        t_order = _timed(lambda u=u, v=v: error_stats(u, v, quantiles=(0.9, 0.95, 0.99)), sync, args.repeat)
+        print(f"tied outputs ({kind}), {t:,} pairs: no order stats {t_plain * 1e3:8.2f} ms = "
+              f"{t_floor / t_plain * 100:5.1f}% of the floor's bandwidth; median + p90/95/99 {t_order * 1e3:8.2f} ms = "
+              f"{t_order / t_floor:5.2f}x the floor")
+        del u, v
 
     m = min(n, args.pg_size)
     a_m, b_m = a[:m].clone(), b[:m].clone()
