@@ -40,8 +40,9 @@ def best_of(fn, repeat: int) -> float:
     return min(times)
 
 
-def polygraphy_simple(a: np.ndarray, b: np.ndarray, **options):
-    """A callable running Polygraphy's CompareFunc.simple on (a, b), or None without Polygraphy."""
+def polygraphy_simple(a: dict[str, np.ndarray], b: dict[str, np.ndarray], **options):
+    """A callable running Polygraphy's CompareFunc.simple on outputs a and b (by name), or None
+    without Polygraphy."""
     try:
         import warnings
 
@@ -51,8 +52,8 @@ def polygraphy_simple(a: np.ndarray, b: np.ndarray, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # 0.53 prefers SimpleCompareFunc; same code
         func = CompareFunc.simple(**options)
-    it0 = IterationResult({"out": a}, runner_name="runner0")
-    it1 = IterationResult({"out": b}, runner_name="runner1")
+    it0 = IterationResult(a, runner_name="runner0")
+    it1 = IterationResult(b, runner_name="runner1")
 
     def run():
         # Polygraphy logs its statistics at INFO level as `polygraphy run` does; the text goes
@@ -63,22 +64,24 @@ def polygraphy_simple(a: np.ndarray, b: np.ndarray, **options):
     return run
 
 
-def compare_func_figures(a: np.ndarray, b: np.ndarray, repeat: int, polygraphy_repeat: int) -> dict:
-    """poly's CompareFunc.simple on outputs a and b (its report lines built), the drop-in for
-    Polygraphy's, and Polygraphy's own where it is installed (its default elementwise check, as
-    `polygraphy run` does)."""
+def compare_func_figures(a: np.ndarray | dict[str, np.ndarray], b: np.ndarray | dict[str, np.ndarray], repeat: int,
+                         polygraphy_repeat: int) -> dict:
+    """poly's CompareFunc.simple on output a and b (or outputs, by name; its report lines built),
+    the drop-in for Polygraphy's, and Polygraphy's own where it is installed (its default
+    elementwise check, as `polygraphy run` does)."""
     from poly.compare import CompareFunc, IterationResult
 
+    a, b = (a, b) if isinstance(a, dict) else ({"out": a}, {"out": b})
     func = CompareFunc.simple()
-    it0 = IterationResult({"out": a}, runner_name="runner0")
-    it1 = IterationResult({"out": b}, runner_name="runner1")
+    it0 = IterationResult(a, runner_name="runner0")
+    it1 = IterationResult(b, runner_name="runner1")
 
     def poly_simple():
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             func(it0, it1)
 
     fig = {"poly_compare_func_simple_s": best_of(poly_simple, repeat)}
-    pg = polygraphy_simple(a, b)
+    pg = polygraphy_simple(a, b) if polygraphy_repeat > 0 else None
     if pg is not None:
         fig["polygraphy_simple_s"] = best_of(pg, polygraphy_repeat)
         fig["polygraphy_vs_poly_simple"] = fig["polygraphy_simple_s"] / fig["poly_compare_func_simple_s"]
@@ -137,6 +140,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-polygraphy", action="store_true", help="skip the Polygraphy baseline")
     parser.add_argument("--ties-elements", type=int, default=1 << 20,
                         help="array length of the tied outputs (equal, quantized differences; default: 2^20)")
+    parser.add_argument("--many-outputs", type=int, default=5000,
+                        help="outputs of the many-small-outputs figure (also run at a tenth; default: 5000)")
     parser.add_argument("--out", default="bench-results/bench_compare.json", help="JSON file to write")
     args = parser.parse_args(argv)
 
@@ -202,6 +207,17 @@ def main(argv=None) -> int:
             print("  (polygraphy not installed: no Polygraphy baseline)")
         print_figures("float32, CompareFunc.simple:", baseline)
 
+    # Many small outputs (a model's intermediate tensors, `--onnx-outputs mark all`): each output's
+    # cost, at two counts (the same when pairing the outputs by name scales linearly).
+    many = {}
+    for count in (args.many_outputs // 10, args.many_outputs):
+        outs_a = {f"tensor_{i}": rng.standard_normal(256, dtype=np.float32) for i in range(count)}
+        outs_b = {name: v + np.float32(1e-3) * rng.standard_normal(256, dtype=np.float32) for name, v in outs_a.items()}
+        fig = compare_func_figures(outs_a, outs_b, max(1, args.repeat // 2),
+                                   0 if args.no_polygraphy or count > 1000 else args.polygraphy_repeat)
+        many[count] = {name: value / count if name.endswith("_s") else value for name, value in fig.items()}
+        print_figures(f"{count:,} outputs of 256 float32 elements, CompareFunc.simple, time an output:", many[count])
+
     # Ties everywhere: two equal outputs, and float32 outputs one 1e-6 step apart (a handful of
     # distinct differences): the order statistics must not cost more than on varied differences.
     ties = {}
@@ -219,6 +235,7 @@ def main(argv=None) -> int:
     report = {
         "elements": n,
         "ties": ties,
+        "many_outputs": many,
         "quantiles": list(qs),
         "kernels": path,
         "python": sys.version.split()[0],

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import types
+from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -60,6 +61,31 @@ def test_per_name_helpers_match_polygraphy():
     assert util.contains_wildcard("inp_[ab]") and not util.contains_wildcard("inp")
     for name, seq, index in [("X", ["x:0", "y"], None), ("z", ["a", "b"], 1), ("z", ["a"], 4)]:
         assert util.find_str_in_iterable(name, seq, index) == pg_util.find_str_in_iterable(name, seq, index)
+
+
+def test_an_exact_name_among_a_dicts_keys_is_found_without_a_scan():
+    # Pairing each of a model's outputs by name searched every name of the other result: thousands
+    # of outputs (`--onnx-outputs mark all`) made a comparison quadratic. A dict's keys (a set) are
+    # asked first; only a name they lack is searched for, as Polygraphy does.
+    class Outputs(Mapping):
+        def __init__(self, items):
+            self._items = items
+
+        def __getitem__(self, name):
+            return self._items[name]
+
+        def __len__(self):
+            return len(self._items)
+
+        def __iter__(self):
+            raise AssertionError("the keys were scanned")
+
+    outputs = Outputs({"x:0": 1, "y": 2})
+    assert util.find_str_in_iterable("y", outputs.keys(), 0) == "y"
+    assert util.find_str_in_iterable("y", outputs) == "y"
+    with pytest.raises(AssertionError, match="scanned"):  # (an inexact name still is searched for)
+        util.find_str_in_iterable("X", outputs.keys())
+    assert util.find_str_in_iterable("X", {"x:0": 1, "y": 2}.keys()) == "x:0"
 
 
 def test_check_sequence_contains_reports_missing_and_extra():

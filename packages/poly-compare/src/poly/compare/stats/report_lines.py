@@ -169,7 +169,8 @@ def format_histogram(counts: Sequence[int], edges: Sequence[float]) -> str:
     peak = int(max(counts)) if len(counts) else 0
     if not peak:
         return ""
-    labels = [f"{edge:.3g}" for edge in edges]
+    # (Python floats: a NumPy scalar formats through one, at several times the cost; same digits)
+    labels = [f"{edge:.3g}" for edge in (edges.tolist() if isinstance(edges, np.ndarray) else edges)]
     start_width = max(len(label) for label in labels)
     end_width = max(len(label) for label in labels[1:])
     max_bar = 40

@@ -1,5 +1,7 @@
 """Small helpers on values, sequences and dictionaries (Polygraphy's ``util`` names)."""
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from poly.core.logging.logger import G_LOGGER
@@ -39,6 +41,8 @@ def find_str_in_iterable(name: Any, seq: Any, index: Any = None) -> Any:
     Finds ``name`` in ``seq``: an exact match, else the first case-insensitive substring match
     either way, else the element at ``index`` (when given and in range), else None.
     """
+    if isinstance(seq, (AbstractSet, Mapping)) and name in seq:  # (a dict's keys: no scan; pairing
+        return name  # each of a model's thousands of outputs had scanned them all)
     seq = list(seq)
     if name in seq:
         return name
