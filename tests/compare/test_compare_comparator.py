@@ -51,6 +51,19 @@ def test_outputs_that_alias_inputs_are_copied(h):
     assert not np.shares_memory(results["identity"][0]["y"], data[0]["x"])
 
 
+def test_outputs_that_alias_earlier_outputs_are_copied_and_only_those(h):
+    # A runner handing out views of one buffer: an output overlapping one kept before it (a slice,
+    # a reversed view) is copied; one in its own part of the buffer, or empty, is kept as it is.
+    buf = np.arange(16, dtype=np.float32)
+    views = {"a": buf[0:4], "b": buf[2:6], "c": buf[6:8], "d": buf[::-1], "e": buf[8:8], "f": buf[9:12:2],
+             "g": buf[10:11]}
+    runner = h.NumpyRunner(lambda feed: dict(views), X_META, name="views")
+    out = pc.Comparator.run([runner], data_loader=[{"x": np.zeros((2, 3), np.float32)}])["views"][0]
+    kept_as_is = {name for name in views if np.shares_memory(out[name], buf)}
+    assert kept_as_is == {"a", "c", "f"}, kept_as_is  # (g lies between two of f's elements: within its bounds)
+    assert all(np.array_equal(out[name], views[name]) for name in views)
+
+
 @pytest.mark.parametrize("dest", ["inputs.json", "inputs.npz", "inputs_dir"])
 def test_save_inputs_path_formats(h, tmp_path, dest):
     runner = h.NumpyRunner(_double, X_META, name="r")

@@ -113,9 +113,15 @@ def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | No
         return array_stats(arr0), array_stats(arr1)
     stats = error_stats(arr0, arr1, median=False)
     req0, req1 = _order_requests(arr0), _order_requests(arr1)
+    if req0 == req1 and arr0.size:  # both arrays' order statistics in the same passes
+        both = _native.order_stats(arr0, arr1, dtype_code(arr0.dtype), dtype_code(arr1.dtype), ["a", "b"], req0,
+                                   False, 0)
+        order0, order1 = both[:len(req0)], both[len(req0):]
+    else:
+        order0, order1 = _order(arr0, arr1, "a", req0), _order(arr0, arr1, "b", req1)
     return (
-        _summary_to_stats(stats.a, _order(arr0, arr1, "a", req0), len(req0) > 1),
-        _summary_to_stats(stats.b, _order(arr0, arr1, "b", req1), len(req1) > 1),
+        _summary_to_stats(stats.a, order0, len(req0) > 1),
+        _summary_to_stats(stats.b, order1, len(req1) > 1),
     )
 
 
