@@ -17,11 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 
-try:
-    from numpy.lib.array_utils import byte_bounds
-except ImportError:  # NumPy 1.x
-    from numpy import byte_bounds  # type: ignore[attr-defined,no-redef]
-
 from poly.compare.io.data_loader import DataLoader, DataLoaderCache, check_feed_dict, coerce_feed_dict
 from poly.compare.io.iteration_files import IterationWriter, is_single_file
 from poly.compare.results import IterationResult, RunResults
@@ -64,6 +59,20 @@ def _arrays(obj: Any) -> list[Any]:
     return [arr for arr in obj.values() if isinstance(arr, np.ndarray)]
 
 
+def _byte_range(arr: np.ndarray) -> tuple[int, int]:
+    """The first and past-the-last byte addresses ``arr`` may touch (numpy's ``byte_bounds``, which
+    moved between NumPy versions); an empty array's range is empty."""
+    lo = hi = arr.__array_interface__["data"][0]
+    for count, stride in zip(arr.shape, arr.strides, strict=True):
+        if count == 0:
+            return lo, lo
+        if stride < 0:
+            lo += (count - 1) * stride
+        else:
+            hi += (count - 1) * stride
+    return lo, hi + arr.itemsize
+
+
 class _KeptExtents:
     """The byte ranges of the outputs kept so far, sorted. They are pairwise disjoint (an output
     overlapping one is copied before it is kept), so whether a new array may share memory with any
@@ -76,12 +85,12 @@ class _KeptExtents:
         self._ends: list[int] = []
 
     def overlaps(self, arr: np.ndarray) -> bool:
-        lo, hi = byte_bounds(arr)
+        lo, hi = _byte_range(arr)
         at = bisect.bisect_left(self._starts, hi)  # the ranges starting below hi: the last one may reach lo
         return lo < hi and at > 0 and self._ends[at - 1] > lo
 
     def add(self, arr: np.ndarray) -> None:
-        lo, hi = byte_bounds(arr)
+        lo, hi = _byte_range(arr)
         if lo < hi:  # (an empty array shares no memory)
             at = bisect.bisect_left(self._starts, lo)
             self._starts.insert(at, lo)
