@@ -76,6 +76,26 @@ def test_round_trip_nested_structures():
     assert_same_array(obj["deep"][0][0][0], loaded["deep"][0][0][0])
 
 
+def test_a_saved_file_holds_to_json_s_text_byte_for_byte(tmp_path):
+    # save_json splices the arrays' base64 payloads into the text as bytes (never escaped as
+    # strings): the file must be exactly what to_json gives, whatever the arrays, the strings
+    # around them (one that looks like a placeholder included) and the file object it goes to.
+    obj = OrderedDict(
+        first=[np.arange(10, dtype=np.float32), {"nested": np.ones((3, 4), np.int8), "empty": np.zeros(0)}],
+        text="poly-payload-0123456789abcdef-7",
+        more=[np.full((2, 2), i, dtype=np.float64) for i in range(5)],
+        unicode="\u00e9t\u00e9 \u2603",
+    )
+    path = tmp_path / "obj.json"
+    save_json(obj, path)
+    assert path.read_bytes() == to_json(obj).encode("ascii")
+    text_file = io.StringIO()
+    save_json(obj, text_file)  # a text stream takes the text
+    assert text_file.getvalue() == to_json(obj)
+    back = load_json(path)
+    assert back["text"] == obj["text"] and np.array_equal(back["more"][4], obj["more"][4])
+
+
 def test_numpy_scalars_become_json_numbers():
     assert std_json.loads(to_json({"a": np.int64(3), "b": np.float32(0.5), "c": np.bool_(True)})) == {
         "a": 3,

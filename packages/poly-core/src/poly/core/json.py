@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sys
+import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,6 +68,39 @@ def _provider_of(type_name: str) -> str | None:
 
 # The name of the file being decoded, for error messages raised deep inside decoders.
 _SOURCE = contextvars.ContextVar("poly_json_source", default="<JSON string>")
+
+# While save_json encodes, the base64 payloads of arrays and tensors (bytes), which the encoded
+# text holds as placeholders: spliced in as bytes afterwards, they are never escaped character
+# by character as strings (base64 needs no escaping) nor encoded again on the way to the file.
+_PAYLOADS: contextvars.ContextVar[list[bytes] | None] = contextvars.ContextVar("poly_json_payloads", default=None)
+_PLACEHOLDER = f"poly-payload-{uuid.uuid4().hex}-"  # (a string no real data holds)
+_PLACEHOLDER_FIELD = re.compile(rb'"' + re.escape(_PLACEHOLDER.encode()) + rb'(\d+)"')
+
+
+def _base64_field(data: bytes) -> str:
+    """The base64 text of ``data`` for a JSON field, or its placeholder while save_json encodes."""
+    encoded = base64.b64encode(data)
+    payloads = _PAYLOADS.get()
+    if payloads is None:
+        return encoded.decode()
+    payloads.append(encoded)
+    return f"{_PLACEHOLDER}{len(payloads) - 1}"
+
+
+def _json_bytes(obj: object) -> bytes:
+    """``to_json(obj)`` as bytes (ASCII), its payloads spliced in as bytes."""
+    payloads: list[bytes] = []
+    token = _PAYLOADS.set(payloads)
+    try:
+        text = to_json(obj).encode()
+    finally:
+        _PAYLOADS.reset(token)
+    if not payloads:
+        return text
+    pieces = _PLACEHOLDER_FIELD.split(text)  # text, payload index, text, ..., text
+    for i in range(1, len(pieces), 2):
+        pieces[i] = b'"' + payloads[int(pieces[i])] + b'"'
+    return b"".join(pieces)
 
 
 def _one_line(text: object) -> str:
@@ -271,7 +305,7 @@ def _encode_ndarray(array: Any) -> dict[Any, Any]:
             array = array.view(np.dtype(f"V{array.dtype.itemsize}"))
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
-    return {"array": base64.b64encode(buffer.getvalue()).decode(), **extra}
+    return {"array": _base64_field(buffer.getvalue()), **extra}
 
 
 def _payload_bytes(payload: Any) -> Any:
@@ -376,7 +410,7 @@ def _is_torch_tensor(obj: Any) -> bool:
 def _encode_torch_tensor(tensor: Any) -> dict[Any, Any]:
     buffer = io.BytesIO()
     sys.modules[type(tensor).__module__.split(".")[0]].save(tensor, buffer)  # the tensor's own torch
-    return {"tensor": base64.b64encode(buffer.getvalue()).decode(), constants.TYPE_MARKER: "Tensor"}
+    return {"tensor": _base64_field(buffer.getvalue()), constants.TYPE_MARKER: "Tensor"}
 
 
 class _TorchTensorType:
@@ -462,7 +496,10 @@ def save_json(obj: object, dest: StrPath | IO[Any], description: str | None = No
         description (str): What is being saved; when given, an info message is logged.
         durable (bool): For paths: whether the write is flushed to disk (see ``atomic_write``).
     """
-    save_file(to_json(obj), dest, mode="w", description=description, durable=durable)
+    if isinstance(dest, (str, os.PathLike)):
+        save_file(_json_bytes(obj), dest, mode="wb", description=description, durable=durable)
+    else:  # (a file object may be open in text mode)
+        save_file(to_json(obj), dest, description=description, durable=durable)
 
 
 def load_json(src: StrPath | IO[Any], description: str | None = None) -> Any:
