@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base64_decode.hpp"
 #include "error_stats.hpp"
 #include "histogram.hpp"
 #include "kernels.hpp"
@@ -139,6 +140,26 @@ std::vector<std::uint64_t> histogram_of(const py::array& a, const py::object& b,
     return poly::histogram(cfg, va, vb, k, only_a, edges, threads);
 }
 
+// Strict base64 of a bytes-like object (base64_decode.hpp), decoded with the GIL released: its
+// bytes, or None for what this decoder does not take (base64.b64decode(validate=True) decides).
+py::object b64decode(const py::buffer& data) {
+    const py::buffer_info info = data.request();
+    if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("b64decode takes a bytes-like object of bytes");
+    const auto* text = static_cast<const unsigned char*>(info.ptr);
+    const auto n = static_cast<std::size_t>(info.size);
+    const std::ptrdiff_t size = poly::base64_decoded_size(text, n);
+    if (size < 0) return py::none();
+    py::object out = py::reinterpret_steal<py::object>(PyBytes_FromStringAndSize(nullptr, size));
+    if (!out) throw py::error_already_set();
+    auto* dst = reinterpret_cast<unsigned char*>(PyBytes_AS_STRING(out.ptr()));
+    bool ok = false;
+    {
+        py::gil_scoped_release release;
+        ok = poly::base64_decode(text, n, dst);
+    }
+    return ok ? out : py::none();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -154,6 +175,10 @@ PYBIND11_MODULE(_native, m) {
     m.def("histogram", &histogram_of, py::arg("a"), py::arg("b"), py::arg("code_a"), py::arg("code_b"),
           py::arg("stream"), py::arg("edges"), py::arg("inf_equal") = false, py::arg("threads") = 0,
           "Counts of one stream in bins with the given edges (numpy.histogram semantics), in one pass.");
+    m.def("b64decode", &b64decode, py::arg("data"),
+          "Strict base64 (the standard alphabet, '=' padding at the end only) of a bytes-like object, "
+          "decoded with the GIL released; None for anything else (base64.b64decode(validate=True) "
+          "then decides).");
     m.def("key_cache_bytes", &poly::cached_key_bytes,
           "Bytes of gathered-key buffers kept for the next comparison (at most 64 MiB).");
     m.def("kernel_arch", [] { return std::string(poly::kernels().name).substr(5); },  // drop "arch_"

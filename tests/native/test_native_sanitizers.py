@@ -65,7 +65,7 @@ RUNS = {
         "tests/compare/test_native_threads.py::test_inputs_rewritten_during_radix_select_passes",
     ]),
     # the rest of the engine's tests, and where foreign memory enters it: arrays of every
-    # layout and owner, CUDA buffers, damaged files read and compared
+    # layout and owner, CUDA buffers, damaged files read and compared, the JSON payloads' base64 decoder
     "asan-engine": Run(ADDRESS_UB, [
         "tests/compare/test_error_stats.py",
         "tests/compare/test_native_misaligned_inputs.py",
@@ -75,6 +75,7 @@ RUNS = {
         "tests/core/test_core_memory_ownership.py",
         "tests/core/test_core_cuda_arrays.py",
         "tests/core/test_core_cuda.py",
+        "tests/core/test_core_base64.py",
         "tests/fuzz/test_fuzz_data_files.py",
     ]),
 }
