@@ -90,10 +90,11 @@ def _order_requests(arr: np.ndarray) -> list:  # type: ignore[type-arg]
     return [None] + ([] if arr.dtype == np.bool_ else list(LOGGED_QUANTILES))
 
 
-def _order(a: np.ndarray, b: np.ndarray, stream: str, requests: list) -> list[float]:  # type: ignore[type-arg]
+def _order(a: np.ndarray, b: np.ndarray, streams: list[str], requests: list) -> list[float]:  # type: ignore[type-arg]
+    """The ``requests`` of each of ``streams``, stream after stream (found in the same passes)."""
     if a.size == 0:
-        return [math.nan] * len(requests)
-    return _native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), stream, requests, False, 0)
+        return [math.nan] * (len(streams) * len(requests))
+    return _native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), streams, requests, False, 0)
 
 
 def array_stats(arr: Any) -> ArrayStats | None:
@@ -103,7 +104,7 @@ def array_stats(arr: Any) -> ArrayStats | None:
         return None
     summary = error_stats(arr, arr, median=False).a
     requests = _order_requests(arr)
-    return _summary_to_stats(summary, _order(arr, arr, "a", requests), len(requests) > 1)
+    return _summary_to_stats(summary, _order(arr, arr, ["a"], requests), len(requests) > 1)
 
 
 def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | None]:
@@ -113,12 +114,11 @@ def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | No
         return array_stats(arr0), array_stats(arr1)
     stats = error_stats(arr0, arr1, median=False)
     req0, req1 = _order_requests(arr0), _order_requests(arr1)
-    if req0 == req1 and arr0.size:  # both arrays' order statistics in the same passes
-        both = _native.order_stats(arr0, arr1, dtype_code(arr0.dtype), dtype_code(arr1.dtype), ["a", "b"], req0,
-                                   False, 0)
+    if req0 == req1:  # both arrays' order statistics in the same passes
+        both = _order(arr0, arr1, ["a", "b"], req0)
         order0, order1 = both[:len(req0)], both[len(req0):]
     else:
-        order0, order1 = _order(arr0, arr1, "a", req0), _order(arr0, arr1, "b", req1)
+        order0, order1 = _order(arr0, arr1, ["a"], req0), _order(arr0, arr1, ["b"], req1)
     return (
         _summary_to_stats(stats.a, order0, len(req0) > 1),
         _summary_to_stats(stats.b, order1, len(req1) > 1),
