@@ -5,7 +5,8 @@
 // statistics of all four streams (extrema and the mismatch count in the compute type; sums
 // in float64, pairwise within an iteration), and the rank-window tallies of the order
 // statistics (window_tally.cpp). Each of those is its own short loop over the block, sized
-// so that its accumulators stay in registers.
+// so that its accumulators stay in registers. The loops run on WideLanes (lanes.hpp): 64-byte
+// vectors where the instruction set has AVX-512, 32-byte ones elsewhere.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,65 +20,81 @@ namespace poly {
 namespace POLY_ARCH {
 namespace {
 
-// Elements per iteration of the float64 sums: four vectors of four doubles.
-constexpr std::size_t kSumStep = 16;
+using D = SumVec;
+constexpr std::size_t kD = lanes_of<D>();  // doubles a vector of the sums: 4 or 8
+// Elements per iteration of a difference stream's sums: four vectors of doubles.
+constexpr std::size_t kSumStep = 4 * kD;
+static_assert(kBlock % kSumStep == 0, "a whole block takes the fast sums");
 
 // The float64 sums, taken around each stream's shift c (its block's first value) so that the
-// block variance s2 - s1^2/m does not cancel. Sixteen elements per iteration, added pairwise
+// block variance s2 - s1^2/m does not cancel. kSumStep elements per iteration, added pairwise
 // before they join an accumulator, so that one add per accumulator per iteration is on the
 // loop-carried chain (its latency would otherwise bound the loop), and every accumulator
 // stays in a register. Sums of squares around zero are derived per block in finish().
 
-inline v4d squares(v4d x, v4d y) { return fma4(y, y, x * x); }
+inline D squares(D x, D y) { return fma4(y, y, x * x); }
 
-// The extrema of 16 values at v (compute type, Lanes<T>::n per vector) folded into mn/mx.
+// The extrema of the kSumStep values at v folded into mn/mx. The differences are >= +0 or NaN
+// (a block with NaN has NaN sums and is redone by the exact path), so they are ordered as their
+// bits: where the instruction set has integer min/max for their lanes, the extrema are taken
+// on the integer units, leaving the float adders, which also convert, to the sums.
 template <typename T>
-inline void extrema16(const T* v, typename Lanes<T>::V& mn, typename Lanes<T>::V& mx) {
-    if constexpr (Lanes<T>::n == 8) {
-        const auto p = load(v), q = load(v + 8);
-        mn = vmin(p, vmin(q, mn));
-        mx = vmax(p, vmax(q, mx));
-    } else {
-        const auto p0 = load(v), p1 = load(v + 4), p2 = load(v + 8), p3 = load(v + 12);
-        mn = vmin(vmin(p0, p1), vmin(p2, vmin(p3, mn)));
-        mx = vmax(vmax(p0, p1), vmax(p2, vmax(p3, mx)));
+using ExtremaLanes = std::conditional_t<has_integer_minmax<typename WideLanes<T>::I>(), typename WideLanes<T>::I,
+                                        typename WideLanes<T>::V>;
+template <typename T>
+inline void diff_extrema(const T* v, ExtremaLanes<T>& mn, ExtremaLanes<T>& mx) {
+    using E = ExtremaLanes<T>;
+    constexpr std::size_t n = WideLanes<T>::n;
+    for (std::size_t k = 0; k < kSumStep; k += 2 * n) {
+        const E p = loadv<E>(v + k), q = loadv<E>(v + k + n);
+        if constexpr (has_integer_minmax<E>()) {
+            mn = imin(p, imin(q, mn));
+            mx = imax(p, imax(q, mx));
+        } else {
+            mn = vmin(p, vmin(q, mn));
+            mx = vmax(p, vmax(q, mx));
+        }
     }
 }
 
 // One difference stream (absdiff or reldiff, whose sum of |x| is their sum) over m (a
-// multiple of 16) values: s1, s2 and the extrema.
+// multiple of kSumStep) values: s1, s2 and the extrema.
 template <typename T>
 void diff_sums(const T* v, std::size_t m, StreamBlock& out) {
-    using V = typename Lanes<T>::V;
-    const v4d c = splat(out.shift), zero = splat(0.0);
-    v4d s1 = zero, s2 = zero;
-    V mn = splat(std::numeric_limits<T>::infinity()), mx = splat(-std::numeric_limits<T>::infinity());
+    using V = typename WideLanes<T>::V;
+    using E = ExtremaLanes<T>;
+    const D c = broadcast<D>(out.shift), zero = broadcast<D>(0.0);
+    D s1 = zero, s2 = zero;
+    // +inf's bits are above every finite non-negative value's; +0's are the least
+    E mn = (E)broadcast<V>(std::numeric_limits<T>::infinity()), mx = (E)broadcast<V>(T{0});
     for (std::size_t i = 0; i < m; i += kSumStep) {
-        extrema16(v + i, mn, mx);
-        const v4d u0 = widen4(v + i), u1 = widen4(v + i + 4), u2 = widen4(v + i + 8), u3 = widen4(v + i + 12);
-        const v4d x0 = minus(u0, c), x1 = minus(u1, c), x2 = minus(u2, c), x3 = minus(u3, c);
+        diff_extrema(v + i, mn, mx);
+        const D u0 = widen(v + i), u1 = widen(v + i + kD), u2 = widen(v + i + 2 * kD), u3 = widen(v + i + 3 * kD);
+        const D x0 = minus(u0, c), x1 = minus(u1, c), x2 = minus(u2, c), x3 = minus(u3, c);
         s1 += (x0 + x1) + (x2 + x3);
         s2 += squares(x0, x1) + squares(x2, x3);
     }
     out.s1 = hsum(s1);
     out.s2 = hsum(s2);
-    out.mn = static_cast<double>(hmin(mn));
-    out.mx = static_cast<double>(hmax(mx));
+    // The extrema read back as floats (the same order, and no store of the integer lanes).
+    out.mn = static_cast<double>(hmin((V)mn));
+    out.mx = static_cast<double>(hmax((V)mx));
 }
 
-// One input stream over m (a multiple of 8) values: s1, s2 and the sum of |x|, and with DOT
+// One input stream over m (a multiple of 2 kD) values: s1, s2 and the sum of |x|, and with DOT
 // the dot product with `other` (read in the same loop, so that it is widened to float64 once).
 template <typename T, bool DOT>
 void input_sums(const T* v, const T* other, std::size_t m, StreamBlock& out, double* dot_out) {
-    const v4d c = splat(out.shift), zero = splat(0.0);
-    v4d s1 = zero, s2 = zero, sa = zero, dot = zero;
-    for (std::size_t i = 0; i < m; i += 8) {
-        const v4d u0 = widen4(v + i), u1 = widen4(v + i + 4);
-        const v4d x0 = minus(u0, c), x1 = minus(u1, c);
+    const D c = broadcast<D>(out.shift), zero = broadcast<D>(0.0);
+    const SumBits magnitude = broadcast<SumBits>(std::numeric_limits<long long>::max());
+    D s1 = zero, s2 = zero, sa = zero, dot = zero;
+    for (std::size_t i = 0; i < m; i += 2 * kD) {
+        const D u0 = widen(v + i), u1 = widen(v + i + kD);
+        const D x0 = minus(u0, c), x1 = minus(u1, c);
         s1 += x0 + x1;
         s2 += squares(x0, x1);
-        sa += plus(vabs<double>(u0), vabs<double>(u1));
-        if constexpr (DOT) dot += fma4(u1, widen4(other + i + 4), u0 * widen4(other + i));
+        sa += plus((D)((SumBits)u0 & magnitude), (D)((SumBits)u1 & magnitude));
+        if constexpr (DOT) dot += fma4(u1, widen(other + i + kD), u0 * widen(other + i));
     }
     out.s1 = hsum(s1);
     out.s2 = hsum(s2);
@@ -108,49 +125,127 @@ inline double shift_of(T v) {
     return std::isfinite(v) ? static_cast<double>(v) : 0.0;
 }
 
+// The bits of tolerance t as the threshold of `bits(x) > threshold`, which for x >= +0 says
+// !(x <= t): -0 counts as +0, and a negative or NaN t, which no x is within, gives -1.
+template <typename Bits, typename T>
+inline Bits tolerance_bits(T t) {
+    Bits bits = -1;
+    if (t >= T{0}) {
+        const T positive = t + T{0};
+        std::memcpy(&bits, &positive, sizeof(bits));
+    }
+    return bits;
+}
+
 // |a - b| and the relative difference of m (a multiple of the lanes) elements into ad/rd,
-// with the mismatch count and the extrema of a and b (in the compute type: exact).
-template <typename T, bool INF_EQ>
+// with the mismatch count and the extrema of a and b (in the compute type: exact). The count
+// and the zero test of b compare bits as integers (the float compares would share the adders
+// with the sums): the differences are >= +0 in every block the exact path does not redo, and
+// that path counts again where they are not (NaN, Inf).
+//
+// With SUMS (the 32 registers of AVX-512 hold it all) the same loop also takes the sums and
+// extrema of both difference streams around the shifts already in out.s[kAbs] and out.s[kRel]
+// (m a multiple of kSumStep): the divider, whose throughput bounds this loop, then works beside
+// the float64 units instead of before them.
+template <typename T, bool INF_EQ, bool SUMS>
 std::uint64_t diffs(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, T* ad, T* rd, BlockStats& out) {
-    using L = Lanes<T>;
-    using V = typename L::V;
-    using I = typename L::I;
+    using W = WideLanes<T>;
+    using V = typename W::V;
+    using I = typename W::I;
+    using E = ExtremaLanes<T>;
+    using Bits = typename W::Bits;
     constexpr T kInf = std::numeric_limits<T>::infinity();
     constexpr std::size_t kLine = 64 / sizeof(T);  // elements per cache line
-    const V eps = splat(static_cast<T>(cfg.eps));
-    const V atol = splat(static_cast<T>(cfg.atol)), rtol = splat(static_cast<T>(cfg.rtol));
-    const V zero = splat(T{0}), inf = splat(kInf);
-    I passes = splat(typename L::Bits{0});
-    V mna = splat(kInf), mnb = mna;
-    V mxa = splat(-kInf), mxb = mxa;
-    for (std::size_t i = 0; i < m; i += L::n) {
+    const I eps = (I)broadcast<V>(static_cast<T>(cfg.eps));
+    const I atol = broadcast<I>(tolerance_bits<Bits>(static_cast<T>(cfg.atol)));
+    const I rtol = broadcast<I>(tolerance_bits<Bits>(static_cast<T>(cfg.rtol)));
+    const I magnitude = broadcast<I>(std::numeric_limits<Bits>::max()), none = broadcast<I>(Bits{0});
+    const V zero = broadcast<V>(T{0}), inf = broadcast<V>(kInf);
+    I fails = none;
+    V mna = inf, mnb = inf, mxa = -inf, mxb = -inf;
+    const D cd = broadcast<D>(out.s[kAbs].shift), cr = broadcast<D>(out.s[kRel].shift);
+    D s1d = broadcast<D>(0.0), s2d = s1d, s1r = s1d, s2r = s1d;
+    E mnd = (E)inf, mxd = (E)zero, mnr = mnd, mxr = mxd;
+    for (std::size_t i = 0; i < m; i += W::n) {
         // The inputs two blocks ahead, one cache line per line read: they arrive while the
         // float64 sums run (those read only L1), so reading memory and computing overlap.
         // A prefetch past the end of an array is harmless (it never faults).
-        if (i % kLine == 0) {
-            __builtin_prefetch(a + i + 2 * kBlock);
-            __builtin_prefetch(b + i + 2 * kBlock);
+        for (std::size_t k = 0; k < W::n; k += kLine) {
+            if ((i + k) % kLine == 0) {
+                __builtin_prefetch(a + i + k + 2 * kBlock);
+                __builtin_prefetch(b + i + k + 2 * kBlock);
+            }
         }
-        const V x = load(a + i), y = load(b + i);
+        const V x = loadv<V>(a + i), y = loadv<V>(b + i);
         mna = vmin(x, mna); mxa = vmax(x, mxa);
         mnb = vmin(y, mnb); mxb = vmax(y, mxb);
-        V d = vabs<T>(x - y);
-        if constexpr (INF_EQ) d = select<T>((vabs<T>(x) == inf) & (x == y), zero, d);
-        const V den = y == zero ? eps : vabs<T>(y);
+        V d = (V)((I)(x - y) & magnitude);
+        if constexpr (INF_EQ) d = (((I)x & magnitude) == (I)inf) & (x == y) ? zero : d;
+        const I y_bits = (I)y & magnitude;
+        const V den = (V)(y_bits | ((y_bits == none) & eps));  // |b|, eps where b is +-0
         const V r = d / den;
-        store(ad + i, d);
-        store(rd + i, r);
-        passes += (d <= atol) | (r <= rtol);  // -1 per element within a tolerance
+        std::memcpy(ad + i, &d, sizeof(d));
+        std::memcpy(rd + i, &r, sizeof(r));
+        fails -= ((I)d > atol) & ((I)r > rtol);  // -1 per mismatch
+        if constexpr (SUMS) {
+            if constexpr (has_integer_minmax<E>()) {
+                mnd = imin((E)d, mnd); mxd = imax((E)d, mxd);
+                mnr = imin((E)r, mnr); mxr = imax((E)r, mxr);
+            } else {
+                mnd = vmin((E)d, mnd); mxd = vmax((E)d, mxd);
+                mnr = vmin((E)r, mnr); mxr = vmax((E)r, mxr);
+            }
+            // widened back from the stores just made (forwarded, not read from the cache)
+            if constexpr (W::n >= 2 * kD) {
+                for (std::size_t k = 0; k < W::n; k += 2 * kD) {
+                    const D x0 = minus(widen(ad + i + k), cd), x1 = minus(widen(ad + i + k + kD), cd);
+                    const D y0 = minus(widen(rd + i + k), cr), y1 = minus(widen(rd + i + k + kD), cr);
+                    s1d += x0 + x1;
+                    s2d += squares(x0, x1);
+                    s1r += y0 + y1;
+                    s2r += squares(y0, y1);
+                }
+            } else {
+                const D x0 = minus(widen(ad + i), cd), y0 = minus(widen(rd + i), cr);
+                s1d += x0;
+                s2d = fma4(x0, x0, s2d);
+                s1r += y0;
+                s2r = fma4(y0, y0, s2r);
+            }
+        }
     }
     out.s[kA].mn = static_cast<double>(hmin(mna)); out.s[kA].mx = static_cast<double>(hmax(mxa));
     out.s[kB].mn = static_cast<double>(hmin(mnb)); out.s[kB].mx = static_cast<double>(hmax(mxb));
-    return m - static_cast<std::uint64_t>(-hsum_int(passes));
+    if constexpr (SUMS) {
+        out.s[kAbs].s1 = hsum(s1d);
+        out.s[kAbs].s2 = hsum(s2d);
+        out.s[kRel].s1 = hsum(s1r);
+        out.s[kRel].s2 = hsum(s2r);
+        out.s[kAbs].mn = static_cast<double>(hmin((V)mnd)); out.s[kAbs].mx = static_cast<double>(hmax((V)mxd));
+        out.s[kRel].mn = static_cast<double>(hmin((V)mnr)); out.s[kRel].mx = static_cast<double>(hmax((V)mxr));
+    }
+    return static_cast<std::uint64_t>(hsum_int(fails));
 }
+
+// The first element's |a - b| and relative difference as diffs() forms them (the difference
+// streams' shifts).
+template <typename T, bool INF_EQ>
+void first_differences(const CompareConfig& cfg, T x, T y, T& d, T& r) {
+    d = std::fabs(x - y);
+    if (INF_EQ && std::isinf(x) && x == y) d = T{0};
+    r = d / (y == T{0} ? static_cast<T>(cfg.eps) : std::fabs(y));
+}
+
+#if defined(POLY_WIDE_VECTORS)
+constexpr bool kSumsInDiffs = true;
+#else
+constexpr bool kSumsInDiffs = false;  // 16 registers: the loop would spill its accumulators
+#endif
 
 template <typename T, bool INF_EQ>
 bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, const WindowSet* w,
                 WindowTallyOf<WindowKey<T>>* t, BlockStats& out, FusedScratchOf<T>& sc) {
-    constexpr std::size_t n = Lanes<T>::n;
+    constexpr std::size_t n = WideLanes<T>::n;
     if (m == 0 || m > kBlock) return false;
     const std::size_t mv = (m + n - 1) / n * n;
     if (mv != m) {
@@ -163,34 +258,42 @@ bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m,
         a = sc.a;
         b = sc.b;
     }
-    out.fails = diffs<T, INF_EQ>(cfg, a, b, mv, sc.ad, sc.rd, out);
+    T d0, r0;
+    first_differences<T, INF_EQ>(cfg, a[0], b[0], d0, r0);
+    out.s[kA].shift = shift_of(a[0]);
+    out.s[kB].shift = shift_of(b[0]);
+    out.s[kAbs].shift = shift_of(d0);
+    out.s[kRel].shift = shift_of(r0);
+    // The sums take kSumStep elements per iteration: a block of another length (the last
+    // one, or a partial one) has them done by the exact path.
+    const bool sums = mv == m && m % kSumStep == 0;
+    if constexpr (kSumsInDiffs) {
+        out.fails = sums ? diffs<T, INF_EQ, true>(cfg, a, b, mv, sc.ad, sc.rd, out)
+                         : diffs<T, INF_EQ, false>(cfg, a, b, mv, sc.ad, sc.rd, out);
+    } else {
+        out.fails = diffs<T, INF_EQ, false>(cfg, a, b, mv, sc.ad, sc.rd, out);
+    }
     if (w != nullptr) {
         if (w->count[0] > 0) tally_windows(sc.ad, mv, *w, 0, *t);
         if (w->count[1] > 0) tally_windows(sc.rd, mv, *w, 1, *t);
     }
     if (mv != m) {
-        // Take the padding (copies of element 0) back out of the counts and tallies.
+        // Take the padding (copies of element 0) back out of the tallies; the sums and the
+        // count would see it too: the exact path does them over the m elements.
         const std::size_t pad = mv - m;
-        const T d0 = sc.ad[0], r0 = sc.rd[0];
-        out.fails -= pad * static_cast<std::uint64_t>(!(d0 <= static_cast<T>(cfg.atol)) && !(r0 <= static_cast<T>(cfg.rtol)));
         if (w != nullptr) {
-            untally_padding(d0, pad, *w, 0, *t);
-            untally_padding(r0, pad, *w, 1, *t);
+            untally_padding(sc.ad[0], pad, *w, 0, *t);
+            untally_padding(sc.rd[0], pad, *w, 1, *t);
         }
-        // The sums would see the padding too: the exact path does them over the m elements.
         return false;
     }
-    // The sums take 16 elements per iteration: a block of another length (the last one)
-    // has them done by the exact path.
-    if (m % kSumStep != 0) return false;
-    out.s[kA].shift = shift_of(a[0]);
-    out.s[kB].shift = shift_of(b[0]);
-    out.s[kAbs].shift = shift_of(sc.ad[0]);
-    out.s[kRel].shift = shift_of(sc.rd[0]);
+    if (!sums) return false;
     input_sums<T, true>(a, b, m, out.s[kA], &out.dot);
     input_sums<T, false>(b, a, m, out.s[kB], nullptr);
-    diff_sums(sc.ad, m, out.s[kAbs]);
-    diff_sums(sc.rd, m, out.s[kRel]);
+    if constexpr (!kSumsInDiffs) {
+        diff_sums(sc.ad, m, out.s[kAbs]);
+        diff_sums(sc.rd, m, out.s[kRel]);
+    }
     out.s[kAbs].sum_abs = out.s[kAbs].s1 + out.s[kAbs].shift * static_cast<double>(m);
     out.s[kRel].sum_abs = out.s[kRel].s1 + out.s[kRel].shift * static_cast<double>(m);
     bool ok = finish(out.s[kA], m);

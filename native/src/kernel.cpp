@@ -37,13 +37,20 @@ IntDiff integer_difference(DType a, DType b) {
 }
 
 const KernelTable& pick_kernels() {
-    // POLY_NATIVE_ARCH=generic forces the portable kernels (tests compare both).
+    // POLY_NATIVE_ARCH=generic forces the portable kernels, =avx2 goes no further than AVX2
+    // (tests compare them all on one machine).
     const char* forced = std::getenv("POLY_NATIVE_ARCH");
     const bool generic = forced != nullptr && std::strcmp(forced, "generic") == 0;
+    const bool at_most_avx2 = generic || (forced != nullptr && std::strcmp(forced, "avx2") == 0);
 #if (defined(__x86_64__) || defined(_M_X64)) && !defined(POLY_PORTABLE_ONLY)
+    // (__builtin_cpu_supports also checks that the OS saves the AVX and AVX-512 registers)
+    if (!at_most_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        return arch_avx512::table();
     if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return arch_avx2::table();
 #endif
     (void)generic;
+    (void)at_most_avx2;
     return arch_generic::table();
 }
 

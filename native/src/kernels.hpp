@@ -1,4 +1,4 @@
-// The per-block hot loops, compiled once per instruction set (generic x86-64/other, AVX2)
+// The per-block hot loops, compiled once per instruction set (generic x86-64/other, AVX2, AVX-512)
 // and picked at run time, so one wheel is fast on new CPUs and still runs on old ones.
 #pragma once
 #include <cstddef>
@@ -127,6 +127,7 @@ struct KernelTable {
 namespace arch_generic { const KernelTable& table(); }
 #if defined(__x86_64__) || defined(_M_X64)
 namespace arch_avx2 { const KernelTable& table(); }
+namespace arch_avx512 { const KernelTable& table(); }
 #endif
 
 // The best table for this CPU (chosen once).

@@ -3,13 +3,15 @@
 // (float: 8 lanes, double: 4) with the integer vectors of the same lanes, and the operations
 // the one-pass kernel (fused_pass.cpp, window_tally.cpp) is written in, so that one template
 // serves both element types. AVX2 intrinsics where the generic form compiles badly, lane
-// loops in the portable build.
+// loops in the portable build. With AVX-512 the one-pass kernel's own loops take the 64-byte
+// WideLanes below instead.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -234,6 +236,106 @@ inline v4u field_of(v4l k) {
 #else
     return (v4u)((splat(1LL) << (shift & splat(63LL))) & (k > splat(0LL)));
 #endif
+}
+
+// Helpers for any vector type of GCC's vector extension (the wide lanes below among them).
+template <typename V>
+using LaneType = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<V&>()[0])>>;
+template <typename V>
+constexpr std::size_t lanes_of() { return sizeof(V) / sizeof(LaneType<V>); }
+template <typename V>
+inline V broadcast(LaneType<V> x) {
+    V v;
+    for (std::size_t i = 0; i < lanes_of<V>(); ++i) v[i] = x;
+    return v;
+}
+template <typename V, typename T>
+inline V loadv(const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+// The vectors of the one-pass kernel's own loops (fused_pass.cpp): 64 bytes where the
+// instruction set has AVX-512 (F, VL, BW, DQ: 16 float32 or 8 float64 lanes, 32 registers,
+// twice the work an instruction), else the 32 bytes of Lanes. The rank-window tallies keep
+// Lanes' 32 bytes (their compaction tables are built for them): they read the differences
+// those loops stored, whatever the width that wrote them.
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+#define POLY_WIDE_VECTORS 1
+typedef float v16f __attribute__((vector_size(64)));
+typedef std::int32_t v16i __attribute__((vector_size(64)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef long long v8l __attribute__((vector_size(64)));
+template <typename T>
+struct WideLanes;
+template <>
+struct WideLanes<float> {
+    using V = v16f;
+    using I = v16i;
+    using Bits = std::int32_t;
+    static constexpr int n = 16;
+};
+template <>
+struct WideLanes<double> {
+    using V = v8d;
+    using I = v8l;
+    using Bits = long long;
+    static constexpr int n = 8;
+};
+using SumVec = v8d;  // the float64 sums
+using SumBits = v8l;
+#else
+template <typename T>
+using WideLanes = Lanes<T>;
+using SumVec = v4d;
+using SumBits = v4l;
+#endif
+
+// lanes_of<SumVec>() values from p widened to double.
+inline SumVec widen(const double* p) { return loadv<SumVec>(p); }
+inline SumVec widen(const float* p) {
+#if defined(POLY_WIDE_VECTORS)
+    // (the zero-masking form: the plain intrinsic trips GCC 12's uninitialised-use warning)
+    return (SumVec)_mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p));
+#else
+    return widen4(p);
+#endif
+}
+#if defined(POLY_WIDE_VECTORS)
+inline v8d fma4(v8d x, v8d y, v8d z) { return (v8d)_mm512_fmadd_pd((__m512d)x, (__m512d)y, (__m512d)z); }
+inline v8d minus(v8d x, v8d c) { return (v8d)_mm512_fmsub_pd((__m512d)x, _mm512_set1_pd(1.0), (__m512d)c); }
+inline v8d plus(v8d x, v8d y) { return (v8d)_mm512_fmadd_pd((__m512d)x, _mm512_set1_pd(1.0), (__m512d)y); }
+inline double hsum(v8d v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+#endif
+
+// Lane-wise minimum and maximum of signed integer vectors, and whether the instruction set
+// has them as one instruction for I (else they are a compare and a blend). AVX-512's are what
+// the compiler makes of the plain form (its intrinsics trip GCC 12's uninitialised-use
+// warning); AVX2's plain form kept the accumulators in memory.
+template <typename I>
+constexpr bool has_integer_minmax() {
+#if defined(POLY_WIDE_VECTORS)
+    return sizeof(I) == 64;
+#elif defined(__AVX2__)
+    return sizeof(I) == 32 && sizeof(LaneType<I>) == 4;
+#else
+    return false;
+#endif
+}
+template <typename I>
+inline I imin(I x, I y) {
+#if defined(__AVX2__)
+    if constexpr (sizeof(I) == 32 && sizeof(LaneType<I>) == 4) return (I)_mm256_min_epi32((__m256i)x, (__m256i)y);
+#endif
+    return x < y ? x : y;
+}
+template <typename I>
+inline I imax(I x, I y) {
+#if defined(__AVX2__)
+    if constexpr (sizeof(I) == 32 && sizeof(LaneType<I>) == 4) return (I)_mm256_max_epi32((__m256i)x, (__m256i)y);
+#endif
+    return x > y ? x : y;
 }
 
 }  // namespace POLY_ARCH

@@ -182,8 +182,9 @@ PYBIND11_MODULE(_native, m) {
     m.def("key_cache_bytes", &poly::cached_key_bytes,
           "Bytes of gathered-key buffers kept for the next comparison (at most 64 MiB).");
     m.def("kernel_arch", [] { return std::string(poly::kernels().name).substr(5); },  // drop "arch_"
-          "The instruction-set path of the hot loops chosen for this CPU: 'avx2' (AVX2 + FMA) or "
-          "'generic' (POLY_NATIVE_ARCH=generic forces it).");
+          "The instruction-set path of the hot loops chosen for this CPU: 'avx512' (AVX-512 F, VL, BW "
+          "and DQ), 'avx2' (AVX2 + FMA) or 'generic' (POLY_NATIVE_ARCH=generic forces the portable "
+          "path, POLY_NATIVE_ARCH=avx2 goes no further than AVX2).");
     m.def("usable_cpus", [](const std::optional<std::string>& cgroup_root) {
               return cgroup_root ? poly::usable_cpus(*cgroup_root) : poly::usable_cpus();
           }, py::arg("cgroup_root") = py::none(),

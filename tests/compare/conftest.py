@@ -15,6 +15,17 @@ from poly.core import G_LOGGER, BaseRunner, TensorMetadata
 
 
 @pytest.fixture
+def kernel_paths() -> list[str]:
+    """The POLY_NATIVE_ARCH values that pick the distinct instruction-set paths of the native
+    kernels on this CPU: "generic", "avx2" where it has AVX2, "" (the best: AVX-512) where it
+    has AVX-512."""
+    from poly import _native
+
+    best = _native.kernel_arch()
+    return {"generic": ["generic"], "avx2": ["generic", "avx2"], "avx512": ["generic", "avx2", ""]}[best]
+
+
+@pytest.fixture
 def pg():
     """Polygraphy 0.53's comparator modules (skips when Polygraphy is not installed)."""
     pytest.importorskip("polygraphy", reason="polygraphy (the oracle) is not installed")

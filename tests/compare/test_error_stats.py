@@ -300,8 +300,9 @@ def test_bool_pairs_use_xor():
     assert s.absdiff.mean == 0.5 and s.mismatches == 2
 
 
-def test_generic_and_avx2_kernels_agree():
-    """The portable kernels (POLY_NATIVE_ARCH=generic) must give the same answers."""
+def test_every_kernel_path_agrees(kernel_paths):
+    """The portable kernels (POLY_NATIVE_ARCH=generic), AVX2 and AVX-512 (where the CPU has them)
+    must give the same answers."""
     script = textwrap.dedent(
         """
         import json, numpy as np
@@ -314,16 +315,73 @@ def test_generic_and_avx2_kernels_agree():
                           list(s.absdiff.argmax), s.reldiff.min, s.absdiff.mean, s.a.var]))
         """
     )
-    outs = []
-    for arch in ("generic", ""):
-        env = dict(os.environ, POLY_NATIVE_ARCH=arch)
-        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
-        outs.append(res.stdout)
     import json
 
-    g, n = (json.loads(o) for o in outs)
-    assert g[:6] == n[:6]
-    assert g[6] == pytest.approx(n[6], rel=1e-12) and g[7] == pytest.approx(n[7], rel=1e-12)
+    outs = []
+    for arch in kernel_paths:
+        env = dict(os.environ, POLY_NATIVE_ARCH=arch)
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+        outs.append(json.loads(res.stdout))
+    g = outs[0]
+    for n in outs[1:]:
+        assert g[:6] == n[:6]
+        assert g[6] == pytest.approx(n[6], rel=1e-12) and g[7] == pytest.approx(n[7], rel=1e-12)
+
+
+_TOLERANCE_EDGES = textwrap.dedent(
+    """
+    import json, sys, numpy as np
+    from poly.compare import error_stats
+    rng = np.random.default_rng(3)
+    dtype = np.dtype(sys.argv[1])
+    n = 3 * 1024 + 77  # whole blocks and a partial one
+    a = rng.standard_normal(n).astype(dtype)
+    b = (a + rng.integers(-4, 5, n) * dtype.type(2.0 ** -12)).astype(dtype)
+    b[::97] = 0  # the relative difference divides by eps there
+    b[5::211] = -0.0
+    a[7::301] = b[7::301]  # exact zeros among the differences
+    d = np.abs(a - b)
+    tols = [0.0, -0.0, -1.0, float("nan"), float("inf"), float(d[1]), float(d[2]), 1e-30, 2.0 ** -12]
+    out = []
+    for atol in tols:
+        for rtol in tols:
+            out.append(error_stats(a, b, atol=atol, rtol=rtol, median=False).mismatches)
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mismatch_counts_at_the_tolerance_edges_on_every_kernel_path(dtype, kernel_paths):
+    """The one-pass kernels count mismatches on the differences' bits (zero, negative, NaN and
+    infinite tolerances, tolerances equal to a difference, b = +-0): every path agrees with NumPy's
+    `(absdiff > atol or isnan) and (reldiff > rtol or isnan)` in the compute precision."""
+    import json
+
+    rng = np.random.default_rng(3)
+    dt = np.dtype(dtype)
+    n = 3 * 1024 + 77
+    a = rng.standard_normal(n).astype(dt)
+    b = (a + rng.integers(-4, 5, n) * dt.type(2.0 ** -12)).astype(dt)
+    b[::97] = 0
+    b[5::211] = -0.0
+    a[7::301] = b[7::301]
+    d = np.abs(a - b)
+    den = np.where(b == 0, dt.type(2.220446049250313e-16), np.abs(b))
+    r = d / den
+    tols = [0.0, -0.0, -1.0, float("nan"), float("inf"), float(d[1]), float(d[2]), 1e-30, 2.0 ** -12]
+    want = []
+    for atol in tols:
+        for rtol in tols:
+            fail_a = ~(d <= dt.type(atol))
+            fail_r = ~(r <= dt.type(rtol))
+            want.append(int(np.count_nonzero(fail_a & fail_r)))
+    for arch in kernel_paths:
+        env = dict(os.environ, POLY_NATIVE_ARCH=arch)
+        res = subprocess.run([sys.executable, "-c", _TOLERANCE_EDGES, dtype], capture_output=True, text=True,
+                             env=env, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout) == want, arch
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])

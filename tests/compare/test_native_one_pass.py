@@ -215,9 +215,10 @@ def test_float64_beside_another_dtype_is_loaded_into_the_one_pass_kernel(other):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_portable_kernels_give_the_same_figures(dtype):
-    """POLY_NATIVE_ARCH=generic against the AVX2 kernels: order statistics, extrema, indices
-    and counts identical, sums within float64 rounding."""
+def test_portable_kernels_give_the_same_figures(dtype, kernel_paths):
+    """Every instruction-set path this CPU has (POLY_NATIVE_ARCH=generic, =avx2, and AVX-512 where
+    present) gives the same figures: order statistics, extrema, indices and counts identical,
+    sums within float64 rounding."""
     script = (
         "import json, sys, numpy as np\n"
         "from poly.compare import error_stats\n"
@@ -232,22 +233,27 @@ def test_portable_kernels_give_the_same_figures(dtype):
         " 'sums': [s.l2, s.cosine, s.a.mean_abs, s.b.mean_abs] + [v for x in streams for v in (x.mean, x.var)]}))\n"
     )
     got = {}
-    for arch in ("generic", ""):
+    for arch in kernel_paths:
         env = dict(os.environ, POLY_NATIVE_ARCH=arch)
         out = subprocess.run([sys.executable, "-c", script, dtype], capture_output=True, text=True, env=env,
                              timeout=300)
         assert out.returncode == 0, out.stderr
         got[arch] = json.loads(out.stdout)
-    assert got["generic"]["exact"] == got[""]["exact"]
-    assert got["generic"]["sums"] == pytest.approx(got[""]["sums"], rel=1e-12)
+    for arch in got:
+        assert got[arch]["exact"] == got["generic"]["exact"], arch
+        assert got[arch]["sums"] == pytest.approx(got["generic"]["sums"], rel=1e-12), arch
 
 
 def test_kernel_arch_names_the_instruction_set_path():
-    assert _native.kernel_arch() in ("avx2", "generic")
-    env = dict(os.environ, POLY_NATIVE_ARCH="generic")
-    out = subprocess.run([sys.executable, "-c", "from poly import _native; print(_native.kernel_arch())"],
-                         capture_output=True, text=True, env=env, timeout=120)
-    assert out.stdout.strip() == "generic", out.stderr
+    best = _native.kernel_arch()
+    assert best in ("avx512", "avx2", "generic")
+    # generic forces the portable path; avx2 goes no further than AVX2 (the best path below AVX-512)
+    expected = {"generic": "generic", "avx2": "generic" if best == "generic" else "avx2"}
+    for forced, name in expected.items():
+        env = dict(os.environ, POLY_NATIVE_ARCH=forced)
+        out = subprocess.run([sys.executable, "-c", "from poly import _native; print(_native.kernel_arch())"],
+                             capture_output=True, text=True, env=env, timeout=120)
+        assert out.stdout.strip() == name, out.stderr
 
 
 # Ties everywhere: two equal outputs (absdiff and reldiff 0 everywhere), differences that take a
