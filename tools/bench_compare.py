@@ -12,6 +12,11 @@ floor, with the instruction-set path of the native kernels, and writes them as J
 
 One-thread targets: <= 1.3x the floor without order statistics; <= 3x with median and
 p90/p95/p99.
+
+With --kernel-paths it instead compares the instruction-set paths of the native kernels this CPU
+has (portable, AVX2, AVX-512: POLY_NATIVE_ARCH=generic / avx2 / the default), running the
+statistics figures in a fresh process per path, the paths alternating over --rounds rounds, and
+prints each path's ratios to the floor and its time against the AVX2 path's.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import io
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -124,6 +131,45 @@ def kernel_path() -> str:
     return _native.kernel_arch() if hasattr(_native, "kernel_arch") else "unknown"
 
 
+def kernel_paths() -> list[str]:
+    """The POLY_NATIVE_ARCH values of the distinct paths this CPU has ("" is the best one)."""
+    best = kernel_path()
+    return {"avx512": ["avx2", ""], "avx2": ["generic", "avx2"]}.get(best, ["generic"])
+
+
+def compare_kernel_paths(args) -> int:
+    """--kernel-paths: the statistics figures once per path and round, each in a fresh process."""
+    paths = kernel_paths()
+    names = {"": kernel_path(), "avx2": "avx2", "generic": "generic"}
+    results: dict[str, list[dict]] = {p: [] for p in paths}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for path in paths if r % 2 == 0 else paths[::-1]:
+                out = Path(tmp) / f"{names[path]}-{r}.json"
+                cmd = [sys.executable, __file__, "--stats-only", "--elements", str(args.elements), "--repeat",
+                       str(args.repeat), "--threads", ",".join(str(t or "all") for t in args.threads),
+                       "--dtypes", ",".join(args.dtypes), "--out", str(out)]
+                subprocess.run(cmd, check=True, capture_output=True, env=dict(os.environ, POLY_NATIVE_ARCH=path))
+                results[path].extend(json.loads(out.read_text())["runs"])
+    print(f"kernel paths on {args.elements:,} elements, {args.rounds} rounds alternating; best of {args.repeat} each "
+          "(figures: no order statistics / with median + p90/p95/p99, times the floor)")
+    reference = "avx2" if "avx2" in paths else paths[0]
+    for dtype in args.dtypes:
+        for t in args.threads:
+            threads = t or os.cpu_count()
+            ref = [run["figures_s"]["poly_no_order_stats_s"] for run in results[reference]
+                   if run["dtype"] == dtype and run["threads"] == threads]
+            print(f"{dtype}, threads={threads}:")
+            for path in paths:
+                mine = [run for run in results[path] if run["dtype"] == dtype and run["threads"] == threads]
+                plain = ", ".join(f"{run['ratios']['no_order_stats_vs_floor']:.2f}x" for run in mine)
+                full = ", ".join(f"{run['ratios']['full_vs_floor']:.2f}x" for run in mine)
+                vs = [run["figures_s"]["poly_no_order_stats_s"] / r for run, r in zip(mine, ref, strict=True)]
+                print(f"  {names[path]:8s} {plain}  /  {full}   time against {names[reference]}: "
+                      + ", ".join(f"{v:.2f}" for v in vs))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--elements", type=int, default=10**7, help="array length (default: 10^7)")
@@ -143,7 +189,14 @@ def main(argv=None) -> int:
     parser.add_argument("--many-outputs", type=int, default=5000,
                         help="outputs of the many-small-outputs figure (also run at a tenth; default: 5000)")
     parser.add_argument("--out", default="bench-results/bench_compare.json", help="JSON file to write")
+    parser.add_argument("--stats-only", action="store_true",
+                        help="only the error-statistics figures (no CompareFunc, many-outputs or ties figures)")
+    parser.add_argument("--kernel-paths", action="store_true",
+                        help="compare the native kernels' instruction-set paths this CPU has, side by side")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --kernel-paths (default: 3)")
     args = parser.parse_args(argv)
+    if args.kernel_paths:
+        return compare_kernel_paths(args)
 
     rng = np.random.default_rng(0)
     n = args.elements
@@ -200,6 +253,10 @@ def main(argv=None) -> int:
                     line += f"   one-thread target <= {bound:g}x: {'met' if run['targets_met'][name] else 'MISSED'}"
                 print(line)
 
+    if args.stats_only:
+        return write_report(args.out, {"elements": n, "kernels": path, "python": sys.version.split()[0],
+                                       "numpy": np.__version__, "runs": runs})
+
     baseline = {}
     if not args.no_polygraphy:
         baseline = compare_func_figures(a32, b32, args.repeat, args.polygraphy_repeat)
@@ -243,7 +300,11 @@ def main(argv=None) -> int:
         "runs": runs,
         "compare_func_simple": baseline,
     }
-    out = Path(args.out)
+    return write_report(args.out, report)
+
+
+def write_report(path: str, report: dict) -> int:
+    out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")
