@@ -193,8 +193,8 @@ PYBIND11_MODULE(_native, m) {
           "(default /sys/fs/cgroup, read once).");
     m.def("worker_threads", &poly::resolve_threads, py::arg("threads"), py::arg("n"),
           "Worker threads a call on n elements runs with for a `threads` argument: 0 means "
-          "usable_cpus(); requests are capped at 4 x usable_cpus(); inputs under 65536 "
-          "elements use one.");
+          "usable_cpus(), at most one per 2^18 elements; requests are capped at 4 x usable_cpus(); "
+          "inputs under 65536 elements use one.");
     register_cuda(m);
     m.attr("DTYPE_CODES") = py::dict(
         py::arg("bool") = 0, py::arg("int8") = 1, py::arg("int16") = 2, py::arg("int32") = 3,

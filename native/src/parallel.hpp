@@ -23,12 +23,22 @@ constexpr int kThreadsPerCpu = 4;
 // The most worker threads a call may use: kThreadsPerCpu x usable_cpus().
 inline int max_threads() { return kThreadsPerCpu * usable_cpus(); }
 
-// Worker count for `requested` (0 = every usable CPU, see usable_cpus.hpp; larger requests
-// are capped at max_threads()); small inputs stay on the calling thread, where starting
-// threads would cost more than the work.
+// Elements a worker must have before the default (threads = 0) starts another: every
+// parallel phase of a call (the pass, and with order statistics the windows' histograms and
+// picks) starts its threads and merges their per-thread tallies, about 0.1-0.2 ms a phase at
+// 16 threads, more than a thread's share of a small input saves. Measured on a 16-core Xeon
+// (median of 2^17 float32 pairs: 0.5 ms on one thread, 3.1 ms on 16; 2^20: fastest on 4).
+constexpr std::size_t kElementsPerDefaultThread = std::size_t{1} << 18;
+
+// Worker count for `requested` (0 = every usable CPU, see usable_cpus.hpp, but no more than one
+// per kElementsPerDefaultThread elements; larger requests are capped at max_threads()); small
+// inputs stay on the calling thread, where starting threads would cost more than the work.
 inline int resolve_threads(int requested, std::size_t n) {
     if (n < (std::size_t{1} << 16)) return 1;
-    if (requested <= 0) return usable_cpus();
+    if (requested <= 0) {
+        const std::size_t by_size = std::max<std::size_t>(1, n / kElementsPerDefaultThread);
+        return static_cast<int>(std::min<std::size_t>(by_size, static_cast<std::size_t>(usable_cpus())));
+    }
     return std::max(1, std::min(requested, max_threads()));
 }
 

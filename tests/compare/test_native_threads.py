@@ -17,7 +17,7 @@ import pytest
 from poly import _native
 from poly.compare import error_stats
 
-LARGE = 1 << 20  # elements: enough for every worker thread asked for
+LARGE = 1 << 30  # elements: enough for every worker thread asked for (no array is made)
 
 
 def _run_python(script: str, timeout: float = 300.0) -> subprocess.CompletedProcess:
@@ -47,6 +47,18 @@ def test_default_is_the_usable_cpus_and_requests_are_capped():
     assert _native.worker_threads(2**31 - 1, LARGE) == 4 * cpus
     # small inputs stay on the calling thread
     assert _native.worker_threads(8, 1000) == 1
+
+
+def test_the_default_starts_a_thread_per_quarter_million_elements():
+    """threads=0 takes every usable CPU only for inputs large enough to pay for the threads: one
+    worker per 2^18 elements (each parallel phase's start and merge cost more than a smaller
+    share saves); an explicit request is honoured above 2^16 elements."""
+    cpus = _native.usable_cpus()
+    assert _native.worker_threads(0, (1 << 18) - 1) == 1
+    assert _native.worker_threads(0, 1 << 18) == 1
+    assert _native.worker_threads(0, 1 << 19) == min(2, cpus)
+    assert _native.worker_threads(0, 5 << 18) == min(5, cpus)
+    assert _native.worker_threads(2, 1 << 17) == 2
 
 
 def test_a_million_threads_requested_gives_the_same_statistics():

@@ -195,8 +195,9 @@ def error_stats(
         quantiles: quantiles (in [0, 1]) of absdiff and reldiff to compute exactly.
         infinities_compare_equal: equal infinities give absdiff 0 instead of NaN.
         threads: worker threads; 0 uses every CPU this process may run on (its affinity mask,
-            limited by a cgroup CPU quota); larger requests are capped at 4 x that count.
-            Inputs under 65536 elements are compared on the calling thread.
+            limited by a cgroup CPU quota), one per 2^18 elements at most; larger requests are
+            capped at 4 x that count. Inputs under 65536 elements are compared on the calling
+            thread.
         median: compute the exact medians of absdiff and reldiff (one extra pass).
 
     When both arrays are CUDA arrays (torch CUDA tensors, CuPy arrays, ``__cuda_array_interface__``
