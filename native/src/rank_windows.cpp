@@ -27,6 +27,9 @@ constexpr std::size_t kBins = 65536;
 // otherwise fall back to computes every value again in one to four more passes (20-60 ns an
 // element in all, against about 1 ns a key gathered).
 constexpr std::size_t kGatherAnyway = std::size_t{1} << 22;
+// Gathered keys a thread must have before the passes over them start another (about 1 ns a key
+// counted, against a thread's start and its histogram's merge).
+constexpr std::uint64_t kKeysPerThread = std::uint64_t{1} << 17;
 
 // Whether a stream's gathered keys (`used` of an input of `n`) are more than the windows may
 // hold: a share of the input (`share`: 4 for the one-pass kernel, 8 otherwise) beyond kGatherAnyway.
@@ -258,12 +261,18 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
         const KernelTable& kt = kernels();
         const std::size_t no_bin = static_cast<std::size_t>(nw) * kSubBins;
         // Both passes run over the partitions' gathered keys on up to `threads` threads, each
-        // into its own histogram (or its own picked keys), merged afterwards.
+        // into its own histogram (or its own picked keys), merged afterwards; one thread per
+        // kKeysPerThread keys at most, since starting a thread and merging its histogram cost
+        // more than counting a few keys (the windows gather a small share of the input).
+        std::uint64_t gathered = 0;
+        for (auto* p : parts) gathered += p->tally<K>().used[s];
+        const int key_threads = static_cast<int>(
+            std::clamp<std::uint64_t>(gathered / kKeysPerThread, 1, static_cast<std::uint64_t>(std::max(threads, 1))));
         struct HistPart {
             std::vector<std::uint32_t> hist;
             bool bad = false;
         };
-        auto hist_parts = run_partitions<HistPart>(parts.size(), threads, 1,
+        auto hist_parts = run_partitions<HistPart>(parts.size(), key_threads, 1,
                                                    [&](HistPart& h, std::size_t begin, std::size_t end) {
             h.hist.assign(no_bin, 0);
             for (std::size_t q = begin; q < end; ++q)
@@ -329,7 +338,7 @@ bool RankWindows::resolve_fused_keys(std::vector<Counts*>& parts, std::vector<st
                 std::vector<S> keys;
                 bool over = false;
             };
-            auto picked_parts = run_partitions<Picked>(parts.size(), threads, 1,
+            auto picked_parts = run_partitions<Picked>(parts.size(), key_threads, 1,
                                                        [&](Picked& mine, std::size_t begin, std::size_t end) {
                 for (std::size_t q = begin; q < end && !mine.over; ++q) {
                     const std::size_t have = mine.keys.size();
