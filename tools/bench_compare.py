@@ -131,6 +131,18 @@ def kernel_path() -> str:
     return _native.kernel_arch() if hasattr(_native, "kernel_arch") else "unknown"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux's /proc/cpuinfo), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def kernel_paths() -> list[str]:
     """The POLY_NATIVE_ARCH values of the distinct paths this CPU has ("" is the best one)."""
     best = kernel_path()
@@ -151,8 +163,8 @@ def compare_kernel_paths(args) -> int:
                        "--dtypes", ",".join(args.dtypes), "--out", str(out)]
                 subprocess.run(cmd, check=True, capture_output=True, env=dict(os.environ, POLY_NATIVE_ARCH=path))
                 results[path].extend(json.loads(out.read_text())["runs"])
-    print(f"kernel paths on {args.elements:,} elements, {args.rounds} rounds alternating; best of {args.repeat} each "
-          "(figures: no order statistics / with median + p90/p95/p99, times the floor)")
+    print(f"kernel paths on {args.elements:,} elements ({cpu_model()}), {args.rounds} rounds alternating; best of "
+          f"{args.repeat} each (figures: no order statistics / with median + p90/p95/p99, times the floor)")
     reference = "avx2" if "avx2" in paths else paths[0]
     for dtype in args.dtypes:
         for t in args.threads:
@@ -206,7 +218,7 @@ def main(argv=None) -> int:
 
     qs = (0.9, 0.95, 0.99)
     path = kernel_path()
-    print(f"error statistics on {n:,} elements ({os.cpu_count()} cores, {platform.processor() or platform.machine()}); "
+    print(f"error statistics on {n:,} elements ({os.cpu_count()} cores, {cpu_model()}); "
           f"kernels: {path}; best of {args.repeat}")
     runs = []
     for dtype in args.dtypes:

@@ -1,0 +1,27 @@
+"""tools/bench_compare.py --kernel-paths on a small input: a fresh process per instruction-set path
+this CPU has, a line of figures per path, each path's time against the AVX2 path's (no timing is
+asserted)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from poly import _native
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "bench_compare.py"
+
+
+def test_kernel_paths_prints_every_path_of_this_cpu():
+    out = subprocess.run([sys.executable, str(TOOL), "--kernel-paths", "--elements", "70000", "--rounds", "2",
+                          "--repeat", "1", "--threads", "1", "--dtypes", "float32"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    best = _native.kernel_arch()
+    expected = {"avx512": ["avx2", "avx512"], "avx2": ["generic", "avx2"]}.get(best, ["generic"])
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^  (\w+) +([\d.]+x, [\d.]+x)  /", out.stdout, re.M)}
+    assert sorted(rows) == sorted(expected), out.stdout
+    reference = "avx2" if "avx2" in expected else "generic"
+    assert re.search(rf"^  {reference} .*time against {reference}: 1\.00, 1\.00$", out.stdout, re.M), out.stdout
