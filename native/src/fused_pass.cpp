@@ -41,19 +41,24 @@ inline D squares(D x, D y) { return fma4(y, y, x * x); }
 template <typename T>
 using ExtremaLanes = std::conditional_t<has_integer_minmax<typename WideLanes<T>::I>(), typename WideLanes<T>::I,
                                         typename WideLanes<T>::V>;
+// One vector x of differences (their lanes as E) folded into the extrema mn/mx.
+template <typename E>
+inline void fold_extrema(E x, E& mn, E& mx) {
+    if constexpr (has_integer_minmax<E>()) {
+        mn = imin(x, mn);
+        mx = imax(x, mx);
+    } else {
+        mn = vmin(x, mn);
+        mx = vmax(x, mx);
+    }
+}
 template <typename T>
 inline void diff_extrema(const T* v, ExtremaLanes<T>& mn, ExtremaLanes<T>& mx) {
     using E = ExtremaLanes<T>;
     constexpr std::size_t n = WideLanes<T>::n;
     for (std::size_t k = 0; k < kSumStep; k += 2 * n) {
-        const E p = loadv<E>(v + k), q = loadv<E>(v + k + n);
-        if constexpr (has_integer_minmax<E>()) {
-            mn = imin(p, imin(q, mn));
-            mx = imax(p, imax(q, mx));
-        } else {
-            mn = vmin(p, vmin(q, mn));
-            mx = vmax(p, vmax(q, mx));
-        }
+        fold_extrema(loadv<E>(v + k + n), mn, mx);
+        fold_extrema(loadv<E>(v + k), mn, mx);
     }
 }
 
@@ -188,13 +193,8 @@ std::uint64_t diffs(const CompareConfig& cfg, const T* a, const T* b, std::size_
         std::memcpy(rd + i, &r, sizeof(r));
         fails -= ((I)d > atol) & ((I)r > rtol);  // -1 per mismatch
         if constexpr (SUMS) {
-            if constexpr (has_integer_minmax<E>()) {
-                mnd = imin((E)d, mnd); mxd = imax((E)d, mxd);
-                mnr = imin((E)r, mnr); mxr = imax((E)r, mxr);
-            } else {
-                mnd = vmin((E)d, mnd); mxd = vmax((E)d, mxd);
-                mnr = vmin((E)r, mnr); mxr = vmax((E)r, mxr);
-            }
+            fold_extrema((E)d, mnd, mxd);
+            fold_extrema((E)r, mnr, mxr);
             // widened back from the stores just made (forwarded, not read from the cache)
             if constexpr (W::n >= 2 * kD) {
                 for (std::size_t k = 0; k < W::n; k += 2 * kD) {

@@ -316,8 +316,9 @@ inline double hsum(v8d v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[
 template <typename I>
 constexpr bool has_integer_minmax() {
 #if defined(POLY_WIDE_VECTORS)
-    return sizeof(I) == 64;
-#elif defined(__AVX2__)
+    if (sizeof(I) == 64) return true;  // vpminsd / vpminsq on 64-byte vectors
+#endif
+#if defined(__AVX2__)
     return sizeof(I) == 32 && sizeof(LaneType<I>) == 4;
 #else
     return false;
