@@ -44,9 +44,11 @@ const KernelTable& pick_kernels() {
     const bool at_most_avx2 = generic || (forced != nullptr && std::strcmp(forced, "avx2") == 0);
 #if (defined(__x86_64__) || defined(_M_X64)) && !defined(POLY_PORTABLE_ONLY)
     // (__builtin_cpu_supports also checks that the OS saves the AVX and AVX-512 registers)
+#ifndef POLY_NO_AVX512
     if (!at_most_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
         return arch_avx512::table();
+#endif
     if (!generic && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return arch_avx2::table();
 #endif
     (void)generic;
