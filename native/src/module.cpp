@@ -17,6 +17,7 @@
 #include "key_buffers.hpp"
 #include "order_select.hpp"
 #include "parallel.hpp"
+#include "stream_order.hpp"
 #include "usable_cpus.hpp"
 
 namespace py = pybind11;
@@ -117,8 +118,7 @@ std::vector<double> order_stats(const py::array& a, const py::array& b, int code
     for (int k : streams)
         for (const auto& q : qs) reqs.push_back({k, !q.has_value(), q.value_or(0.5)});
     py::gil_scoped_release release;
-    const auto nans = count_nans(cfg, va, vb, threads);
-    return order_statistics(cfg, va, vb, reqs, nans, threads);
+    return stream_order_statistics(cfg, va, vb, reqs, threads);
 }
 
 

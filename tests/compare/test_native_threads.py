@@ -255,8 +255,8 @@ def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     make the counts disagree between passes. Calls must still finish, index in bounds and
     return well-formed numbers (their values are meaningless). Runs in a subprocess so that a
     crash or a hang (killed at the timeout) is reported as a failure, not taken down with it."""
-    # 300,000 elements: error_stats takes the one-pass order statistics (2^18 elements and more,
-    # falling back to radix select), order_stats always radix select, both on worker threads
+    # 300,000 elements: error_stats and order_stats take the one-pass order statistics (falling
+    # back to radix select where the rewritten data makes them miss), both on worker threads
     n = 300_000
     script = _MUTATION_SCRIPT.format(n=n, dtype=dtype, seconds=2)
     out = _run_python(script, timeout=240)
