@@ -6,7 +6,9 @@ On N elements (default 10^7) of each dtype in --dtypes and for each thread count
   - poly.compare.stats.native without order statistics, with the median, and with the median
     plus p90/p95/p99 of absdiff and reldiff (the full simple comparison);
   - the NumPy read floor: a.sum(); b.sum(), one read of both arrays;
-then (float32) poly's and Polygraphy 0.53's CompareFunc.simple (when polygraphy is installed).
+then (float32) poly's and Polygraphy 0.53's CompareFunc.simple (when polygraphy is installed), on
+many small outputs and on tied outputs, and both outputs' own statistics as a comparison's report
+shows them (median and p90/p95/p99 included) against NumPy's functions, at 2^17, 2^20 and N elements.
 It prints every figure, its noise (median over best of the repeats) and the ratios to the
 floor, with the instruction-set path of the native kernels, and writes them as JSON (--out).
 
@@ -301,8 +303,28 @@ def main(argv=None) -> int:
         ties[kind] = fig
         print_figures(f"tied outputs ({kind}), {len(ta):,} float32 elements:", fig)
 
+    # The outputs' own statistics, as a comparison's report shows them for both outputs (mean,
+    # std, extrema, median and p90/p95/p99: report_lines.pair_stats), against NumPy's functions
+    # computing the same figures of each output.
+    from poly.compare.stats.report_lines import pair_stats
+
+    def numpy_output_stats(x, y):
+        for v in (x, y):
+            v.mean(), v.std(), v.min(), v.max(), np.median(v), np.quantile(v, qs)
+
+    outputs = {}
+    for size in sorted({min(1 << 17, n), min(1 << 20, n), n}):
+        xa, xb = a32[:size], b32[:size]
+        fig = {"poly_pair_stats_s": best_of(lambda xa=xa, xb=xb: pair_stats(xa, xb), args.repeat),
+               "numpy_s": best_of(lambda xa=xa, xb=xb: numpy_output_stats(xa, xb), max(1, args.repeat // 2))}
+        fig["numpy_over_poly"] = fig["numpy_s"] / fig["poly_pair_stats_s"]
+        outputs[size] = fig
+        print_figures(f"both outputs' statistics with median and p90/p95/p99 (the report's), {size:,} float32 "
+                      f"elements:", fig)
+
     report = {
         "elements": n,
+        "output_statistics": outputs,
         "ties": ties,
         "many_outputs": many,
         "quantiles": list(qs),

@@ -1,9 +1,10 @@
-"""tools/bench_compare.py --kernel-paths on a small input: a fresh process per instruction-set path
-this CPU has, a line of figures per path, each path's time against the AVX2 path's (no timing is
-asserted)."""
+"""tools/bench_compare.py on a small input: --kernel-paths (a fresh process per instruction-set path
+this CPU has, a line of figures per path, each path's time against the AVX2 path's), and the whole
+run's report with the outputs' own statistics against NumPy's (no timing is asserted)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -25,3 +26,15 @@ def test_kernel_paths_prints_every_path_of_this_cpu():
     assert sorted(rows) == sorted(expected), out.stdout
     reference = "avx2" if "avx2" in expected else "generic"
     assert re.search(rf"^  {reference} .*time against {reference}: 1\.00, 1\.00$", out.stdout, re.M), out.stdout
+
+
+def test_the_report_holds_the_outputs_statistics_against_numpy(tmp_path):
+    report = tmp_path / "bench.json"
+    out = subprocess.run([sys.executable, str(TOOL), "--elements", "70000", "--repeat", "1", "--threads", "1",
+                          "--dtypes", "float32", "--no-polygraphy", "--many-outputs", "20", "--ties-elements", "5000",
+                          "--out", str(report)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    figures = json.loads(report.read_text())["output_statistics"]
+    assert list(figures) == ["70000"], figures  # (sizes above the input's are its size)
+    assert figures["70000"]["poly_pair_stats_s"] > 0 and figures["70000"]["numpy_over_poly"] > 0
+    assert "both outputs' statistics with median and p90/p95/p99" in out.stdout
