@@ -25,9 +25,9 @@ std::vector<double> stream_order_statistics(const CompareConfig& cfg, const Arra
     const std::size_t n = a.size;
     std::array<bool, 4> wanted{};
     for (const auto& r : requests) wanted[r.stream] = true;
-    // Ranks planned as if no NaN were present; a stream with NaN gets NaN at the end.
     auto radix = [&]() { return order_statistics(cfg, a, b, requests, count_nans(cfg, a, b, threads), threads); };
     if (n < kWindowsMinElements) return radix();
+    // Ranks planned as if no NaN were present; a stream with NaN gets NaN at the end.
     const RankPlan optimistic = plan_ranks(requests, n, {0, 0, 0, 0});
     const RankWindows windows(cfg, a, b, optimistic.targets);
     if (!windows.active()) return radix();
