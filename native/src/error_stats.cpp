@@ -290,9 +290,7 @@ ErrorStats compute_error_stats(const CompareConfig& cfg, const ArrayView& a, con
                                                                           : windows.resolve(parts, keys, has_nan, threads)));
         out.order_method = constant ? "constant" : ok ? "windows" : "radix";
         if (ok) {
-            vals = combine_ranks(optimistic, keys, cfg.f32);
-            for (std::size_t r = 0; r < reqs.size(); ++r)
-                if (has_nan[reqs[r].stream]) vals[r] = std::numeric_limits<double>::quiet_NaN();
+            vals = combine_ranks_nan_free(optimistic, keys, cfg.f32, reqs, has_nan);
         } else {
             vals = order_statistics(cfg, a, b, reqs, nans, opts.threads);
         }

@@ -237,6 +237,15 @@ std::vector<double> combine_ranks(const RankPlan& plan, const std::vector<std::u
     return out;
 }
 
+std::vector<double> combine_ranks_nan_free(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32,
+                                           const std::vector<OrderRequest>& requests,
+                                           const std::array<bool, 4>& has_nan) {
+    std::vector<double> out = combine_ranks(plan, keys, f32);
+    for (std::size_t r = 0; r < requests.size(); ++r)
+        if (has_nan[requests[r].stream]) out[r] = std::numeric_limits<double>::quiet_NaN();
+    return out;
+}
+
 std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayView& a, const ArrayView& b,
                                         const std::vector<RankTarget>& wanted, int threads) {
     const std::uint64_t n = a.size;

@@ -39,6 +39,12 @@ RankPlan plan_ranks(const std::vector<OrderRequest>& requests, std::uint64_t n,
 // Request values from the targets' keys (order_key encoding), with NumPy's arithmetic.
 std::vector<double> combine_ranks(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32);
 
+// The same for a plan made as if no stream held NaN (the rank windows plan before their pass has
+// counted any): the requests on a stream marked in `has_nan` give NaN, as NumPy's do.
+std::vector<double> combine_ranks_nan_free(const RankPlan& plan, const std::vector<std::uint64_t>& keys, bool f32,
+                                           const std::vector<OrderRequest>& requests,
+                                           const std::array<bool, 4>& has_nan);
+
 // The keys at ranks `ranks` (0-based, any order, each < keys.size()) of `keys`, which it
 // reorders: a radix select in memory, 11 key bits a step, each step counting the keys of the
 // ranges that hold a rank and moving on with those of the bins holding one (so a set of ranks

@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "kernels.hpp"
 #include "parallel.hpp"
@@ -70,10 +69,7 @@ std::vector<double> stream_order_statistics(const CompareConfig& cfg, const Arra
     for (int j = 0; j < 4; ++j) has_nan[j] = nans[j] > 0;
     std::vector<std::uint64_t> keys;
     if (!windows.resolve(parts, keys, has_nan, threads)) return order_statistics(cfg, a, b, requests, nans, threads);
-    std::vector<double> vals = combine_ranks(optimistic, keys, cfg.f32);
-    for (std::size_t r = 0; r < requests.size(); ++r)
-        if (has_nan[requests[r].stream]) vals[r] = std::numeric_limits<double>::quiet_NaN();
-    return vals;
+    return combine_ranks_nan_free(optimistic, keys, cfg.f32, requests, has_nan);
 }
 
 }  // namespace poly
