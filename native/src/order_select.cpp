@@ -169,14 +169,14 @@ void select_step(std::uint64_t* keys, std::size_t n, int known,
 
 }  // namespace
 
-std::vector<std::uint64_t> select_ranks(std::vector<std::uint64_t>& keys, const std::vector<std::uint64_t>& ranks) {
+std::vector<std::uint64_t> select_ranks(std::uint64_t* keys, std::size_t n, const std::vector<std::uint64_t>& ranks) {
     std::vector<std::uint64_t> out(ranks.size(), 0);
-    if (ranks.empty() || keys.empty()) return out;
+    if (ranks.empty() || n == 0) return out;
     std::vector<std::pair<std::uint64_t, std::size_t>> want;
-    for (std::size_t i = 0; i < ranks.size(); ++i) want.push_back({std::min<std::uint64_t>(ranks[i], keys.size() - 1), i});
+    for (std::size_t i = 0; i < ranks.size(); ++i) want.push_back({std::min<std::uint64_t>(ranks[i], n - 1), i});
     std::sort(want.begin(), want.end());
     std::vector<std::uint64_t> spare;
-    select_step(keys.data(), keys.size(), 0, want, out, spare);
+    select_step(keys, n, 0, want, out, spare);
     return out;
 }
 
@@ -355,7 +355,7 @@ std::vector<std::uint64_t> radix_select(const CompareConfig& cfg, const ArrayVie
                         members.push_back(i);
                         ranks.push_back(targets[i].rank_in);  // (clamped to the keys gathered)
                     }
-                const std::vector<std::uint64_t> found = select_ranks(keys, ranks);
+                const std::vector<std::uint64_t> found = select_ranks(keys.data(), keys.size(), ranks);
                 for (std::size_t j = 0; j < members.size(); ++j) {
                     Target& t = targets[members[j]];
                     t.done = true;

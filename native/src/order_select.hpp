@@ -45,11 +45,11 @@ std::vector<double> combine_ranks_nan_free(const RankPlan& plan, const std::vect
                                            const std::vector<OrderRequest>& requests,
                                            const std::array<bool, 4>& has_nan);
 
-// The keys at ranks `ranks` (0-based, any order, each < keys.size()) of `keys`, which it
+// The keys at ranks `ranks` (0-based, any order, each < n) of keys[0, n), which it
 // reorders: a radix select in memory, 11 key bits a step, each step counting the keys of the
 // ranges that hold a rank and moving on with those of the bins holding one (so a set of ranks
 // costs a few passes over fewer and fewer keys, not a selection over all of them per rank).
-std::vector<std::uint64_t> select_ranks(std::vector<std::uint64_t>& keys, const std::vector<std::uint64_t>& ranks);
+std::vector<std::uint64_t> select_ranks(std::uint64_t* keys, std::size_t n, const std::vector<std::uint64_t>& ranks);
 
 // Keys of the targets by radix select: 16 bits per pass over the inputs, finishing with
 // nth_element once a candidate set is small. Exact whatever the distribution.

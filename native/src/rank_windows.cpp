@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <thread>
 #include <type_traits>
 
@@ -440,26 +441,98 @@ void RankWindows::feed(Counts& c, int stream, const float* v, std::size_t m) con
 
 namespace {
 
+// A wanted bin of float32 keys holding at least this many keys is counted instead of sorted:
+// nth_element over many equal keys (a ReLU's zeros, a quantised output's few values) took 3-7
+// times as long as over distinct ones, while counting costs the same whatever the values are.
+constexpr std::size_t kCountFrom = std::size_t{1} << 12;
+constexpr std::size_t kDigits = 256;  // the counted bins' low 16 bits, 8 at a time
+constexpr std::size_t kLanes = 4;     // interleaved copies of each count: equal keys in a row
+                                      // would otherwise wait on one counter's increments
+
+// The digit of `hist` (kLanes interleaved copies of kDigits counts) holding position `pos`, and
+// `pos` made relative to that digit; false when the counts hold fewer keys (the inputs changed
+// during the pass).
+bool digit_at(const std::uint32_t* hist, std::uint64_t& pos, std::size_t& digit) {
+    for (digit = 0; digit < kDigits; ++digit) {
+        std::uint64_t here = 0;
+        for (std::size_t l = 0; l < kLanes; ++l) here += hist[l * kDigits + digit];
+        if (pos < here) return true;
+        pos -= here;
+    }
+    return false;
+}
+
 // Keys of the wanted ranks of one stream: one scan routes the gathered keys of the target
 // bins into buckets, then nth_element runs per bucket, ranks ascending so each call starts
-// where the previous one left off. `wanted[i]` = (bin, [(target, rank in bin)]).
+// where the previous one left off. Large bins of 32-bit keys are counted instead: the same
+// scan histograms their keys' bits 15..8, a second scan bits 7..0 of the keys whose bits
+// 15..8 hold a rank. `wanted[i]` = (bin, [(target, rank in bin)]), `sizes[i]` its bin's count.
 // False when a bucket holds fewer keys than the histogram promised, which can only happen if
 // the inputs changed during the pass (the GIL is released): the caller then falls back to
 // radix select instead of indexing past the bucket.
+// Keys of the wanted ranks of one stream. A bin of 32-bit keys holding many keys is counted:
+// one scan histograms its keys' bits 15..8, a second one bits 7..0 of the keys whose bits
+// 15..8 hold a rank. The keys of the other wanted bins are collected by the first scan and
+// nth_element runs on each bin's, ranks ascending so each call starts where the previous one
+// left off. The scans have no branch a key (a key outside the counted bins counts into a sink
+// histogram nobody reads; every key is written to the collected ones, and the cursor moves on
+// past those of wanted bins), so that mixed bins cost no mispredictions.
+// `wanted[i]` = (bin, [(target, rank in bin)]), `sizes[i]` its bin's count.
+// False when a bin holds fewer keys than the histogram promised, which can only happen if the
+// inputs changed during the pass (the GIL is released): the caller then falls back to radix
+// select instead of indexing past the keys.
 template <typename K>
 bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, int shift,
                     const std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>>& wanted,
-                    std::vector<std::uint64_t>& keys_out, std::array<KeyBuffer<K>, 4> RankWindows::Counts::*member) {
-    std::vector<std::int32_t> bucket_of(kBins, -1);
-    for (std::size_t i = 0; i < wanted.size(); ++i) bucket_of[wanted[i].first] = static_cast<std::int32_t>(i);
-    std::vector<std::vector<K>> buckets(wanted.size());
-    for (auto* p : parts)
-        for (std::size_t i = 0; i < p->used[stream]; ++i) {
-            const K key = (p->*member)[stream][i];
-            const std::int32_t b = bucket_of[static_cast<std::size_t>(key >> shift)];
-            if (b >= 0) buckets[static_cast<std::size_t>(b)].push_back(key);
+                    const std::vector<std::uint64_t>& sizes, std::vector<std::uint64_t>& keys_out,
+                    std::array<KeyBuffer<K>, 4> RankWindows::Counts::*member) {
+    const std::size_t nw = wanted.size();
+    const auto sink = static_cast<std::int32_t>(nw);
+    // bin -> its index in `wanted` when sorted (else -1), and when counted (else the sink)
+    std::vector<std::int32_t> sorted_of(kBins, -1), counted_of(kBins, sink);
+    std::vector<std::uint8_t> is_sorted(kBins, 0);
+    std::size_t sorted_keys = 0;
+    for (std::size_t i = 0; i < nw; ++i) {
+        const std::size_t bin = wanted[i].first;
+        if (sizeof(K) == 4 && sizes[i] >= kCountFrom) {
+            counted_of[bin] = static_cast<std::int32_t>(i);
+        } else {
+            sorted_of[bin] = static_cast<std::int32_t>(i);
+            is_sorted[bin] = 1;
+            sorted_keys += sizes[i];
         }
-    for (std::size_t i = 0; i < wanted.size(); ++i) {
+    }
+    const bool any_counted = sorted_keys < std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
+    std::vector<std::uint32_t> high(any_counted ? (nw + 1) * kLanes * kDigits : 0, 0);
+    // room for the sorted bins' keys, and for the one key past them each part's scan may write
+    std::vector<K> collected(sorted_keys + parts.size() + 1);
+    std::size_t kept = 0;
+    for (auto* p : parts) {
+        const K* src = (p->*member)[stream].data();
+        const std::size_t used = p->used[stream];
+        K* dst = collected.data();
+        const std::size_t cap = sorted_keys;
+        auto one = [&](std::size_t j, std::size_t lane) {
+            const K key = src[j];
+            const auto bin = static_cast<std::size_t>(key >> shift);
+            if (any_counted)
+                ++high[(static_cast<std::size_t>(counted_of[bin]) * kLanes + lane) * kDigits + ((key >> 8) & 0xFF)];
+            dst[std::min(kept, cap)] = key;
+            kept += is_sorted[bin];
+        };
+        std::size_t i = 0;
+        for (; i + kLanes <= used; i += kLanes)
+            for (std::size_t l = 0; l < kLanes; ++l) one(i + l, l);
+        for (; i < used; ++i) one(i, 0);
+    }
+    if (kept > sorted_keys) return false;  // more than counted: the inputs changed during the pass
+    std::vector<std::vector<K>> buckets(nw);
+    for (std::size_t i = 0; i < nw; ++i)
+        if (sorted_of[wanted[i].first] == static_cast<std::int32_t>(i)) buckets[i].reserve(sizes[i]);
+    for (std::size_t j = 0; j < kept; ++j)
+        buckets[static_cast<std::size_t>(sorted_of[static_cast<std::size_t>(collected[j] >> shift)])].push_back(collected[j]);
+    for (std::size_t i = 0; i < nw; ++i) {
+        if (sorted_of[wanted[i].first] != static_cast<std::int32_t>(i)) continue;
         auto& bucket = buckets[i];
         std::size_t settled = 0;
         for (const auto& [t, pos] : wanted[i].second) {
@@ -469,6 +542,54 @@ bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
                              bucket.end());
             keys_out[t] = static_cast<std::uint64_t>(*nth) << (sizeof(K) == 4 ? 32 : 0);
             settled = static_cast<std::size_t>(pos);
+        }
+    }
+    if constexpr (sizeof(K) == 4) {
+        if (!any_counted) return true;
+        // Each rank's bits 15..8; then one histogram of bits 7..0 per (bin, bits 15..8) holding
+        // a rank, its slot found through the counted bin's row of 256 (the sink's row and the
+        // prefixes holding no rank lead to a sink slot).
+        struct Pending {
+            std::size_t target, slot;
+            K prefix;
+            std::uint64_t pos;
+        };
+        std::vector<Pending> pending;
+        std::vector<std::int32_t> slot_of_prefix((nw + 1) * kDigits, -1);
+        std::size_t slots = 0;
+        for (std::size_t i = 0; i < nw; ++i) {
+            if (counted_of[wanted[i].first] != static_cast<std::int32_t>(i)) continue;
+            for (const auto& [t, rank_in_bin] : wanted[i].second) {
+                std::uint64_t pos = rank_in_bin;
+                std::size_t digit = 0;
+                if (!digit_at(&high[i * kLanes * kDigits], pos, digit)) return false;
+                std::int32_t& slot = slot_of_prefix[i * kDigits + digit];
+                if (slot < 0) slot = static_cast<std::int32_t>(slots++);
+                const K prefix = static_cast<K>((static_cast<K>(wanted[i].first) << shift) | (static_cast<K>(digit) << 8));
+                pending.push_back({t, static_cast<std::size_t>(slot), prefix, pos});
+            }
+        }
+        for (auto& slot : slot_of_prefix)
+            if (slot < 0) slot = static_cast<std::int32_t>(slots);
+        std::vector<std::uint32_t> low((slots + 1) * kLanes * kDigits, 0);
+        for (auto* p : parts) {
+            const K* src = (p->*member)[stream].data();
+            const std::size_t used = p->used[stream];
+            auto one = [&](std::size_t j, std::size_t lane) {
+                const K key = src[j];
+                const auto row = static_cast<std::size_t>(counted_of[static_cast<std::size_t>(key >> shift)]);
+                const auto slot = static_cast<std::size_t>(slot_of_prefix[row * kDigits + ((key >> 8) & 0xFF)]);
+                ++low[(slot * kLanes + lane) * kDigits + (key & 0xFF)];
+            };
+            std::size_t i = 0;
+            for (; i + kLanes <= used; i += kLanes)
+                for (std::size_t l = 0; l < kLanes; ++l) one(i + l, l);
+            for (; i < used; ++i) one(i, 0);
+        }
+        for (Pending& x : pending) {
+            std::size_t digit = 0;
+            if (!digit_at(&low[x.slot * kLanes * kDigits], x.pos, digit)) return false;
+            keys_out[x.target] = static_cast<std::uint64_t>(x.prefix | static_cast<K>(digit)) << 32;
         }
     }
     return true;
@@ -485,6 +606,7 @@ bool RankWindows::resolve_stream(int k, const std::vector<Counts*>& parts, std::
     }
     // bin -> [(target, rank within bin)], ranks ascending
     std::vector<std::pair<std::size_t, std::vector<std::pair<std::size_t, std::uint64_t>>>> by_bin;
+    std::vector<std::uint64_t> sizes;  // keys in each of by_bin's bins
     std::vector<std::size_t> order;
     for (std::size_t t = 0; t < targets_.size(); ++t)
         if (targets_[t].stream == k) order.push_back(t);
@@ -493,11 +615,14 @@ bool RankWindows::resolve_stream(int k, const std::vector<Counts*>& parts, std::
         const std::uint64_t r = targets_[t].rank;
         const std::size_t bin = static_cast<std::size_t>(std::upper_bound(cum.begin(), cum.end(), r) - cum.begin()) - 1;
         if (bin >= kBins || !predicted_[k][bin]) return false;
-        if (by_bin.empty() || by_bin.back().first != bin) by_bin.push_back({bin, {}});
+        if (by_bin.empty() || by_bin.back().first != bin) {
+            by_bin.push_back({bin, {}});
+            sizes.push_back(cum[bin + 1] - cum[bin]);
+        }
         by_bin.back().second.push_back({t, r - cum[bin]});
     }
-    if (f32_) return select_in_bins<std::uint32_t>(parts, k, 16, by_bin, keys, &Counts::keys32);
-    return select_in_bins<std::uint64_t>(parts, k, 48, by_bin, keys, &Counts::keys64);
+    if (f32_) return select_in_bins<std::uint32_t>(parts, k, 16, by_bin, sizes, keys, &Counts::keys32);
+    return select_in_bins<std::uint64_t>(parts, k, 48, by_bin, sizes, keys, &Counts::keys64);
 }
 
 bool RankWindows::resolve(std::vector<Counts*>& parts, std::vector<std::uint64_t>& keys,

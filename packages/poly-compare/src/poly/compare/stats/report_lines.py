@@ -90,11 +90,41 @@ def _order_requests(arr: np.ndarray) -> list:  # type: ignore[type-arg]
     return [None] + ([] if arr.dtype == np.bool_ else list(LOGGED_QUANTILES))
 
 
-def _order(a: np.ndarray, b: np.ndarray, streams: list[str], requests: list) -> list[float]:  # type: ignore[type-arg]
-    """The ``requests`` of each of ``streams``, stream after stream (found in the same passes)."""
+def _one_value(arr: np.ndarray, summary: ValueSummary) -> float | None:
+    """The value every element of floating-point ``arr`` holds, or None: its extrema are one
+    finite value, and for zero no element is -0.0 (which compares equal to +0.0, so the extrema
+    cannot tell them apart; the native engine orders -0.0 first)."""
+    if arr.dtype.kind != "f" or summary.nan_count or summary.min != summary.max or not math.isfinite(summary.min):
+        return None
+    if summary.min != 0:
+        return summary.min
+    return 0.0 if not np.signbit(arr).any() else None
+
+
+def _order_of_one_value(value: float, n: int, requests: list) -> list[float]:  # type: ignore[type-arg]
+    """The ``requests`` over ``n`` copies of ``value`` (finite, not -0.0), as the native engine
+    computes them from the keys at their ranks: a median of an even count is the mean of two
+    equal values, a quantile interpolates between two equal values (which gives the value)."""
+    return [(value + value) / 2.0 if r is None and n % 2 == 0 else value for r in requests]
+
+
+def _order(a: np.ndarray, b: np.ndarray, streams: list[str], requests: list,  # type: ignore[type-arg]
+           summaries: Sequence[ValueSummary]) -> list[float]:
+    """The ``requests`` of each of ``streams``, stream after stream (found in the same passes).
+    A stream whose every element holds one value (a constant tensor, a mask of zeros) takes it
+    from ``summaries`` (the streams' statistics) without a pass over the array."""
     if a.size == 0:
         return [math.nan] * (len(streams) * len(requests))
-    return _native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), streams, requests, False, 0)
+    arrays = {"a": a, "b": b}
+    known = [_one_value(arrays[s], summary) for s, summary in zip(streams, summaries, strict=True)]
+    rest = [s for s, value in zip(streams, known, strict=True) if value is None]
+    found = iter(_native.order_stats(a, b, dtype_code(a.dtype), dtype_code(b.dtype), rest, requests, False, 0)
+                 if rest else [])
+    out: list[float] = []
+    for value in known:
+        out += (_order_of_one_value(value, a.size, requests) if value is not None
+                else [next(found) for _ in requests])
+    return out
 
 
 def array_stats(arr: Any) -> ArrayStats | None:
@@ -104,7 +134,7 @@ def array_stats(arr: Any) -> ArrayStats | None:
         return None
     summary = error_stats(arr, arr, median=False).a
     requests = _order_requests(arr)
-    return _summary_to_stats(summary, _order(arr, arr, ["a"], requests), len(requests) > 1)
+    return _summary_to_stats(summary, _order(arr, arr, ["a"], requests, [summary]), len(requests) > 1)
 
 
 def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | None]:
@@ -115,10 +145,10 @@ def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | No
     stats = error_stats(arr0, arr1, median=False)
     req0, req1 = _order_requests(arr0), _order_requests(arr1)
     if req0 == req1:  # both arrays' order statistics in the same passes
-        both = _order(arr0, arr1, ["a", "b"], req0)
+        both = _order(arr0, arr1, ["a", "b"], req0, [stats.a, stats.b])
         order0, order1 = both[:len(req0)], both[len(req0):]
     else:
-        order0, order1 = _order(arr0, arr1, ["a"], req0), _order(arr0, arr1, ["b"], req1)
+        order0, order1 = _order(arr0, arr1, ["a"], req0, [stats.a]), _order(arr0, arr1, ["b"], req1, [stats.b])
     return (
         _summary_to_stats(stats.a, order0, len(req0) > 1),
         _summary_to_stats(stats.b, order1, len(req1) > 1),
