@@ -21,6 +21,7 @@ def test_every_valid_payload_decodes_to_its_bytes(size):
     raw = os.urandom(size)
     assert _native.b64decode(base64.b64encode(raw)) == raw
     assert _native.b64decode(bytearray(base64.b64encode(raw))) == raw
+    assert _native.b64decode(base64.b64encode(raw).decode("ascii")) == raw  # a str, read in place
 
 
 def test_every_byte_value_in_every_position_of_a_group():
@@ -51,6 +52,16 @@ BODY = base64.b64encode(bytes(range(256)) * 12)  # (fixed: xdist's workers must 
         "bytes above 127"])
 def test_what_it_does_not_take_is_left_to_the_standard_library(bad):
     assert _native.b64decode(bad) is None
+    assert _native.b64decode(bad.decode("latin-1")) is None  # as a str (non-ASCII: refused whole)
+
+
+def test_a_str_beyond_ascii_or_an_object_without_bytes_is_refused():
+    assert _native.b64decode(BODY.decode("ascii")[:-4] + "QUJ\u00e9") is None  # a str of 2-byte characters
+    assert _native.b64decode(BODY.decode("ascii") + "\U0001f600" * 4) is None
+    with pytest.raises(TypeError, match="str or a bytes-like object"):
+        _native.b64decode(12)
+    with pytest.raises(TypeError, match="str or a bytes-like object"):
+        _native.b64decode(np.zeros(4, np.int32))
 
 
 @pytest.mark.parametrize("size", [3000, 3], ids=["native", "standard library"])

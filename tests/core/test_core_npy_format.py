@@ -88,3 +88,45 @@ def test_a_damaged_header_prints_no_python_warning():
         with pytest.raises(ValueError, match="corrupt"):
             parse_npy_header(damaged)
     assert not caught, [str(w.message) for w in caught]
+
+
+def _with_header_text(text: bytes) -> bytes:
+    """A version 1.0 .npy preamble around ``text`` padded as NumPy pads it (no data)."""
+    pad = 64 - (10 + len(text) + 1) % 64
+    body = text + b" " * pad + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body
+
+
+@pytest.mark.parametrize("arr", [np.zeros((1, 64, 56, 56), np.float32), np.arange(3, dtype=">i8"), np.array(2.5),
+                                 np.zeros((2, 3), np.bool_), np.zeros((0,), np.float16), np.zeros(2, "V8"),
+                                 np.zeros((4, 1), np.complex64)])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_numpy_s_own_headers_are_parsed_without_python_s_literal_eval(arr, fortran, monkeypatch):
+    # the header NumPy writes for a plain type string is read by a pattern; NumPy's reader (and
+    # its literal_eval, 60 us a header) runs for any other header, with the same result
+    data = _npy(arr, fortran)
+    fp = io.BytesIO(data)
+    np.lib.format.read_magic(fp)
+    numpy_says = np.lib.format.read_array_header_1_0(fp)
+
+    def numpy_reader(*args, **kwargs):
+        raise AssertionError("NumPy's header reader ran")
+
+    monkeypatch.setattr(np.lib.format, "read_array_header_1_0", numpy_reader)
+    header = parse_npy_header(data)
+    assert (header.shape, header.fortran_order, header.dtype) == numpy_says
+    assert header.data_offset == fp.tell() and header.count == arr.size
+    # the same header with its keys in another order is NumPy's reader's to parse
+    shape, fortran_order, dtype = numpy_says
+    reordered = (f"{{'shape': {shape!r}, 'fortran_order': {fortran_order!r}, "
+                 f"'descr': {np.lib.format.dtype_to_descr(dtype)!r}, }}").encode()
+    with pytest.raises(ValueError, match="NumPy's header reader ran"):  # (its error, reported)
+        parse_npy_header(_with_header_text(reordered))
+    monkeypatch.undo()
+    other = parse_npy_header(_with_header_text(reordered))
+    assert (other.shape, other.fortran_order, other.dtype) == numpy_says
+
+
+def test_a_canonical_header_naming_no_type_is_reported_as_corrupt():
+    with pytest.raises(ValueError, match=r"the \.npy header is corrupt .*'<f3'"):
+        parse_npy_header(_with_header_text(b"{'descr': '<f3', 'fortran_order': False, 'shape': (2,), }"))

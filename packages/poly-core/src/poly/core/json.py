@@ -315,14 +315,13 @@ def _b64decode(payload: str) -> bytes:
     """``base64.b64decode(payload, validate=True)``: large payloads decoded natively (CPython's
     decoder takes a byte at a time: 2.1 of the 11 s a 472 MB results file took to load), anything
     the native decoder does not take by the standard library, which decides and names the error."""
-    data = payload.encode("ascii")
-    if len(data) >= _NATIVE_BASE64_MIN:
+    if len(payload) >= _NATIVE_BASE64_MIN:
         from poly import _native
 
-        decoded = _native.b64decode(data)
+        decoded = _native.b64decode(payload)  # (an ASCII str is read in place, not encoded first)
         if decoded is not None:
             return decoded
-    return base64.b64decode(data, validate=True)
+    return base64.b64decode(payload.encode("ascii"), validate=True)
 
 
 def _payload_bytes(payload: Any) -> Any:
