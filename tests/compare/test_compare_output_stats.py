@@ -31,6 +31,20 @@ def assert_figures(got: list[float], want: list[float]) -> None:
         assert (math.isnan(g) and math.isnan(w)) or g == w, (got, want)
 
 
+@pytest.fixture
+def asked(monkeypatch) -> list[list[str]]:
+    """The streams of each call of the native engine's order statistics, in order."""
+    calls: list[list[str]] = []
+    order_stats = _native.order_stats
+
+    def recording(a, b, code_a, code_b, streams, *rest):
+        calls.append(list(streams))
+        return order_stats(a, b, code_a, code_b, streams, *rest)
+
+    monkeypatch.setattr(_native, "order_stats", recording)
+    return calls
+
+
 ONE_VALUE = {
     "float32, 2^20": np.full(1 << 20, 0.0123, np.float32),
     "float64, odd count": np.full(1001, -2.5),
@@ -42,17 +56,9 @@ ONE_VALUE = {
 
 
 @pytest.mark.parametrize("arr", list(ONE_VALUE.values()), ids=list(ONE_VALUE))
-def test_one_valued_outputs_match_numpy_with_no_pass(arr, monkeypatch):
+def test_one_valued_outputs_match_numpy_with_no_pass(arr, asked):
     rng = np.random.default_rng(0)
     varied = rng.standard_normal(arr.shape).astype(arr.dtype)
-    asked = []
-    order_stats = _native.order_stats
-
-    def recording(a, b, code_a, code_b, streams, *rest):
-        asked.append(list(streams))
-        return order_stats(a, b, code_a, code_b, streams, *rest)
-
-    monkeypatch.setattr(_native, "order_stats", recording)
     one, other = pair_stats(arr, varied)
     expected_one = numpy_figures(arr)
     if math.isinf(arr.flat[0]):
@@ -67,16 +73,8 @@ def test_one_valued_outputs_match_numpy_with_no_pass(arr, monkeypatch):
     assert asked == ([] if finite else [["a"]])
 
 
-def test_signed_zeros_are_left_to_the_native_engine(monkeypatch):
+def test_signed_zeros_are_left_to_the_native_engine(asked):
     # -0.0 == +0.0, so equal extrema do not prove one value: the sign bits decide
-    asked = []
-    order_stats = _native.order_stats
-
-    def recording(a, b, code_a, code_b, streams, *rest):
-        asked.append(list(streams))
-        return order_stats(a, b, code_a, code_b, streams, *rest)
-
-    monkeypatch.setattr(_native, "order_stats", recording)
     mixed = np.array([0.0, -0.0] * 50, np.float32)
     negative = np.full(10, -0.0, np.float32)
     positive = np.zeros(10, np.float32)
