@@ -10,7 +10,9 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+from poly import _native
 from poly.core import DataFormatError, PolyException, constants
+from poly.core import json as poly_json
 from poly.core.json import Decoder, Encoder, add_json_methods, from_json, load_json, save_json, to_json
 
 DTYPES = [
@@ -418,3 +420,76 @@ def test_property_round_trip():
             assert loaded[key].tobytes() == arr.tobytes()
 
     check()
+
+
+# -- large files: long array payloads cut out of the text before the JSON parse ----------------
+
+def _large_document():
+    """A document of about 7 MB (the cut starts at 4 MiB of text) with six long array payloads,
+    short ones, and strings that look like payloads but are none."""
+    rng = np.random.default_rng(4)
+    arrays = {f"out{i}": rng.standard_normal((1, 8, 128, 128)).astype(np.float32) for i in range(6)}
+    arrays["small"] = np.arange(10, dtype=np.int64)
+    return {
+        "outputs": arrays,
+        "note": '"array": "' + "A" * 70_000 + '"',  # escaped in the file: no key
+        "plain": {"array": "QUJD" * 20_000},  # an "array" key of a dict that is no array
+        "escaped": {"array": "QUJD" * 20_000 + "\n"},  # an escape inside: parsed as it is
+    }
+
+
+@pytest.fixture
+def decoded_from(monkeypatch):
+    """What the native base64 decoder was handed, by type: memoryviews are cut payloads."""
+    seen = []
+    b64decode = _native.b64decode
+
+    def recording(data):
+        seen.append(type(data).__name__)
+        return b64decode(data)
+
+    monkeypatch.setattr(_native, "b64decode", recording)
+    return seen
+
+
+def test_a_large_file_s_long_payloads_are_decoded_where_they_lie(tmp_path, decoded_from):
+    doc = _large_document()
+    path = tmp_path / "large.json"
+    save_json(doc, path)
+    assert path.stat().st_size > 1 << 22
+    back = load_json(path)
+    for name, arr in doc["outputs"].items():
+        assert_same_array(arr, back["outputs"][name])
+    assert back["note"] == doc["note"] and back["plain"] == doc["plain"] and back["escaped"] == doc["escaped"]
+    assert decoded_from.count("memoryview") == 6  # the six long payloads, cut out of the text
+    # the same file parsed whole gives the same objects
+    decoded_from.clear()
+    whole = from_json(path.read_text())
+    assert "memoryview" not in decoded_from
+    assert all(np.array_equal(whole["outputs"][k], back["outputs"][k]) for k in doc["outputs"])
+    assert {k: whole[k] for k in ("note", "plain", "escaped")} == {k: back[k] for k in ("note", "plain", "escaped")}
+
+
+@pytest.mark.parametrize("damage", ["payload", "truncated", "utf-8", "no array"])
+def test_a_damaged_large_file_reads_as_it_would_whole(tmp_path, damage, monkeypatch):
+    # any error in the cut text sends the whole text through the parser: the message is the one
+    # the uncut parse gives (line and column included)
+    path = tmp_path / "large.json"
+    save_json(_large_document(), path)
+    data = path.read_bytes()
+    payload = data.index(b'"array": "') + len(b'"array": "') + 50_000
+    if damage == "payload":
+        data = data[:payload] + b"*" + data[payload + 1:]
+    elif damage == "truncated":
+        data = data[:payload]
+    elif damage == "utf-8":
+        data = data[:payload] + b"\xff" + data[payload + 1:]
+    else:  # the first array entry's type marker renamed: its payload stays a string
+        data = data.replace(b'"polygraphy_class": "ndarray"', b'"polygraphy_class": "ndarrax"', 1)
+    path.write_bytes(data)
+    with pytest.raises(DataFormatError) as cut_err:
+        load_json(path)
+    monkeypatch.setattr(poly_json, "_CUT_MIN_TEXT", 1 << 62)  # parsed whole
+    with pytest.raises(DataFormatError) as whole_err:
+        load_json(path)
+    assert str(cut_err.value) == str(whole_err.value)

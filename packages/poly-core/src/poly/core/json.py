@@ -103,6 +103,61 @@ def _json_bytes(obj: object) -> bytes:
     return b"".join(pieces)
 
 
+# While from_json decodes a large text: the text's bytes and the spans of the long array payloads
+# cut out of it, references in their place. The JSON parser then neither decodes them to str nor
+# scans them character by character (about 1 s of a 472 MB results file's load), and the base64
+# decoder reads them where they lie. A payload is cut only where its key is a key (its quote not
+# escaped) and its text holds no escape (base64 needs none); any error sends the whole text
+# through the parser uncut, so that errors read as they always did.
+_CUT: contextvars.ContextVar[tuple[Any, list[tuple[int, int]]] | None] = contextvars.ContextVar(
+    "poly_json_cut", default=None)
+_CUT_REFERENCE = f"poly-cut-{uuid.uuid4().hex}-"  # (a string no real data holds)
+_CUT_KEY = b'"array": "'
+_CUT_MIN_PAYLOAD = 1 << 16  # shorter payloads stay in the text
+_CUT_MIN_TEXT = 1 << 22  # smaller texts are parsed whole
+
+
+def _cut_payloads(src: bytes | bytearray) -> tuple[bytes, list[tuple[int, int]]] | None:
+    """``src`` with its long array payloads replaced by references, and their spans in ``src``;
+    None when none was cut."""
+    pieces: list[bytes] = []
+    spans: list[tuple[int, int]] = []
+    pos = last = 0
+    while True:
+        key = src.find(_CUT_KEY, pos)
+        if key < 0:
+            break
+        start = key + len(_CUT_KEY)
+        end = src.find(b'"', start)
+        if end < 0:
+            break
+        pos = end + 1
+        if end - start < _CUT_MIN_PAYLOAD or (key and src[key - 1] == 0x5C) or src.find(b"\\", start, end) >= 0:
+            continue
+        pieces += [bytes(src[last:start]), f"{_CUT_REFERENCE}{len(spans)}".encode()]
+        spans.append((start, end))
+        last = end
+    if not spans:
+        return None
+    pieces.append(bytes(src[last:]))
+    return b"".join(pieces), spans
+
+
+def _cut_span(value: object) -> memoryview | None:
+    """The bytes of the payload ``value`` refers to, if it is a reference to a cut payload."""
+    cut = _CUT.get()
+    if cut is None or not isinstance(value, str) or not value.startswith(_CUT_REFERENCE):
+        return None
+    src, spans = cut
+    start, end = spans[int(value[len(_CUT_REFERENCE):])]
+    return memoryview(src)[start:end]
+
+
+def _is_ndarray_entry(dct: dict[str, Any]) -> bool:
+    return dct.get(constants.TYPE_MARKER) == "ndarray" or (
+        dct.get(_LEGACY_PREFIX + "ndarray") == constants.LEGACY_TYPE_MARKER)
+
+
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
@@ -233,6 +288,9 @@ class Decoder:
 
     def __call__(self, pairs: list[tuple[str, Any]]) -> Any:
         dct = OrderedDict(pairs)
+        cut = _cut_span(dct.get("array"))
+        if cut is not None and not _is_ndarray_entry(dct):  # a cut payload of no array: its text again
+            dct["array"] = bytes(cut).decode("utf-8")
 
         for key, value in dct.items():
             if (
@@ -325,6 +383,14 @@ def _b64decode(payload: str) -> bytes:
 
 
 def _payload_bytes(payload: Any) -> Any:
+    cut = _cut_span(payload)
+    if cut is not None:
+        from poly import _native
+
+        decoded = _native.b64decode(cut)
+        if decoded is None:  # the uncut text's parse decides what is wrong
+            raise _format_error("an array payload is not valid base64 (truncated or corrupt file?)")
+        return decoded
     try:
         return _b64decode(payload)
     except (binascii.Error, UnicodeEncodeError, ValueError):
@@ -478,6 +544,15 @@ def from_json(src: str | bytes | bytearray, source: str | None = None) -> Any:
     token = _SOURCE.set(source if source is not None else "<JSON string>")
     try:
         if isinstance(src, (bytes, bytearray)):
+            cut = _cut_payloads(src) if len(src) >= _CUT_MIN_TEXT else None
+            if cut is not None:
+                cut_token = _CUT.set((src, cut[1]))
+                try:
+                    return json.loads(cut[0].decode("utf-8"), object_pairs_hook=Decoder())
+                except (DataFormatError, ValueError, RecursionError):
+                    pass  # (JSONDecodeError and UnicodeDecodeError are ValueErrors) parsed uncut below
+                finally:
+                    _CUT.reset(cut_token)
             try:
                 src = src.decode("utf-8")
             except UnicodeDecodeError as err:
