@@ -22,6 +22,7 @@ def test_every_valid_payload_decodes_to_its_bytes(size):
     assert _native.b64decode(base64.b64encode(raw)) == raw
     assert _native.b64decode(bytearray(base64.b64encode(raw))) == raw
     assert _native.b64decode(base64.b64encode(raw).decode("ascii")) == raw  # a str, read in place
+    assert isinstance(_native.b64decode(base64.b64encode(raw)), bytearray)  # (arrays view it, writable)
 
 
 def test_every_byte_value_in_every_position_of_a_group():

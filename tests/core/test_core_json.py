@@ -460,6 +460,12 @@ def test_a_large_file_s_long_payloads_are_decoded_where_they_lie(tmp_path, decod
     back = load_json(path)
     for name, arr in doc["outputs"].items():
         assert_same_array(arr, back["outputs"][name])
+        # writable, and (long payloads) a view of the native decoder's bytearray: no copy after it
+        root = back["outputs"][name]
+        while isinstance(root, np.ndarray) and root.base is not None:
+            root = root.base
+        assert back["outputs"][name].flags.writeable
+        assert isinstance(root, np.ndarray) == (name == "small")
     assert back["note"] == doc["note"] and back["plain"] == doc["plain"] and back["escaped"] == doc["escaped"]
     assert decoded_from.count("memoryview") == 6  # the six long payloads, cut out of the text
     # the same file parsed whole gives the same objects

@@ -369,8 +369,9 @@ def _encode_ndarray(array: Any) -> dict[Any, Any]:
 _NATIVE_BASE64_MIN = 1 << 12  # payloads this long are decoded by poly._native (shorter: the call costs more)
 
 
-def _b64decode(payload: str) -> bytes:
-    """``base64.b64decode(payload, validate=True)``: large payloads decoded natively (CPython's
+def _b64decode(payload: str) -> bytes | bytearray:
+    """``base64.b64decode(payload, validate=True)`` (a bytearray where decoded natively: an array read
+    from it is a view, not a copy): large payloads decoded natively (CPython's
     decoder takes a byte at a time: 2.1 of the 11 s a 472 MB results file took to load), anything
     the native decoder does not take by the standard library, which decides and names the error."""
     if len(payload) >= _NATIVE_BASE64_MIN:
