@@ -312,19 +312,36 @@ def main(argv=None) -> int:
         for v in (x, y):
             v.mean(), v.std(), v.min(), v.max(), np.median(v), np.quantile(v, qs)
 
-    outputs = {}
-    for size in sorted({min(1 << 17, n), min(1 << 20, n), n}):
-        xa, xb = a32[:size], b32[:size]
-        fig = {"poly_pair_stats_s": best_of(lambda xa=xa, xb=xb: pair_stats(xa, xb), args.repeat),
-               "numpy_s": best_of(lambda xa=xa, xb=xb: numpy_output_stats(xa, xb), max(1, args.repeat // 2))}
+    def output_stats_figures(xa, xb):
+        fig = {"poly_pair_stats_s": best_of(lambda: pair_stats(xa, xb), args.repeat),
+               "numpy_s": best_of(lambda: numpy_output_stats(xa, xb), max(1, args.repeat // 2))}
         fig["numpy_over_poly"] = fig["numpy_s"] / fig["poly_pair_stats_s"]
-        outputs[size] = fig
+        return fig
+
+    # (10^4 elements: under the rank windows' 2^17, the keys kept whole)
+    outputs = {}
+    for size in sorted({min(10_000, n), min(1 << 17, n), min(1 << 20, n), n}):
+        outputs[size] = output_stats_figures(a32[:size], b32[:size])
         print_figures(f"both outputs' statistics with median and p90/p95/p99 (the report's), {size:,} float32 "
-                      f"elements:", fig)
+                      f"elements:", outputs[size])
+    # Tied outputs, as real models give them: a ReLU's zeros (60%), a quantised output's twelve
+    # values one bin of keys holds, one value everywhere (a constant tensor)
+    size = min(1 << 20, n)
+    rng = np.random.default_rng(7)
+    relu = np.maximum(a32[:size] - np.float32(0.25), np.float32(0))
+    twelve = (0.0215 + 1e-5 * rng.integers(0, 12, size)).astype(np.float32)
+    tied_outputs = {}
+    for kind, (xa, xb) in (("relu", (relu, np.maximum(b32[:size] - np.float32(0.25), np.float32(0)))),
+                           ("twelve values", (twelve, twelve[::-1].copy())),
+                           ("one value", (np.full(size, 0.75, np.float32), np.full(size, 0.75, np.float32)))):
+        tied_outputs[kind] = output_stats_figures(xa, xb)
+        print_figures(f"both outputs' statistics, tied outputs ({kind}), {size:,} float32 elements:",
+                      tied_outputs[kind])
 
     report = {
         "elements": n,
         "output_statistics": outputs,
+        "tied_output_statistics": tied_outputs,
         "ties": ties,
         "many_outputs": many,
         "quantiles": list(qs),

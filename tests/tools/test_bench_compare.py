@@ -34,7 +34,12 @@ def test_the_report_holds_the_outputs_statistics_against_numpy(tmp_path):
                           "--dtypes", "float32", "--no-polygraphy", "--many-outputs", "20", "--ties-elements", "5000",
                           "--out", str(report)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    figures = json.loads(report.read_text())["output_statistics"]
-    assert list(figures) == ["70000"], figures  # (sizes above the input's are its size)
-    assert figures["70000"]["poly_pair_stats_s"] > 0 and figures["70000"]["numpy_over_poly"] > 0
+    saved = json.loads(report.read_text())
+    figures = saved["output_statistics"]
+    assert list(figures) == ["10000", "70000"], figures  # (sizes above the input's are its size)
+    assert all(f["poly_pair_stats_s"] > 0 and f["numpy_over_poly"] > 0 for f in figures.values())
     assert "both outputs' statistics with median and p90/p95/p99" in out.stdout
+    tied = saved["tied_output_statistics"]
+    assert sorted(tied) == ["one value", "relu", "twelve values"], tied
+    assert all(f["poly_pair_stats_s"] > 0 and f["numpy_over_poly"] > 0 for f in tied.values())
+    assert "tied outputs (twelve values), 70,000 float32 elements" in out.stdout
