@@ -8,7 +8,8 @@ On N elements (default 10^7) of each dtype in --dtypes and for each thread count
   - the NumPy read floor: a.sum(); b.sum(), one read of both arrays;
 then (float32) poly's and Polygraphy 0.53's CompareFunc.simple (when polygraphy is installed), on
 many small outputs and on tied outputs, and both outputs' own statistics as a comparison's report
-shows them (median and p90/p95/p99 included) against NumPy's functions, at 2^17, 2^20 and N elements.
+shows them (median and p90/p95/p99 included) against NumPy's functions, at 10^4, 2^17, 2^20 and N
+elements, and at 2^20 on tied outputs (a ReLU's zeros, twelve values, one value).
 It prints every figure, its noise (median over best of the repeats) and the ratios to the
 floor, with the instruction-set path of the native kernels, and writes them as JSON (--out).
 

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <numeric>
 #include <thread>
 #include <type_traits>
 
@@ -462,14 +461,16 @@ bool digit_at(const std::uint32_t* hist, std::uint64_t& pos, std::size_t& digit)
     return false;
 }
 
-// Keys of the wanted ranks of one stream: one scan routes the gathered keys of the target
-// bins into buckets, then nth_element runs per bucket, ranks ascending so each call starts
-// where the previous one left off. Large bins of 32-bit keys are counted instead: the same
-// scan histograms their keys' bits 15..8, a second scan bits 7..0 of the keys whose bits
-// 15..8 hold a rank. `wanted[i]` = (bin, [(target, rank in bin)]), `sizes[i]` its bin's count.
-// False when a bucket holds fewer keys than the histogram promised, which can only happen if
-// the inputs changed during the pass (the GIL is released): the caller then falls back to
-// radix select instead of indexing past the bucket.
+// Calls f(key, lane) for each of keys[0, m), lane = its index modulo kLanes (the last m % kLanes
+// keys: lane 0), kLanes keys a step so that the compiler keeps the lanes' increments apart.
+template <typename K, typename F>
+void for_each_in_lanes(const K* keys, std::size_t m, F&& f) {
+    std::size_t i = 0;
+    for (; i + kLanes <= m; i += kLanes)
+        for (std::size_t l = 0; l < kLanes; ++l) f(keys[i + l], l);
+    for (; i < m; ++i) f(keys[i], std::size_t{0});
+}
+
 // Keys of the wanted ranks of one stream. A bin of 32-bit keys holding many keys is counted:
 // one scan histograms its keys' bits 15..8, a second one bits 7..0 of the keys whose bits
 // 15..8 hold a rank. The keys of the other wanted bins are collected by the first scan and
@@ -490,41 +491,34 @@ bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
     const auto sink = static_cast<std::int32_t>(nw);
     // bin -> its index in `wanted` when sorted (else -1), and when counted (else the sink)
     std::vector<std::int32_t> sorted_of(kBins, -1), counted_of(kBins, sink);
+    // (sorted_of as a table of bytes, for the scan's branch-free cursor: a quarter of the cache)
     std::vector<std::uint8_t> is_sorted(kBins, 0);
     std::size_t sorted_keys = 0;
+    bool any_counted = false;
     for (std::size_t i = 0; i < nw; ++i) {
         const std::size_t bin = wanted[i].first;
         if (sizeof(K) == 4 && sizes[i] >= kCountFrom) {
             counted_of[bin] = static_cast<std::int32_t>(i);
+            any_counted = true;
         } else {
             sorted_of[bin] = static_cast<std::int32_t>(i);
             is_sorted[bin] = 1;
             sorted_keys += sizes[i];
         }
     }
-    const bool any_counted = sorted_keys < std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0});
     std::vector<std::uint32_t> high(any_counted ? (nw + 1) * kLanes * kDigits : 0, 0);
-    // room for the sorted bins' keys, and for the one key past them each part's scan may write
-    std::vector<K> collected(sorted_keys + parts.size() + 1);
+    // room for the sorted bins' keys, and for the one key past them the scan may write
+    std::vector<K> collected(sorted_keys + 1);
+    K* dst = collected.data();
     std::size_t kept = 0;
-    for (auto* p : parts) {
-        const K* src = (p->*member)[stream].data();
-        const std::size_t used = p->used[stream];
-        K* dst = collected.data();
-        const std::size_t cap = sorted_keys;
-        auto one = [&](std::size_t j, std::size_t lane) {
-            const K key = src[j];
+    for (auto* p : parts)
+        for_each_in_lanes((p->*member)[stream].data(), p->used[stream], [&](K key, std::size_t lane) {
             const auto bin = static_cast<std::size_t>(key >> shift);
             if (any_counted)
                 ++high[(static_cast<std::size_t>(counted_of[bin]) * kLanes + lane) * kDigits + ((key >> 8) & 0xFF)];
-            dst[std::min(kept, cap)] = key;
+            dst[std::min(kept, sorted_keys)] = key;
             kept += is_sorted[bin];
-        };
-        std::size_t i = 0;
-        for (; i + kLanes <= used; i += kLanes)
-            for (std::size_t l = 0; l < kLanes; ++l) one(i + l, l);
-        for (; i < used; ++i) one(i, 0);
-    }
+        });
     if (kept > sorted_keys) return false;  // more than counted: the inputs changed during the pass
     std::vector<std::vector<K>> buckets(nw);
     for (std::size_t i = 0; i < nw; ++i)
@@ -572,20 +566,12 @@ bool select_in_bins(const std::vector<RankWindows::Counts*>& parts, int stream, 
         for (auto& slot : slot_of_prefix)
             if (slot < 0) slot = static_cast<std::int32_t>(slots);
         std::vector<std::uint32_t> low((slots + 1) * kLanes * kDigits, 0);
-        for (auto* p : parts) {
-            const K* src = (p->*member)[stream].data();
-            const std::size_t used = p->used[stream];
-            auto one = [&](std::size_t j, std::size_t lane) {
-                const K key = src[j];
+        for (auto* p : parts)
+            for_each_in_lanes((p->*member)[stream].data(), p->used[stream], [&](K key, std::size_t lane) {
                 const auto row = static_cast<std::size_t>(counted_of[static_cast<std::size_t>(key >> shift)]);
                 const auto slot = static_cast<std::size_t>(slot_of_prefix[row * kDigits + ((key >> 8) & 0xFF)]);
                 ++low[(slot * kLanes + lane) * kDigits + (key & 0xFF)];
-            };
-            std::size_t i = 0;
-            for (; i + kLanes <= used; i += kLanes)
-                for (std::size_t l = 0; l < kLanes; ++l) one(i + l, l);
-            for (; i < used; ++i) one(i, 0);
-        }
+            });
         for (Pending& x : pending) {
             std::size_t digit = 0;
             if (!digit_at(&low[x.slot * kLanes * kDigits], x.pos, digit)) return false;

@@ -90,11 +90,10 @@ std::vector<double> stream_order_statistics(const CompareConfig& cfg, const Arra
     for (const auto& r : requests) wanted[r.stream] = true;
     if (n == 0) return order_statistics(cfg, a, b, requests, {0, 0, 0, 0}, threads);  // NaN for every request
     if (n < kWindowsMinElements) return whole_stream_order(cfg, a, b, requests, wanted);
-    auto radix = [&]() { return order_statistics(cfg, a, b, requests, count_nans(cfg, a, b, threads), threads); };
     // Ranks planned as if no NaN were present; a stream with NaN gets NaN at the end.
     const RankPlan optimistic = plan_ranks(requests, n, {0, 0, 0, 0});
     const RankWindows windows(cfg, a, b, optimistic.targets);
-    if (!windows.active()) return radix();
+    if (!windows.active()) return order_statistics(cfg, a, b, requests, count_nans(cfg, a, b, threads), threads);
 
     struct State {
         std::array<std::uint64_t, 4> nan{};
