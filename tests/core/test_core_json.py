@@ -499,3 +499,58 @@ def test_a_damaged_large_file_reads_as_it_would_whole(tmp_path, damage, monkeypa
     with pytest.raises(DataFormatError) as whole_err:
         load_json(path)
     assert str(cut_err.value) == str(whole_err.value)
+
+
+@pytest.fixture
+def mappings(monkeypatch):
+    """Every mapping ``mapped_file`` makes, recorded (to check each is closed when it returns)."""
+    import mmap
+
+    from poly.core.files import read_write
+
+    made = []
+
+    class Recorded(mmap.mmap):
+        def __new__(cls, *args, **kwargs):
+            m = super().__new__(cls, *args, **kwargs)
+            made.append(m)
+            return m
+
+    monkeypatch.setattr(read_write.mmap, "mmap", Recorded)
+    return made
+
+
+def test_a_large_file_is_read_through_a_mapping_closed_on_return(tmp_path, mappings):
+    doc = _large_document()
+    path = tmp_path / "large.json"
+    save_json(doc, path)
+    back = load_json(path)
+    assert len(mappings) == 1 and mappings[0].closed  # mapped, not read into a buffer; closed after
+    for name, arr in doc["outputs"].items():
+        assert_same_array(arr, back["outputs"][name])  # (the arrays outlive the mapping)
+    # a damaged one: closed too, and the message is the one its bytes read whole give
+    data = path.read_bytes()
+    cut = data.index(b'"array": "') + 5_000
+    path.write_bytes(data[:cut] + b"*" + data[cut + 1:])
+    with pytest.raises(DataFormatError) as err:
+        load_json(path)
+    assert len(mappings) == 2 and mappings[1].closed
+    with pytest.raises(DataFormatError) as whole_err:
+        from_json(path.read_bytes()[:], source=str(path))
+    assert str(err.value) == str(whole_err.value)
+    # a small file is read whole, unmapped
+    save_json({"x": np.arange(3)}, tmp_path / "small.json")
+    assert np.array_equal(load_json(tmp_path / "small.json")["x"], np.arange(3)) and len(mappings) == 2
+
+
+def test_mapped_file_reads_what_it_cannot_map(tmp_path):
+    from poly.core.files.read_write import mapped_file
+
+    (tmp_path / "empty").write_bytes(b"")
+    with mapped_file(tmp_path / "empty") as data:
+        assert data == b""  # (mmap refuses an empty file)
+    (tmp_path / "some").write_bytes(b"abc" * 1000)
+    with mapped_file(tmp_path / "some") as data:
+        assert data[:] == b"abc" * 1000 and len(data) == 3000
+    with pytest.raises(FileNotFoundError), mapped_file(tmp_path / "missing"):
+        pass

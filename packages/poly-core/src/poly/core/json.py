@@ -19,6 +19,7 @@ import contextvars
 import importlib
 import io
 import json
+import mmap
 import os
 import re
 import sys
@@ -32,7 +33,7 @@ import numpy as np
 
 import poly.core.constants as constants
 from poly.core.files.npy_format import array_from_npy, array_from_zip_member
-from poly.core.files.read_write import StrPath, load_file, save_file
+from poly.core.files.read_write import StrPath, load_file, mapped_file, save_file
 from poly.core.logging.exception import DataFormatError, PolyException
 from poly.core.logging.logger import G_LOGGER, LogMode
 from poly.core.optional_import import lazy_import
@@ -117,7 +118,7 @@ _CUT_MIN_PAYLOAD = 1 << 16  # shorter payloads stay in the text
 _CUT_MIN_TEXT = 1 << 22  # smaller texts are parsed whole
 
 
-def _cut_payloads(src: bytes | bytearray) -> tuple[bytes, list[tuple[int, int]]] | None:
+def _cut_payloads(src: bytes | bytearray | mmap.mmap) -> tuple[bytes, list[tuple[int, int]]] | None:
     """``src`` with its long array payloads replaced by references, and their spans in ``src``;
     None when none was cut."""
     pieces: list[bytes] = []
@@ -528,12 +529,13 @@ def to_json(obj: object) -> str:
     return json.dumps(obj, cls=Encoder, indent=constants.TAB)
 
 
-def from_json(src: str | bytes | bytearray, source: str | None = None) -> Any:
+def from_json(src: str | bytes | bytearray | mmap.mmap, source: str | None = None) -> Any:
     """
     Decodes JSON text, rebuilding NumPy arrays and registered types.
 
     Args:
-        src (str): The JSON text.
+        src (Union[str, bytes, bytearray, mmap.mmap]): The JSON text, or its UTF-8 bytes (a
+            mapped file's among them: nothing decoded refers to them once this returns).
         source (str): Where the text came from, for error messages.
 
     Returns:
@@ -544,7 +546,7 @@ def from_json(src: str | bytes | bytearray, source: str | None = None) -> Any:
     """
     token = _SOURCE.set(source if source is not None else "<JSON string>")
     try:
-        if isinstance(src, (bytes, bytearray)):
+        if isinstance(src, (bytes, bytearray, mmap.mmap)):
             cut = _cut_payloads(src) if len(src) >= _CUT_MIN_TEXT else None
             if cut is not None:
                 cut_token = _CUT.set((src, cut[1]))
@@ -555,7 +557,7 @@ def from_json(src: str | bytes | bytearray, source: str | None = None) -> Any:
                 finally:
                     _CUT.reset(cut_token)
             try:
-                src = src.decode("utf-8")
+                src = (src[:] if isinstance(src, mmap.mmap) else src).decode("utf-8")
             except UnicodeDecodeError as err:
                 raise _format_error(f"not UTF-8 text ({err})") from None
         if not src.strip():
@@ -609,7 +611,18 @@ def load_json(src: StrPath | IO[Any], description: str | None = None) -> Any:
         DataFormatError: If the file is not valid JSON or holds a payload poly refuses.
         OSError: If the file cannot be read.
     """
+    if isinstance(src, (str, os.PathLike)) and _is_large_file(src):
+        with mapped_file(src, description=description) as data:  # (no copy of the text into memory)
+            return from_json(data, source=_describe_source(src))
     return from_json(load_file(src, mode="rb", description=description), source=_describe_source(src))
+
+
+def _is_large_file(path: StrPath) -> bool:
+    """Whether the file at ``path`` is large enough for its long payloads to be cut (``from_json``)."""
+    try:
+        return os.stat(path).st_size >= _CUT_MIN_TEXT
+    except OSError:  # (load_file raises the error a reader expects)
+        return False
 
 
 def add_json_methods(description: str | None = None) -> Callable[[_C], _C]:
