@@ -86,3 +86,81 @@ def test_signed_zeros_are_left_to_the_native_engine(asked):
     asked.clear()
     assert figures(array_stats(positive)) == [0.0] * 4 and asked == []
     assert all(math.copysign(1.0, v) == 1.0 for v in figures(array_stats(positive)))
+
+
+# -- the value summaries the simple comparison already computed (known_summaries) -------------
+
+@pytest.fixture
+def error_stats_calls(monkeypatch) -> list[tuple[int, int]]:
+    """The arrays (by id) of each call of the native engine's error statistics."""
+    calls: list[tuple[int, int]] = []
+    error_stats = _native.error_stats
+
+    def recording(a, b, *rest, **kwargs):
+        calls.append((id(a), id(b)))
+        return error_stats(a, b, *rest, **kwargs)
+
+    monkeypatch.setattr(_native, "error_stats", recording)
+    return calls
+
+
+def _report(out0, out1):
+    """The report's statistics of the two outputs, and the lines the comparator logs for them."""
+    import io
+    from contextlib import redirect_stdout
+
+    from poly.compare.results import IterationResult
+    from poly.compare.stats.report_lines import log_compared_output_stats
+    from poly.core import G_LOGGER
+
+    it0, it1 = IterationResult({"y": out0}, runner_name="r0"), IterationResult({"y": out1}, runner_name="r1")
+    from poly.compare import CompareFunc
+
+    with G_LOGGER.verbosity(G_LOGGER.INFO):
+        matched = CompareFunc.simple(atol=1e-2)(it0, it1)
+        text = io.StringIO()
+        with redirect_stdout(text):
+            log_compared_output_stats(it0, it1, [matched], "r0", "r1")
+    return text.getvalue()
+
+
+def test_the_report_reuses_the_comparisons_summaries_of_the_same_arrays(error_stats_calls, monkeypatch):
+    from poly.compare.stats import report_lines
+
+    rng = np.random.default_rng(3)
+    out0 = rng.standard_normal((4, 500)).astype(np.float32)
+    out1 = (out0 + rng.standard_normal((4, 500)).astype(np.float32) * np.float32(1e-3)).astype(np.float32)
+    reused = _report(out0, out1)
+    assert len(error_stats_calls) == 1  # the comparison's pass only: the report reused its summaries
+    # the same lines as the report computing them itself
+    monkeypatch.setattr(report_lines, "known_value_summaries", lambda a, b: None)
+    error_stats_calls.clear()
+    computed = _report(out0, out1)
+    assert len(error_stats_calls) == 2
+    strip = [line for line in computed.splitlines() if "r0" in line or "r1" in line or "mean=" in line]
+    assert strip and strip == [line for line in reused.splitlines() if "r0" in line or "r1" in line or "mean=" in line]
+    # other arrays (copies of the same values) are never taken for the compared ones
+    error_stats_calls.clear()
+    pair_stats(out0.copy(), out1.copy())
+    assert len(error_stats_calls) == 1
+
+
+def test_a_remembered_pair_goes_with_its_first_array():
+    import gc
+
+    from poly.compare.stats import known_summaries
+    from poly.compare.stats.native import error_stats
+
+    before = len(known_summaries._KNOWN)
+    pairs = [(np.arange(10, dtype=np.float32) + i, np.arange(10, dtype=np.float32)) for i in range(50)]
+    for a, b in pairs:
+        known_summaries.remember_value_summaries(a, b, error_stats(a, b))  # (its median not asked: a closure over a, b)
+    assert len(known_summaries._KNOWN) == before + 50
+    a0, b0 = pairs[0]
+    assert known_summaries.known_value_summaries(a0, b0)[0].max == 9.0
+    assert known_summaries.known_value_summaries(a0, pairs[1][1]) is None  # the other array must match too
+    del pairs, a, b, a0, b0
+    gc.collect()
+    assert len(known_summaries._KNOWN) == before
+    known_summaries.remember_value_summaries([1.0], [2.0], None)  # (no NumPy arrays: nothing kept)
+    assert len(known_summaries._KNOWN) == before

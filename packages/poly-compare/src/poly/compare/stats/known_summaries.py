@@ -1,0 +1,79 @@
+"""
+The value summaries (``ErrorStats.a`` and ``.b``) of the output pairs the simple comparison has
+already computed, remembered by the arrays themselves, so that the report written after the
+comparisons (``report_lines.pair_stats``) does not make a second pass over both outputs for
+them: on a model with every tensor marked as an output (``--onnx-outputs mark all``), half the
+report's passes.
+
+An entry is found only for the very same two NumPy arrays (by identity, through weak
+references: it goes with its first array), so the report of any other pair, or of host copies
+of device arrays, computes its own. Arrays are taken not to change between a comparison and its
+report (the comparator runs nothing in between).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KnownSummary", "remember_value_summaries", "known_value_summaries"]
+
+
+@dataclass(frozen=True)
+class KnownSummary:
+    """The figures of a ``ValueSummary`` the report shows, held apart from it: a ``ValueSummary``
+    whose median was never asked for still refers to its arrays (to compute it), and a remembered
+    one would keep them alive."""
+
+    mean: float
+    std: float
+    var: float
+    min: float
+    argmin: tuple[int, ...] | None
+    max: float
+    argmax: tuple[int, ...] | None
+    mean_abs: float
+    nan_count: int
+    inf_count: int
+
+    @classmethod
+    def of(cls, summary: Any) -> KnownSummary:
+        return cls(summary.mean, summary.std, summary.var, summary.min, summary.argmin, summary.max,
+                   summary.argmax, summary.mean_abs, summary.nan_count, summary.inf_count)
+
+
+_KNOWN: dict[int, tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray], KnownSummary, KnownSummary]] = {}
+_LOCK = threading.Lock()
+
+
+def _forget(key: int) -> None:
+    with _LOCK:
+        _KNOWN.pop(key, None)
+
+
+def remember_value_summaries(a: Any, b: Any, stats: Any) -> None:
+    """Remembers ``stats.a`` and ``stats.b`` (an ``ErrorStats`` of ``a`` against ``b``) for the pair;
+    nothing for objects that are not NumPy arrays."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return
+    key = id(a)
+
+    def forget(_ref: weakref.ref[np.ndarray]) -> None:
+        _forget(key)
+
+    entry = (weakref.ref(a, forget), weakref.ref(b), KnownSummary.of(stats.a), KnownSummary.of(stats.b))
+    with _LOCK:
+        _KNOWN[key] = entry
+
+
+def known_value_summaries(a: Any, b: Any) -> tuple[KnownSummary, KnownSummary] | None:
+    """The value summaries remembered for exactly these two arrays, or None."""
+    with _LOCK:
+        entry = _KNOWN.get(id(a))
+    if entry is None or entry[0]() is not a or entry[1]() is not b:
+        return None
+    return entry[2], entry[3]
