@@ -13,7 +13,6 @@ report (the comparator runs nothing in between).
 
 from __future__ import annotations
 
-import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -46,13 +45,9 @@ class KnownSummary:
                    summary.argmax, summary.mean_abs, summary.nan_count, summary.inf_count)
 
 
+# (No lock: a dict's get, set and pop are atomic, and a lock would deadlock where a collection of
+# a cycle, run inside a locked section, calls an entry's weak-reference callback.)
 _KNOWN: dict[int, tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray], KnownSummary, KnownSummary]] = {}
-_LOCK = threading.Lock()
-
-
-def _forget(key: int) -> None:
-    with _LOCK:
-        _KNOWN.pop(key, None)
 
 
 def remember_value_summaries(a: Any, b: Any, stats: Any) -> None:
@@ -62,18 +57,17 @@ def remember_value_summaries(a: Any, b: Any, stats: Any) -> None:
         return
     key = id(a)
 
-    def forget(_ref: weakref.ref[np.ndarray]) -> None:
-        _forget(key)
+    def forget(ref: weakref.ref[np.ndarray]) -> None:  # (a's entry only, not one made since under its id)
+        entry = _KNOWN.get(key)
+        if entry is not None and entry[0] is ref:
+            _KNOWN.pop(key, None)
 
-    entry = (weakref.ref(a, forget), weakref.ref(b), KnownSummary.of(stats.a), KnownSummary.of(stats.b))
-    with _LOCK:
-        _KNOWN[key] = entry
+    _KNOWN[key] = (weakref.ref(a, forget), weakref.ref(b), KnownSummary.of(stats.a), KnownSummary.of(stats.b))
 
 
 def known_value_summaries(a: Any, b: Any) -> tuple[KnownSummary, KnownSummary] | None:
     """The value summaries remembered for exactly these two arrays, or None."""
-    with _LOCK:
-        entry = _KNOWN.get(id(a))
+    entry = _KNOWN.get(id(a))
     if entry is None or entry[0]() is not a or entry[1]() is not b:
         return None
     return entry[2], entry[3]
