@@ -164,3 +164,23 @@ def test_a_remembered_pair_goes_with_its_first_array():
     assert len(known_summaries._KNOWN) == before
     known_summaries.remember_value_summaries([1.0], [2.0], None)  # (no NumPy arrays: nothing kept)
     assert len(known_summaries._KNOWN) == before
+
+
+def test_a_detached_summary_keeps_its_figures_and_no_array():
+    import gc
+    import weakref
+
+    from poly.compare.stats.native import error_stats
+
+    a, b = np.array([3.0, -1.0, 2.0], np.float32), np.array([1.0, 1.0, 1.0], np.float32)
+    stats = error_stats(a, b)
+    kept = stats.a.detached()
+    assert (kept.mean, kept.min, kept.argmin, kept.max, kept.argmax) == (stats.a.mean, -1.0, (1,), 3.0, (0,))
+    alive = weakref.ref(a)
+    del a, b, stats
+    gc.collect()
+    assert alive() is None  # the detached copy does not hold the arrays
+    with pytest.raises(LookupError):
+        kept.median  # noqa: B018 - (never computed: its arrays are gone)
+    known = error_stats(np.arange(5.0), np.arange(5.0)).a
+    assert known.median == 2.0 and known.detached().median == 2.0  # a median computed before is kept

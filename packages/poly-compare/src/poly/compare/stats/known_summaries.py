@@ -14,45 +14,24 @@ report (the comparator runs nothing in between).
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["KnownSummary", "remember_value_summaries", "known_value_summaries"]
+from poly.compare.stats.native import ValueSummary
 
-
-@dataclass(frozen=True)
-class KnownSummary:
-    """The figures of a ``ValueSummary`` the report shows, held apart from it: a ``ValueSummary``
-    whose median was never asked for still refers to its arrays (to compute it), and a remembered
-    one would keep them alive."""
-
-    mean: float
-    std: float
-    var: float
-    min: float
-    argmin: tuple[int, ...] | None
-    max: float
-    argmax: tuple[int, ...] | None
-    mean_abs: float
-    nan_count: int
-    inf_count: int
-
-    @classmethod
-    def of(cls, summary: Any) -> KnownSummary:
-        return cls(summary.mean, summary.std, summary.var, summary.min, summary.argmin, summary.max,
-                   summary.argmax, summary.mean_abs, summary.nan_count, summary.inf_count)
+__all__ = ["remember_value_summaries", "known_value_summaries"]
 
 
 # (No lock: a dict's get, set and pop are atomic, and a lock would deadlock where a collection of
 # a cycle, run inside a locked section, calls an entry's weak-reference callback.)
-_KNOWN: dict[int, tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray], KnownSummary, KnownSummary]] = {}
+_KNOWN: dict[int, tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray], ValueSummary, ValueSummary]] = {}
 
 
 def remember_value_summaries(a: Any, b: Any, stats: Any) -> None:
-    """Remembers ``stats.a`` and ``stats.b`` (an ``ErrorStats`` of ``a`` against ``b``) for the pair;
-    nothing for objects that are not NumPy arrays."""
+    """Remembers ``stats.a`` and ``stats.b`` (an ``ErrorStats`` of ``a`` against ``b``) for the pair,
+    detached from the arrays (``ValueSummary.detached``: a kept summary must not keep its arrays
+    alive); nothing for objects that are not NumPy arrays."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         return
     key = id(a)
@@ -62,10 +41,10 @@ def remember_value_summaries(a: Any, b: Any, stats: Any) -> None:
         if entry is not None and entry[0] is ref:
             _KNOWN.pop(key, None)
 
-    _KNOWN[key] = (weakref.ref(a, forget), weakref.ref(b), KnownSummary.of(stats.a), KnownSummary.of(stats.b))
+    _KNOWN[key] = (weakref.ref(a, forget), weakref.ref(b), stats.a.detached(), stats.b.detached())
 
 
-def known_value_summaries(a: Any, b: Any) -> tuple[KnownSummary, KnownSummary] | None:
+def known_value_summaries(a: Any, b: Any) -> tuple[ValueSummary, ValueSummary] | None:
     """The value summaries remembered for exactly these two arrays, or None."""
     entry = _KNOWN.get(id(a))
     if entry is None or entry[0]() is not a or entry[1]() is not b:

@@ -81,6 +81,10 @@ class DiffStats:
     inf_count: int = 0
 
 
+def _median_not_kept() -> float:
+    raise LookupError("this summary was detached from its arrays before its median was computed")
+
+
 class ValueSummary:
     """Summary of one input array for logging: moments, extrema with their indices, mean |x|,
     NaN/Inf counts. ``median`` is computed on first access (one extra radix-select pass)."""
@@ -120,6 +124,17 @@ class ValueSummary:
             self._median = source()
             self._median_source = None  # drop the references to the arrays
         return self._median
+
+    def detached(self) -> ValueSummary:
+        """A copy that refers to no array, to be kept beyond its comparison (one whose median was
+        never asked for refers to its arrays, to compute it): the copy's median, unless already
+        known, raises LookupError."""
+        copy = ValueSummary.__new__(ValueSummary)
+        for name in ValueSummary.__slots__:
+            setattr(copy, name, getattr(self, name))
+        if copy._median is None:
+            copy._median_source = _median_not_kept
+        return copy
 
     def __repr__(self) -> str:
         return (f"ValueSummary(mean={self.mean:.6g}, std={self.std:.6g}, min={self.min:.6g} at {self.argmin}, "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from poly import _native
-from poly.compare.stats.known_summaries import KnownSummary, known_value_summaries
+from poly.compare.stats.known_summaries import known_value_summaries
 from poly.compare.stats.native import DiffStats, ValueSummary, dtype_code, error_stats
 from poly.compare.stats.polygraphy_precision import polygraphy_diffs
 from poly.core import G_LOGGER
@@ -75,7 +75,7 @@ def _supported(arr: np.ndarray) -> bool:
     return True
 
 
-def _summary_to_stats(summary: ValueSummary | KnownSummary, order: Sequence[float], with_quantiles: bool) -> ArrayStats:
+def _summary_to_stats(summary: ValueSummary, order: Sequence[float], with_quantiles: bool) -> ArrayStats:
     median, *qs = order
     return ArrayStats(
         mean=summary.mean, std=summary.std, var=summary.var, median=median,
@@ -91,7 +91,7 @@ def _order_requests(arr: np.ndarray) -> list:  # type: ignore[type-arg]
     return [None] + ([] if arr.dtype == np.bool_ else list(LOGGED_QUANTILES))
 
 
-def _one_value(arr: np.ndarray, summary: ValueSummary | KnownSummary) -> float | None:
+def _one_value(arr: np.ndarray, summary: ValueSummary) -> float | None:
     """The value every element of floating-point ``arr`` holds, or None: its extrema are one
     finite value, and for zero no element is -0.0 (which compares equal to +0.0, so the extrema
     cannot tell them apart; the native engine orders -0.0 first)."""
@@ -110,7 +110,7 @@ def _order_of_one_value(value: float, n: int, requests: list) -> list[float]:  #
 
 
 def _order(a: np.ndarray, b: np.ndarray, streams: list[str], requests: list,  # type: ignore[type-arg]
-           summaries: Sequence[ValueSummary | KnownSummary]) -> list[float]:
+           summaries: Sequence[ValueSummary]) -> list[float]:
     """The ``requests`` of each of ``streams``, stream after stream (found in the same passes).
     A stream whose every element holds one value (a constant tensor, a mask of zeros) takes it
     from ``summaries`` (the streams' statistics) without a pass over the array."""
@@ -144,14 +144,11 @@ def pair_stats(arr0: Any, arr1: Any) -> tuple[ArrayStats | None, ArrayStats | No
     arr0, arr1 = np.asarray(arr0), np.asarray(arr1)
     if arr0.shape != arr1.shape or not (_supported(arr0) and _supported(arr1)):
         return array_stats(arr0), array_stats(arr1)
-    sum0: ValueSummary | KnownSummary
-    sum1: ValueSummary | KnownSummary
     known = known_value_summaries(arr0, arr1)
-    if known is not None:
-        sum0, sum1 = known
-    else:
+    if known is None:
         stats = error_stats(arr0, arr1, median=False)
-        sum0, sum1 = stats.a, stats.b
+        known = stats.a, stats.b
+    sum0, sum1 = known
     req0, req1 = _order_requests(arr0), _order_requests(arr1)
     if req0 == req1:  # both arrays' order statistics in the same passes
         both = _order(arr0, arr1, ["a", "b"], req0, [sum0, sum1])

@@ -40,6 +40,8 @@ def is_cupy(obj: Any) -> bool:
 def is_device_array(obj: Any) -> Any:
     """Whether ``obj`` lives in GPU memory (a CUDA tensor, a CuPy array or any object with
     ``__cuda_array_interface__``), i.e. whether ``host_array`` copies it."""
+    if type(obj) is np.ndarray:  # (the common case, answered in 0.1 us instead of 3: asked per output)
+        return False
     if is_torch(obj):
         return obj.device.type != "cpu"
     return is_cupy(obj) or _is_device_view(obj) or hasattr(obj, "__cuda_array_interface__")

@@ -33,6 +33,8 @@ __all__ = [
 
 def is_torch(obj: Any) -> bool:
     """Whether ``obj`` is a ``torch.Tensor`` (found without importing PyTorch)."""
+    if type(obj) is np.ndarray:  # (the common case, without walking its type's bases)
+        return False
     return builtins.any(cls.__module__.startswith("torch") and cls.__name__ == "Tensor" for cls in type(obj).__mro__)
 
 
