@@ -184,3 +184,21 @@ def test_a_detached_summary_keeps_its_figures_and_no_array():
         kept.median  # noqa: B018 - (never computed: its arrays are gone)
     known = error_stats(np.arange(5.0), np.arange(5.0)).a
     assert known.median == 2.0 and known.detached().median == 2.0  # a median computed before is kept
+
+
+def test_a_report_nobody_sees_computes_nothing(error_stats_calls, asked, capsys):
+    # every line of the report is at INFO or below: at WARNING, neither its statistics nor its
+    # order statistics are computed; with this module's own severity at INFO, they are
+    from poly.compare.results import IterationResult
+    from poly.compare.stats.report_lines import log_compared_output_stats
+    from poly.core import G_LOGGER
+
+    rng = np.random.default_rng(5)
+    out0 = rng.standard_normal(1000).astype(np.float32)
+    it0, it1 = IterationResult({"y": out0}, runner_name="r0"), IterationResult({"y": out0 + 1}, runner_name="r1")
+    with G_LOGGER.verbosity(G_LOGGER.WARNING):
+        log_compared_output_stats(it0, it1, [{"y": True}], "r0", "r1")
+        assert error_stats_calls == [] and asked == [] and capsys.readouterr().out == ""
+        with G_LOGGER.verbosity({"": G_LOGGER.WARNING, "compare/stats/report_lines.py": G_LOGGER.INFO}):
+            log_compared_output_stats(it0, it1, [{"y": True}], "r0", "r1")
+    assert len(error_stats_calls) == 1 and "r1: y" in capsys.readouterr().out

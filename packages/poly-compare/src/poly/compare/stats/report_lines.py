@@ -67,6 +67,9 @@ class ArrayStats:
     inf_count: int = 0
 
 
+_THIS_MODULE = G_LOGGER.module_path(__file__)  # (the path the logger judges this module's lines by)
+
+
 def _supported(arr: np.ndarray) -> bool:
     try:
         dtype_code(arr.dtype)
@@ -317,8 +320,8 @@ def log_compared_output_stats(iter_result0: Any, iter_result1: Any, match_dicts:
         match_dicts (List[Mapping[str, Any]]): What each comparison function returned.
         runner0_name, runner1_name (str): The runner names for the labels.
     """
-    if not match_dicts:
-        return
+    if not match_dicts or not G_LOGGER.is_enabled(G_LOGGER.INFO, _THIS_MODULE):
+        return  # (every line of it is at INFO or below: no statistics computed for nothing)
     for out0_name, result in match_dicts[0].items():
         out1_name = getattr(result, "output1_name", None) or out0_name
         if out0_name not in iter_result0 or out1_name not in iter_result1:
