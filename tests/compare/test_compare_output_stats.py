@@ -202,3 +202,19 @@ def test_a_report_nobody_sees_computes_nothing(error_stats_calls, asked, capsys)
         with G_LOGGER.verbosity({"": G_LOGGER.WARNING, "compare/stats/report_lines.py": G_LOGGER.INFO}):
             log_compared_output_stats(it0, it1, [{"y": True}], "r0", "r1")
     assert len(error_stats_calls) == 1 and "r1: y" in capsys.readouterr().out
+
+
+def test_only_the_comparison_function_remembers_summaries():
+    # a dataset's validation computes the same statistics per sample (polygraphy_error_stats) and
+    # reports no output: nothing is kept for it
+    from poly.compare import CompareFunc
+    from poly.compare.results import IterationResult
+    from poly.compare.stats import known_summaries
+    from poly.compare.stats.polygraphy_precision import polygraphy_error_stats
+
+    a, b = np.arange(8, dtype=np.float32), np.arange(8, dtype=np.float32) + 1
+    options = CompareFunc.simple().options_for("y")
+    polygraphy_error_stats(a, b, options)
+    assert known_summaries.known_value_summaries(a, b) is None
+    CompareFunc.simple()(IterationResult({"y": a}, runner_name="r0"), IterationResult({"y": b}, runner_name="r1"))
+    assert known_summaries.known_value_summaries(a, b) is not None

@@ -12,6 +12,7 @@ import numpy as np
 
 from poly.compare.funcs.base import BaseCompareFunc, describe_array
 from poly.compare.stats import plots
+from poly.compare.stats.known_summaries import remember_value_summaries
 from poly.compare.stats.on_device import is_device_output
 from poly.compare.stats.polygraphy_precision import is_floating, may_hold_zero, polygraphy_error_stats
 from poly.compare.stats.report_lines import (
@@ -111,6 +112,7 @@ class SimpleCompareFunc(BaseCompareFunc):
             quantiles.append(quantile)
         stats, absd, rel = polygraphy_error_stats(out0, out1, options, self.infinities_compare_equal, quantiles,  # type: ignore[attr-defined]
                                                   median=True)
+        remember_value_summaries(out0, out1, stats)  # for the comparator's report of both outputs
 
         if is_floating(out1) and may_hold_zero(stats) and G_LOGGER.is_enabled(G_LOGGER.WARNING):
             if _has_zero(out1):

@@ -1,9 +1,9 @@
 """
-The value summaries (``ErrorStats.a`` and ``.b``) of the output pairs the simple comparison has
-already computed, remembered by the arrays themselves, so that the report written after the
-comparisons (``report_lines.pair_stats``) does not make a second pass over both outputs for
-them: on a model with every tensor marked as an output (``--onnx-outputs mark all``), half the
-report's passes.
+The value summaries (``ErrorStats.a`` and ``.b``) of the output pairs ``CompareFunc.simple`` has
+already computed, remembered by the arrays themselves, so that the comparator's report written
+after the comparisons (``report_lines.pair_stats``) does not make a second pass over both outputs
+for them: on a model with every tensor marked as an output (``--onnx-outputs mark all``), half the
+report's passes. (A dataset's validation, which reports no output, remembers nothing.)
 
 An entry is found only for the very same two NumPy arrays (by identity, through weak
 references: it goes with its first array), so the report of any other pair, or of host copies

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from poly.compare.stats.known_summaries import remember_value_summaries
 from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
 from poly.compare.stats.on_device import is_device_output
 from poly.core import G_LOGGER
@@ -336,7 +335,6 @@ def simple_error_stats(out0: Any, out1: Any, atol: float = 1e-5, rtol: float = 1
         )
     except ValueError as err:
         G_LOGGER.critical(f"Cannot compare outputs of dtypes {out0.dtype} and {out1.dtype}: {err}")
-    remember_value_summaries(out0, out1, stats)  # for the report's lines of both outputs
     stats = _replaced(stats, atol=float(atol), rtol=float(rtol))
     absd = _with_infinite_top(stats.absdiff, stats.size, stats.absdiff.inf_count)
     absd = _integer_absdiff_quantiles(out0, out1, absd)
