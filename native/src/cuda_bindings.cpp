@@ -461,6 +461,53 @@ void register_cuda(py::module_& m) {
           "Waits on the host for the work queued on a stream given by handle, as "
           "__cuda_array_interface__'s 'stream' gives it (1: legacy default stream, 2: per-thread default stream).");
 
+    // The launch sequence of poly-compare's on-device statistics, a driver call each with no
+    // Python object made for its arguments (through cuda-python, each cost 5-10 us: a comparison
+    // of one output makes about a dozen). Handles and addresses are plain integers.
+    m.def("cuda_push_context", [](std::uintptr_t context) {
+        const Driver& d = driver();
+        d.check(d.cuCtxPushCurrent(reinterpret_cast<CUcontext>(context)), "cuCtxPushCurrent");
+    }, py::arg("context"), "Makes the CUDA context with this handle current on this thread (cuCtxPushCurrent).");
+    m.def("cuda_pop_context", [] {
+        const Driver& d = driver();
+        CUcontext popped = nullptr;
+        d.check(d.cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+    }, "Restores the context current before the last cuda_push_context on this thread.");
+    m.def("cuda_launch", [](std::uintptr_t function, unsigned grid, unsigned block, unsigned shared,
+                            std::uintptr_t stream, const py::buffer& params) {
+        const py::buffer_info info = params.request();
+        void* args[1] = {info.ptr};  // the kernel's one parameter, passed by value: its bytes are copied at the launch
+        const Driver& d = driver();
+        d.check(d.cuLaunchKernel(reinterpret_cast<void*>(function), grid, 1, 1, block, 1, 1, shared,
+                                 reinterpret_cast<CUstream>(stream), args, nullptr), "cuLaunchKernel");
+    }, py::arg("function"), py::arg("grid"), py::arg("block"), py::arg("shared"), py::arg("stream"), py::arg("params"),
+          "Launches the kernel with this CUfunction handle on a 1-D grid, its single parameter the bytes of `params`.");
+    m.def("cuda_memset_async", [](std::uintptr_t ptr, std::size_t nbytes, std::uintptr_t stream) {
+        const Driver& d = driver();
+        d.check(d.cuMemsetD8Async(static_cast<CUdeviceptr>(ptr), 0, nbytes, reinterpret_cast<CUstream>(stream)),
+                "cuMemsetD8Async");
+    }, py::arg("ptr"), py::arg("nbytes"), py::arg("stream"), "Zeroes `nbytes` of device memory in stream order.");
+    m.def("cuda_copy_to_host_async", [](const py::buffer& host, std::uintptr_t ptr, std::uintptr_t stream) {
+        const py::buffer_info info = host.request(true);
+        const auto nbytes = static_cast<std::size_t>(info.size * info.itemsize);
+        if (nbytes == 0) return;
+        const Driver& d = driver();
+        py::gil_scoped_release release;  // into pageable memory the call returns once the copy is done: a wait
+        d.check(d.cuMemcpyDtoHAsync(info.ptr, static_cast<CUdeviceptr>(ptr), nbytes, reinterpret_cast<CUstream>(stream)),
+                "cuMemcpyDtoHAsync");
+    }, py::arg("host"), py::arg("ptr"), py::arg("stream"),
+          "Queues the copy of len(host) bytes from device address `ptr` into the writable buffer `host`; it is "
+          "complete once the stream is synchronized.");
+    m.def("cuda_copy_to_device_async", [](std::uintptr_t ptr, const py::buffer& host, std::uintptr_t stream) {
+        const py::buffer_info info = host.request();
+        const auto nbytes = static_cast<std::size_t>(info.size * info.itemsize);
+        if (nbytes == 0) return;
+        const Driver& d = driver();
+        d.check(d.cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(ptr), info.ptr, nbytes, reinterpret_cast<CUstream>(stream)),
+                "cuMemcpyHtoDAsync");
+    }, py::arg("ptr"), py::arg("host"), py::arg("stream"),
+          "Queues the copy of the buffer `host` to device address `ptr` (pageable memory is staged before this returns).");
+
     py::class_<Stream>(m, "Stream", "A CUDA stream (cuStreamCreate).")
         .def(py::init<>())
         .def("synchronize", &Stream::synchronize, py::call_guard<py::gil_scoped_release>())

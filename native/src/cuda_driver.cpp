@@ -50,6 +50,10 @@ Driver load() {
     bind(lib, d.cuStreamWaitEvent, "cuStreamWaitEvent");
     bind(lib, d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
     bind(lib, d.cuGetErrorString, "cuGetErrorString");
+    bind(lib, d.cuLaunchKernel, "cuLaunchKernel");
+    bind(lib, d.cuMemsetD8Async, "cuMemsetD8Async");
+    bind(lib, d.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    bind(lib, d.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
     const CUresult rc = d.cuInit(0);
     int count = 0;
     if (rc != kSuccess || d.cuDeviceGetCount(&count) != kSuccess || count == 0)

@@ -54,6 +54,12 @@ struct Driver {
     CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
     CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
     CUresult (*cuGetErrorString)(CUresult, const char**);
+    // the launch sequence of poly-compare's on-device statistics (kernels it loads itself)
+    CUresult (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                               void**, void**);
+    CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+    CUresult (*cuCtxPushCurrent)(CUcontext);
+    CUresult (*cuCtxPopCurrent)(CUcontext*);
     CUcontext primary = nullptr;
     int version = 0;
 

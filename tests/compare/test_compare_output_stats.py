@@ -218,3 +218,52 @@ def test_only_the_comparison_function_remembers_summaries():
     assert known_summaries.known_value_summaries(a, b) is None
     CompareFunc.simple()(IterationResult({"y": a}, runner_name="r0"), IterationResult({"y": b}, runner_name="r1"))
     assert known_summaries.known_value_summaries(a, b) is not None
+
+
+@pytest.fixture
+def asked_quantiles(monkeypatch) -> list[list[float]]:
+    """The quantiles each call of the native engine's error statistics computed."""
+    calls: list[list[float]] = []
+    error_stats = _native.error_stats
+
+    def recording(a, b, code_a, code_b, atol, rtol, quantiles, *rest):
+        calls.append(list(quantiles))
+        return error_stats(a, b, code_a, code_b, atol, rtol, quantiles, *rest)
+
+    monkeypatch.setattr(_native, "error_stats", recording)
+    return calls
+
+
+def test_the_logged_quantiles_are_computed_only_when_their_line_prints(asked_quantiles, capsys):
+    # p90/p95/p99 of the differences appear in the statistics lines alone: at WARNING the simple
+    # comparison computes only what its verdict and result hold (the median, the checked quantile)
+    from poly.compare import CompareFunc
+    from poly.compare.results import IterationResult
+    from poly.core import G_LOGGER
+
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(2001).astype(np.float32)
+    b = (a + rng.standard_normal(2001).astype(np.float32) * np.float32(1e-3)).astype(np.float32)
+    absdiff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    it0, it1 = IterationResult({"y": a}, runner_name="r0"), IterationResult({"y": b}, runner_name="r1")
+
+    def compare(**options):
+        asked_quantiles.clear()
+        result = CompareFunc.simple(**options)(it0, it1)["y"]
+        return result, list(asked_quantiles[0]), capsys.readouterr().out
+
+    with G_LOGGER.verbosity(G_LOGGER.WARNING):
+        result, quantiles, out = compare(atol=1.0)
+        assert quantiles == [] and out == ""
+        assert result and result.median_absdiff == pytest.approx(float(np.median(absdiff)), rel=1e-6)
+        result, quantiles, _ = compare(check_error_stat="quantile", error_quantile=0.5, atol=0.0, rtol=0.0)
+        assert quantiles == [0.5] and not result
+        assert result.quantile_absdiff == pytest.approx(float(np.quantile(absdiff, 0.5)), rel=1e-6)
+        with G_LOGGER.verbosity({"": G_LOGGER.WARNING, "compare/stats/report_lines.py": G_LOGGER.INFO}):
+            _, quantiles, out = compare(atol=1.0)  # this module's own severity shows the lines
+        assert quantiles == list(LOGGED_QUANTILES) and "p99=" in out
+    with G_LOGGER.verbosity(G_LOGGER.INFO):
+        _, quantiles, out = compare(atol=1.0)
+    assert quantiles == list(LOGGED_QUANTILES)
+    line = next(text for text in out.splitlines() if "Absolute Difference | Stats" in text)
+    assert f"p99={float(np.quantile(absdiff.astype(np.float32), 0.99)):.5g}" in line

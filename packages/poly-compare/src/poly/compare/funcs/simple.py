@@ -20,6 +20,7 @@ from poly.compare.stats.report_lines import (
     diff_stats_view,
     display_diffs,
     log_output_stats,
+    stats_lines_logged,
     str_diff_histogram,
 )
 from poly.compare.verdicts.output_results import OutputCompareResult
@@ -107,7 +108,8 @@ class SimpleCompareFunc(BaseCompareFunc):
 
         if err_stat == "quantile" and not 0.0 <= quantile <= 1.0:
             G_LOGGER.critical(f"Invalid error_quantile for output {out0_name}: {quantile}; expected a value in [0, 1]")
-        quantiles = list(LOGGED_QUANTILES)
+        # the p90/p95/p99 are shown by the statistics lines alone: not computed when those are not printed
+        quantiles = list(LOGGED_QUANTILES) if stats_lines_logged() else []
         if err_stat == "quantile" and quantile not in quantiles:
             quantiles.append(quantile)
         stats, absd, rel = polygraphy_error_stats(out0, out1, options, self.infinities_compare_equal, quantiles,  # type: ignore[attr-defined]

@@ -33,6 +33,7 @@ __all__ = [
     "pair_stats",
     "diff_stats_view",
     "str_output_stats",
+    "stats_lines_logged",
     "str_histogram",
     "str_diff_histogram",
     "format_histogram",
@@ -68,6 +69,13 @@ class ArrayStats:
 
 
 _THIS_MODULE = G_LOGGER.module_path(__file__)  # (the path the logger judges this module's lines by)
+
+
+def stats_lines_logged() -> bool:
+    """Whether the statistics lines ``log_output_stats`` writes are printed (INFO on for this
+    module, by the logger's per-module rule). What only those lines show (the p90/p95/p99 of the
+    differences) need not be computed otherwise."""
+    return G_LOGGER.is_enabled(G_LOGGER.INFO, _THIS_MODULE)
 
 
 def _supported(arr: np.ndarray) -> bool:
@@ -286,7 +294,7 @@ def log_output_stats(
     if values is None and histogram is None:
         return
     severity = G_LOGGER.INFO if info_hist else G_LOGGER.VERBOSE
-    if not G_LOGGER.is_enabled(severity):
+    if not G_LOGGER.is_enabled(severity, _THIS_MODULE):  # (the lines below are this module's)
         return
 
     def array() -> Any:

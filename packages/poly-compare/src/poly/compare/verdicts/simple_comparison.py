@@ -16,6 +16,7 @@ statistic of the relative difference exceeds ``rtol`` (``SimpleThreshold``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -150,15 +151,14 @@ class SimpleCompareOptions:
         Polygraphy's signature of ``CompareFunc.simple`` (every argument None by default), after
         the parameters named in ``first`` (``("self",)`` for a method).
         """
-        params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in first]
-        ordered = sorted(_DECLARATIONS, key=lambda d: d.last_in_signature)  # stable: field order otherwise
-        params += [inspect.Parameter(d.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for d in ordered]
-        return inspect.Signature(params)
+        return _signature(tuple(first))
 
     @classmethod
     def from_arguments(cls, *args: Any, **kwargs: Any) -> SimpleCompareOptions:
         """The options from the arguments of ``CompareFunc.simple`` (positional in Polygraphy's
         order, or by keyword); a TypeError for an argument it does not take."""
+        if not args and kwargs.keys() <= _BY_NAME.keys():  # by keyword alone: nothing to bind (the common call)
+            return cls(**kwargs)
         return cls(**cls.signature().bind(*args, **kwargs).arguments)
 
     def given(self) -> dict[str, Any]:
@@ -215,6 +215,16 @@ def _declare() -> tuple[OptionDeclaration, ...]:
 
 _DECLARATIONS = _declare()
 _BY_NAME = {d.name: d for d in _DECLARATIONS}
+
+
+@functools.cache
+def _signature(first: tuple[str, ...]) -> inspect.Signature:
+    # built once per ``first``: a Signature is immutable, and building one costs more than a
+    # comparison of a small output (``CompareFunc.simple()`` is often made per comparison)
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in first]
+    ordered = sorted(_DECLARATIONS, key=lambda d: d.last_in_signature)  # stable: field order otherwise
+    params += [inspect.Parameter(d.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for d in ordered]
+    return inspect.Signature(params)
 
 
 def _describe_options() -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poly import _native
 from poly.compare.stats.gpu.cuda_api import (
     GpuError,
     GpuUnavailableError,
@@ -142,6 +143,7 @@ class _Device:
                              "cuDeviceGetAttribute"))
         self.cc = compute_capability(dev)
         self.context = check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        self.context_handle = int(self.context)
         self.lock = threading.Lock()
         # Scratch buffers kept for later comparisons, by power-of-two size: a comparison per
         # sample must not pay cudaMalloc/cudaFree (which synchronizes) every time.
@@ -214,7 +216,7 @@ class DeviceRun:
         drv = self._drv
         self.device.lock.acquire()
         try:
-            check(drv.cuCtxPushCurrent(self.device.context), "cuCtxPushCurrent")
+            _native.cuda_push_context(self.device.context_handle)
             self._pushed = True
             self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
             streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
@@ -223,6 +225,9 @@ class DeviceRun:
                 self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
                 check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
                 check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
+        except _native.CudaError as err:
+            self.__exit__(None, None, None)
+            raise GpuError(str(err)) from err
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -240,7 +245,7 @@ class DeviceRun:
             if self._event is not None:
                 drv.cuEventDestroy(self._event)
             if self._pushed:
-                drv.cuCtxPopCurrent()
+                _native.cuda_pop_context()
         finally:
             self.device.lock.release()
 
@@ -259,14 +264,20 @@ class DeviceRun:
             ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
             self._allocs.append((size, ptr))
         if zero:
-            check(self._drv.cuMemsetD8Async(ptr, 0, max(int(nbytes), 1), self.stream), "cuMemsetD8Async")
+            try:
+                _native.cuda_memset_async(ptr, max(int(nbytes), 1), self.stream)
+            except _native.CudaError as err:
+                raise GpuError(str(err)) from err
             self._busy = True
         return ptr
 
     def write(self, ptr: int, data: np.ndarray) -> None:
         """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
         the driver stages pageable memory before returning)."""
-        check(self._drv.cuMemcpyHtoDAsync(ptr, data.ctypes.data, data.nbytes, self.stream), "cuMemcpyHtoDAsync")
+        try:
+            _native.cuda_copy_to_device_async(ptr, np.ascontiguousarray(data), self.stream)
+        except _native.CudaError as err:
+            raise GpuError(str(err)) from err
         self._busy = True
 
     def set_range_table(self, ptr: int, nbytes: int) -> None:
@@ -286,12 +297,15 @@ class DeviceRun:
     def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
         """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
         tens of microseconds: a small comparison is made of little else)."""
-        for ptr, out in copies:
-            if out.nbytes:
-                check(self._drv.cuMemcpyDtoHAsync(out.ctypes.data, ptr, out.nbytes, self.stream), "cuMemcpyDtoHAsync")
-                transfer_counter["dtoh_bytes"] += out.nbytes
-                transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
-        check(self._drv.cuStreamSynchronize(self.stream), "cuStreamSynchronize")
+        try:
+            for ptr, out in copies:
+                if out.nbytes:
+                    _native.cuda_copy_to_host_async(out, ptr, self.stream)
+                    transfer_counter["dtoh_bytes"] += out.nbytes
+                    transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+            _native.synchronize_stream(self.stream)
+        except _native.CudaError as err:
+            raise GpuError(str(err)) from err
         self._busy = False
         return [out for _, out in copies]
 
@@ -337,7 +351,9 @@ class DeviceRun:
         return max(1, min(self.device.sms * per_sm, -(-n // THREADS)))
 
     def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
-        argv = (ctypes.c_void_p * 1)(ctypes.addressof(params))
-        check(self._drv.cuLaunchKernel(self.program.functions[name], grid, 1, 1, THREADS, 1, 1, shared,
-                                       self.stream, ctypes.addressof(argv), 0), f"cuLaunchKernel({name})")
+        """Launches kernel ``name`` on ``grid`` blocks of THREADS threads, in stream order."""
+        try:
+            _native.cuda_launch(self.program.handles[name], grid, THREADS, shared, self.stream, params)
+        except _native.CudaError as err:
+            raise GpuError(f"{name}: {err}") from err
         self._busy = True

@@ -52,6 +52,7 @@ class Program:
         self.module = check(drv.cuModuleLoadData(buf.ctypes.data), "cuModuleLoadData")
         self.functions = {name: check(drv.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction")
                           for name in KERNEL_NAMES}
+        self.handles = {name: int(function) for name, function in self.functions.items()}  # for poly._native.cuda_launch
         for name, nbytes in DYNAMIC_SHARED.items():
             check(drv.cuFuncSetAttribute(
                 self.functions[name], drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
