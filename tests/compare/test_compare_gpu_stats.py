@@ -313,6 +313,34 @@ def test_mid_size_inputs_select_their_ranks_on_the_device(pair, monkeypatch):
 
 
 @needs_cupy
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("bfloat16", "bfloat16")],
+                         ids=lambda p: f"{p[0]}-{p[1]}")
+def test_one_select_pass_counts_both_digits_left_of_float32_keys(pair, monkeypatch):
+    # Where its counts cost less than the pass they save (large inputs, few ranks), one select pass
+    # counts the last 20 bits of float32 keys (the second digit in global memory) and descends
+    # both; forced here on smaller inputs: the CPU engine's order statistics, from one pass.
+    from poly.compare.stats.gpu import device_run, order_select
+
+    launched = []
+    launch = device_run.DeviceRun.launch
+    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
+                                                                                   launch(self, name, *a, **k)))
+    monkeypatch.setattr(order_select, "_fine_pass", lambda run, targets, key_bits: key_bits == 32)
+    rng = np.random.default_rng(31)
+    for n, kind in ((1, "noise"), (700_001, "noise"), (700_000, "ties"), (5000, "special")):
+        a = _data(pair[0], n, rng, kind == "special")
+        b = _data(pair[1], n, rng, kind == "special", base=a)
+        if kind == "ties":
+            b = a.copy()
+            b[::2] = 0
+        launched.clear()
+        got = error_stats(_to_device(a, "cupy"), _to_device(b, "cupy"), quantiles=SELECT_QUANTILES)
+        assert_stats_equal(got, error_stats(a, b, quantiles=SELECT_QUANTILES, threads=1))
+        if kind != "special":
+            assert launched.count("poly_select_input") == 1, (n, kind, launched)
+
+
+@needs_cupy
 def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
     # A select pass counts half as many groups as it has targets in shared memory (a rank and its
     # neighbour nearly always share one); values spread over 120 octaves put neighbouring ranks in

@@ -196,6 +196,17 @@ class NumpyKernels:
                 hist[i * bins:(i + 1) * bins] += np.bincount(digits.astype(np.int64), minlength=bins).astype(np.uint64)
         self.descend(targets[:count], [hist[owner[i] * bins:(owner[i] + 1) * bins] for i in range(count)], dbits)
         hist[:count * bins] = 0
+        if p.sel_fine:  # the next digit too, from each group's counts of both digits (2^(2 dbits) a target)
+            fine = self.view(p.sel_fine, np.uint32)
+            span = 1 << (2 * dbits)
+            for i, (stream, bits, prefix) in enumerate(group):
+                if owner[i] == i:
+                    keys = self.keys(stream)
+                    digits = (keys[(keys >> np.uint64(kb - bits)) == prefix] >> np.uint64(kb - bits - 2 * dbits)) & np.uint64(span - 1)
+                    fine[i * span:(i + 1) * span] += np.bincount(digits.astype(np.int64), minlength=span).astype(np.uint32)
+            firsts = [int(t["prefix"]) & (bins - 1) for t in targets[:count]]
+            self.descend(targets[:count], [fine[owner[i] * span + (firsts[i] << dbits):][:bins] for i in range(count)],
+                         dbits)
 
     @staticmethod
     def descend(targets, hists, dbits: int) -> None:
@@ -379,6 +390,33 @@ def test_mid_size_ranks_are_selected_on_the_device_behind_the_statistics_pass(f3
         assert value == want or (np.isnan(value) and nans[stream]), (stream, q, value, want)
     passes = -(-(run.key_bits - FIRST_BITS) // SELECT_BITS)
     assert run.launches == ["poly_stats", "poly_merge_parts", "poly_select_first"] + ["poly_select_input"] * passes
+
+
+@pytest.mark.parametrize("kind", ["noise", "zeros in b", "nan in absdiff"])
+def test_float32_keys_take_one_pass_that_counts_both_digits_left(kind, monkeypatch):
+    """Where its counts cost less than the pass they save, one select pass counts the last two
+    digits of float32 keys (the second in global memory, Params.sel_fine) and descends both: the
+    same ranks as two passes."""
+    counted = []
+    fine_pass = order_select._fine_pass
+    monkeypatch.setattr(order_select, "_fine_pass", lambda run, targets, key_bits: counted.append(
+        fine_pass(run, targets, key_bits)) or key_bits == 32)
+    rng = np.random.default_rng(len(kind))
+    streams = _streams("noise" if kind == "nan in absdiff" else kind, 1501, np.float32, rng)
+    nans = [0, 0, 0, 0]
+    if kind == "nan in absdiff":
+        streams[2][[3, 400]] = np.nan
+        nans[2] = 2
+    run = NumpyKernels(streams, True)
+    requests = [(2, None), (3, None), (3, 0.9)]
+    raw, hists, selected = statistics_pass.run_error_stats(run, True, None, requests)
+    got = order_select.order_values(run, requests, nans, hists, None, selected)
+    for (stream, q), value in zip(requests, got, strict=True):
+        values = run.streams[stream].astype(np.float64)
+        want = float(np.median(values)) if q is None else float(np.quantile(values, q))
+        assert value == want or (np.isnan(value) and nans[stream]), (stream, q, value, want)
+    assert run.launches == ["poly_stats", "poly_merge_parts", "poly_select_first", "poly_select_input"]
+    assert counted == [False]  # (1,501 pairs: too few for the counts on their own)
 
 
 @pytest.mark.parametrize("case", ["input too large", "too many ranks", "a and b ranks"])

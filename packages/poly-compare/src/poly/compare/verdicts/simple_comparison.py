@@ -175,12 +175,18 @@ class SimpleCompareOptions:
         The options output ``output_name`` is checked with: per-output dicts resolved (its own
         name, then ``""``, then the default) and the defaults filled in.
         """
+        uniform = self.__dict__.get("_uniform")  # (kept beside the fields: options with no dict resolve alike for every name)
+        if uniform is not None:
+            return uniform
         values = {}
         for d in _DECLARATIONS:
             value = getattr(self, d.name)
             value = d.default if value is None else value
             values[d.name] = value_or_from_dict(value, output_name, d.default) if d.per_output else value
-        return type(self)(**values)
+        resolved = type(self)(**values)
+        if not any(isinstance(getattr(self, d.name), Mapping) for d in _DECLARATIONS if d.per_output):
+            object.__setattr__(self, "_uniform", resolved)  # frozen: its values cannot change after this
+        return resolved
 
     def verdict_options(self) -> SimpleCompareOptions:
         """Only the options that decide a verdict (the others not given): what `poly validate` takes."""

@@ -11,7 +11,9 @@
 // poly_select_input pass counts the next ``sel_dbits`` key bits of the elements in each target's
 // group over the input, and the last of its blocks to finish descends every target by the merged
 // histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
-// them for the next pass, launched right behind it. Targets of one group (a rank and its
+// them for the next pass, launched right behind it. With Params.sel_fine, a pass also counts the
+// following sel_dbits bits of each counted key in global memory (a group's 2^(2 sel_dbits) counts,
+// zero before the pass), and its last block descends both digits: one pass where two were. Targets of one group (a rank and its
 // neighbour) share the first one's histogram. A block counts in shared memory for
 // ceil(ntargets / POLY_SEL_PER_SLOT) groups (half the targets: a rank and its neighbour nearly always share
 // one), so that three blocks fit an SM with 16 targets where two did; the groups beyond those
@@ -23,8 +25,9 @@
 // them at once, two bins a load where aligned: one round trip to L2 per batch, not per bin (a
 // 4096-bin descend took ~30 us), and half the requests (the lanes' runs share no cache line).
 #define POLY_DESCEND_LOADS 16
-__device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const u64* h, int from, int end) {
-    if (from + POLY_DESCEND_LOADS <= end && ((size_t)(h + from) & 15) == 0) {
+template <typename C>
+__device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const C* h, int from, int end) {
+    if (sizeof(C) == 8 && from + POLY_DESCEND_LOADS <= end && ((size_t)(h + from) & 15) == 0) {
         const ulonglong2* v = (const ulonglong2*)(h + from);
 #pragma unroll
         for (int j = 0; j < POLY_DESCEND_LOADS / 2; ++j) {
@@ -34,11 +37,24 @@ __device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const
         }
         return;
     }
+    if (sizeof(C) == 4 && from + POLY_DESCEND_LOADS <= end && ((size_t)(h + from) & 15) == 0) {
+        const uint4* v = (const uint4*)(h + from);
 #pragma unroll
-    for (int j = 0; j < POLY_DESCEND_LOADS; ++j) c[j] = from + j < end ? __ldcg(h + from + j) : 0;
+        for (int j = 0; j < POLY_DESCEND_LOADS / 4; ++j) {
+            const uint4 x = __ldcg(v + j);
+            c[4 * j] = x.x;
+            c[4 * j + 1] = x.y;
+            c[4 * j + 2] = x.z;
+            c[4 * j + 3] = x.w;
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < POLY_DESCEND_LOADS; ++j) c[j] = from + j < end ? (u64)__ldcg(h + from + j) : 0;
 }
 
-__device__ __noinline__ void warp_descend(SelTarget* t, const u64* h, int dbits) {
+template <typename C>
+__device__ __noinline__ void warp_descend(SelTarget* t, const C* h, int dbits) {
     const int lane = threadIdx.x & 31;
     const int bins = 1 << dbits;
     const int per = (bins + 31) / 32;  // bins a lane scans
@@ -121,6 +137,8 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     uint4* ring = smem;
     u32* shist = (u32*)(smem + POLY_RING_BYTES / sizeof(uint4));
     u64* hist = (u64*)P.hist;
+    u32* fine = (u32*)P.sel_fine;  // (a pass that counts two digits: the second in global memory)
+    const int span = fine != nullptr ? 2 * dbits : dbits;  // key bits this pass finds
     for (int k = threadIdx.x; k < slots * bins; k += blockDim.x) shist[k] = 0;
     for (int k = threadIdx.x; k < (2 << POLY_TABLE_BITS); k += blockDim.x) head[k] = -1;
     if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
@@ -131,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             slot[t] = -1;
             // (every target has its first digit and room for this one: the statistics pass counts
             // every element; a target that had not is left as it is, its key reported unknown)
-            if (st[t].bits < POLY_TABLE_BITS || st[t].bits + dbits > POLY_KEY_BITS || st[t].stream < 2 || st[t].stream > 3) {
+            if (st[t].bits < POLY_TABLE_BITS || st[t].bits + span > POLY_KEY_BITS || st[t].stream < 2 || st[t].stream > 3) {
                 owner[t] = -1;
                 continue;
             }
@@ -166,6 +184,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
                     const u32 digit = (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1));
                     if (slot[t] >= 0) atomicAdd(&shist[slot[t] * bins + digit], 1u);
                     else atomicAdd(&hist[(u64)t * bins + digit], (u64)1);
+                    if (fine != nullptr)  // the next 2 dbits bits, in the group's global counts
+                        atomicAdd(&fine[((u64)t << (2 * dbits)) + (u32)((key >> (POLY_KEY_BITS - bits - 2 * dbits)) &
+                                                                         (KT)((1u << (2 * dbits)) - 1u))], 1u);
                     break;
                 }
             }
@@ -184,8 +205,15 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     if (!last) return;
     __threadfence();
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (int t = warp; t < nt; t += warps)
-        if (owner[t] >= 0) warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
+    for (int t = warp; t < nt; t += warps) {
+        if (owner[t] < 0) continue;
+        warp_descend(&S->t[t], hist + (u64)owner[t] * bins, dbits);
+        if (fine == nullptr) continue;
+        __syncwarp();  // (one lane wrote the target)
+        // the second digit, among the group's keys whose first digit is the target's
+        const u64 first = S->t[t].prefix & (u64)(bins - 1);
+        warp_descend(&S->t[t], fine + ((u64)owner[t] << (2 * dbits)) + (first << dbits), dbits);
+    }
     __syncthreads();
     for (int k = threadIdx.x; k < nt * bins; k += blockDim.x) hist[k] = 0;
     if (threadIdx.x == 0) S->done_blocks = 0;

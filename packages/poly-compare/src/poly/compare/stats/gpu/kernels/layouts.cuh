@@ -59,6 +59,7 @@ typedef struct Params {
     int plan_stream;  // poly_keys_hist_planned: 0 absdiff, 1 reldiff (its groups: that stream's planned ranges)
     int plan_phase;   // poly_plan_ranges: its phase (hist: its PlanStates)
     int plan_pad;
+    u64 sel_fine;   // poly_select_input (0: none): ntargets x 2^(2 sel_dbits) u32 counts of the next 2 sel_dbits key bits
 } Params;
 
 // -- the predicted ranges, planned on the device ------------------------------------------------------
