@@ -6,6 +6,7 @@ median or a quantile), computed by the native engine in one call per output pair
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -203,17 +204,19 @@ class SimpleCompareFunc(BaseCompareFunc):
             OrderedDict[str, OutputCompareResult]: By output name of ``iter_result0``; a shape
             mismatch gives ``False``.
         """
-        valid_keys = set(iter_result0.keys()) | set(iter_result1.keys()) | {""}
+        valid_keys = None
         for declared in SimpleCompareOptions.declarations():
-            if declared.dict_label is not None:
-                self._warn_on_unknown_keys(getattr(self.options, declared.name),
-                                           f"the {declared.dict_label} dictionary", valid_keys)
+            option = getattr(self.options, declared.name)
+            if declared.dict_label is not None and isinstance(option, Mapping):  # (only a dict can name unknown outputs)
+                if valid_keys is None:
+                    valid_keys = set(iter_result0.keys()) | set(iter_result1.keys()) | {""}
+                self._warn_on_unknown_keys(option, f"the {declared.dict_label} dictionary", valid_keys)
 
         def match(out0_name: Any, output0: Any, out1_name: Any, output1: Any) -> Any:
             options = self.options_for(out0_name)
             atol, rtol, err_stat = options.atol, options.rtol, options.check_error_stat
-            G_LOGGER.info(f"Tolerance: [abs={atol:.5g}, rel={rtol:.5g}] | Checking {err_stat} error")
-            G_LOGGER.extra_verbose(f"Note: Comparing {iter_result0.runner_name} vs. {iter_result1.runner_name}")
+            G_LOGGER.info(lambda: f"Tolerance: [abs={atol:.5g}, rel={rtol:.5g}] | Checking {err_stat} error")
+            G_LOGGER.extra_verbose(lambda: f"Note: Comparing {iter_result0.runner_name} vs. {iter_result1.runner_name}")
 
             aligned = self._align_shapes(out0_name, output0, output1)
             if aligned is None:

@@ -65,9 +65,14 @@ class DeviceOperand:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def collapsed(self) -> tuple[bool, list[int], list[int]] | None:
+    def collapsed(self) -> tuple[bool, tuple[int, ...], tuple[int, ...]] | None:
         """(contiguous, shape, strides) with size-1 dimensions dropped and mergeable ones merged;
-        None when more than MAX_DIMS dimensions remain."""
+        None when more than MAX_DIMS dimensions remain. (Worked out once: a comparison asks twice.)"""
+        if "_collapsed" not in self.__dict__:
+            self.__dict__["_collapsed"] = self._collapse()  # (frozen: written past __setattr__, as functools.cached_property does)
+        return self.__dict__["_collapsed"]
+
+    def _collapse(self) -> tuple[bool, tuple[int, ...], tuple[int, ...]] | None:
         dims = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
         merged: list[list[int]] = []
         for d, s in dims:
@@ -80,7 +85,7 @@ class DeviceOperand:
         contiguous = len(merged) == 1 and merged[0][1] == self.itemsize
         if len(merged) > MAX_DIMS:
             return None
-        return contiguous, [m[0] for m in merged], [m[1] for m in merged]
+        return contiguous, tuple(m[0] for m in merged), tuple(m[1] for m in merged)
 
 
 class _View(ctypes.Structure):
