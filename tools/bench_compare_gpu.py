@@ -25,7 +25,12 @@ Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios.
 launch, and the time of each launch (and of the host work between them) is printed: where the
 time of the full statistics goes.
 
-Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile]
+``CompareFunc.simple`` on 16.7M pairs is mostly host work around 0.3 ms of kernels, and its time
+moves with where the scheduler runs the process: on an H200 host, 0.57 ms pinned to one CPU
+(``--cpu``) and 0.85-0.87 ms on four (taskset), in the same machine session. Compare figures of
+one placement only; the line before the figures says which.
+
+Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile] [--cpu C]
 """
 
 from __future__ import annotations
@@ -133,12 +138,23 @@ def main() -> int:
     parser.add_argument("--no-first-use", action="store_true", help="skip the first-use figures (two compilations)")
     parser.add_argument("--ties-size", type=int, default=1 << 28,
                         help="pairs of the tied outputs (equal, ReLU zeros; default 2^28, at most --size)")
+    parser.add_argument("--cpu", type=int, default=None,
+                        help="pin this process to that CPU (default: where the scheduler puts it)")
     args = parser.parse_args()
 
     import os
 
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    print(f"process on CPUs {sorted(os.sched_getaffinity(0))}" + (" (pinned by --cpu)" if args.cpu is not None else ""))
+
     os.environ["POLY_GPU_KERNEL_BUILD"] = "foreground"  # the figures below time the optimised kernels
-    import torch
+    try:
+        import torch
+    except ImportError:
+        print("needs PyTorch with CUDA (its tensors hold the pairs), an NVIDIA GPU and cuda-python's NVRTC",
+              file=sys.stderr)
+        return 1
 
     from poly.compare import CompareFunc, error_stats
     from poly.compare.results import IterationResult
