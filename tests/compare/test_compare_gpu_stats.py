@@ -164,6 +164,19 @@ def assert_stats_equal(got, want):
         assert _same(g, w) or abs(g - w) <= 1e-9 * max(1.0, abs(w)), (f, g, w)
 
 
+@pytest.fixture
+def launched(monkeypatch) -> list[str]:
+    """The names of the kernels launched through ``DeviceRun.launch``, in order (clear it between
+    comparisons)."""
+    from poly.compare.stats.gpu import device_run
+
+    names: list[str] = []
+    launch = device_run.DeviceRun.launch
+    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (names.append(name),
+                                                                                   launch(self, name, *a, **k))[1])
+    return names
+
+
 QUANTILES = (0.0, 0.1, 0.5, 0.9, 0.95, 0.99, 1.0)
 
 
@@ -283,16 +296,10 @@ SELECT_QUANTILES = (0.0, 0.5, 0.99, 1.0)  # with the median, 20 ranks at most: t
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
                                   ("int32", "int32"), ("int64", "int64"), ("uint8", "int32")],
                          ids=lambda p: f"{p[0]}-{p[1]}")
-def test_mid_size_inputs_select_their_ranks_on_the_device(pair, monkeypatch):
+def test_mid_size_inputs_select_their_ranks_on_the_device(pair, launched):
     # Inputs up to SELECT_MAX_READS: after the statistics pass, passes over the input narrow every
     # rank on the device (no gather, no radix pass over gathered keys, no host pick), giving the
     # CPU engine's order statistics; ties, one element, NaN/Inf and strided views included.
-    from poly.compare.stats.gpu import device_run
-
-    launched = []
-    launch = device_run.DeviceRun.launch
-    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
-                                                                                   launch(self, name, *a, **k)))
     rng = np.random.default_rng(5)
     for n, kind in ((1, "noise"), (37 * 29, "noise"), (700_001, "noise"), (700_001, "ties"), (5000, "special"),
                     (6000, "strided")):
@@ -315,16 +322,12 @@ def test_mid_size_inputs_select_their_ranks_on_the_device(pair, monkeypatch):
 @needs_cupy
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("bfloat16", "bfloat16")],
                          ids=lambda p: f"{p[0]}-{p[1]}")
-def test_one_select_pass_counts_both_digits_left_of_float32_keys(pair, monkeypatch):
+def test_one_select_pass_counts_both_digits_left_of_float32_keys(pair, launched, monkeypatch):
     # Where its counts cost less than the pass they save (large inputs, few ranks), one select pass
     # counts the last 20 bits of float32 keys (the second digit in global memory) and descends
     # both; forced here on smaller inputs: the CPU engine's order statistics, from one pass.
-    from poly.compare.stats.gpu import device_run, order_select
+    from poly.compare.stats.gpu import order_select
 
-    launched = []
-    launch = device_run.DeviceRun.launch
-    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
-                                                                                   launch(self, name, *a, **k)))
     monkeypatch.setattr(order_select, "_fine_pass", lambda run, targets, key_bits: key_bits == 32)
     rng = np.random.default_rng(31)
     for n, kind in ((1, "noise"), (700_001, "noise"), (700_000, "ties"), (5000, "special")):
@@ -341,17 +344,14 @@ def test_one_select_pass_counts_both_digits_left_of_float32_keys(pair, monkeypat
 
 
 @needs_cupy
-def test_device_select_with_more_groups_than_shared_histograms(monkeypatch):
+def test_device_select_with_more_groups_than_shared_histograms(launched, monkeypatch):
     # A select pass counts half as many groups as it has targets in shared memory (a rank and its
     # neighbour nearly always share one); values spread over 120 octaves put neighbouring ranks in
     # different groups, so that some groups count in global memory: the ranks are exact all the same.
-    from poly.compare.stats.gpu import device_run, order_select
+    from poly.compare.stats.gpu import order_select
     from poly.compare.stats.gpu.kernel_source import SELECT_PER_SLOT, SELECT_TARGETS
 
-    launched, selected = [], []
-    launch = device_run.DeviceRun.launch
-    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
-                                                                                   launch(self, name, *a, **k)))
+    selected = []
     keys = order_select.DeviceSelect.keys  # (raises where a rank was left unresolved: the host then compares)
     monkeypatch.setattr(order_select.DeviceSelect, "keys", lambda self, state: selected.append(keys(self, state))
                         or selected[-1])
@@ -458,11 +458,11 @@ def test_zero_differences_divide_as_the_cpu_engine_does(pair):
 @pytest.mark.parametrize("case", ["in range", "ranges too narrow", "regions too small"])
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
                                   ("int32", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
-def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatch):
+def test_predicted_ranges_give_the_exact_order_statistics(pair, case, launched, monkeypatch):
     # The statistics pass gathers the keys of the ranges a sample predicts (on inputs of any size
     # here): the order statistics equal NumPy's whether every rank lies in its range (no gather
     # pass then), some do not (ranges allowed no spread), or the blocks' regions overflow.
-    from poly.compare.stats.gpu import device_run, order_select, predicted_ranges
+    from poly.compare.stats.gpu import order_select, predicted_ranges
 
     monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
     monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # seven quantiles joined into four ranges are wide
@@ -472,10 +472,6 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, monkeypatc
     elif case == "regions too small":
         monkeypatch.setattr(predicted_ranges, "REGION_SLACK", 0.0)
         monkeypatch.setattr(predicted_ranges, "REGION_EXTRA", 1)
-    launched = []
-    launch = device_run.DeviceRun.launch
-    monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (launched.append(name),
-                                                                                   launch(self, name, *a, **k)))
     rng = np.random.default_rng(17)
     n = 1_000_003
     a = _data(pair[0], n, rng, False)
