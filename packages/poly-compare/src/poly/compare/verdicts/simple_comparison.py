@@ -175,7 +175,7 @@ class SimpleCompareOptions:
         The options output ``output_name`` is checked with: per-output dicts resolved (its own
         name, then ``""``, then the default) and the defaults filled in.
         """
-        uniform = self.__dict__.get("_uniform")  # (kept beside the fields: options with no dict resolve alike for every name)
+        uniform: SimpleCompareOptions | None = self.__dict__.get("_uniform")  # (kept beside the fields: options with no dict resolve alike for every name)
         if uniform is not None:
             return uniform
         values = {}

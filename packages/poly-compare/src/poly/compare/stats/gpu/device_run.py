@@ -11,6 +11,7 @@ pass's per-block record, ``SELECT_STATE`` the ranks of a device-side select.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import math
 import threading
@@ -40,8 +41,8 @@ __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FI
            "transfer_counter"]
 
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
-STAGED_MAX = 1 << 20  # reads back of at most this many bytes in all go through a device's page-locked staging buffer
 LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
+STAGED_MAX = 1 << 20  # reads back of at most this many bytes in all go through a device's page-locked staging buffer
 
 # Bytes copied from device to host in all, and the largest single copy (tests read them to
 # prove that the arrays themselves never travel).
@@ -261,7 +262,8 @@ class DeviceRun:
             if self._event is not None:
                 drv.cuEventDestroy(self._event)
             if self._pushed:
-                _native.cuda_pop_context()
+                with contextlib.suppress(_native.CudaError):  # (as every call of this clean-up: its error, if any, is the one told)
+                    _native.cuda_pop_context()
         finally:
             self.device.lock.release()
 
@@ -314,9 +316,9 @@ class DeviceRun:
         """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
         tens of microseconds: a small comparison is made of little else)."""
         total = sum(-(-out.nbytes // 256) * 256 for _, out in copies)
-        staging = self.device.staging(total) if total <= STAGED_MAX else None
         placed = []
         try:
+            staging = self.device.staging(total) if total <= STAGED_MAX else None
             offset = 0
             for ptr, out in copies:
                 if out.nbytes:
@@ -333,7 +335,7 @@ class DeviceRun:
             raise GpuError(str(err)) from err
         self._busy = False
         for out, offset in placed:
-            np.copyto(out.reshape(-1).view(np.uint8), staging[offset:offset + out.nbytes])  # type: ignore[index]
+            np.copyto(out.reshape(-1).view(np.uint8), staging[offset:offset + out.nbytes])
         return [out for _, out in copies]
 
     # -- launches -----------------------------------------------------------------------------
