@@ -4,7 +4,7 @@ output `probs` [1,4], IR 10 / opset 17 (readable by the installed ONNX-Runtime).
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +53,10 @@ def build() -> onnx.ModelProto:
 
 
 def main() -> None:
-    dest = Path(sys.argv[1]) if len(sys.argv) > 1 else DEST
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dest", nargs="?", type=Path, default=DEST,
+                        help=f"where to write the model (default: {DEST.relative_to(DEST.parents[6])})")
+    dest = parser.parse_args().dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(build(), str(dest))
     print(dest)
