@@ -72,9 +72,9 @@ _THIS_MODULE = G_LOGGER.module_path(__file__)  # (the path the logger judges thi
 
 
 def stats_lines_logged() -> bool:
-    """Whether the statistics lines ``log_output_stats`` writes are printed (INFO on for this
-    module, by the logger's per-module rule). What only those lines show (the p90/p95/p99 of the
-    differences) need not be computed otherwise."""
+    """Whether this module's statistics lines (``log_output_stats``, ``log_compared_output_stats``)
+    are printed: INFO on for this module, by the logger's per-module rule. What only those lines
+    show (the p90/p95/p99 of the differences, the report's figures) need not be computed otherwise."""
     return G_LOGGER.is_enabled(G_LOGGER.INFO, _THIS_MODULE)
 
 
@@ -328,7 +328,7 @@ def log_compared_output_stats(iter_result0: Any, iter_result1: Any, match_dicts:
         match_dicts (List[Mapping[str, Any]]): What each comparison function returned.
         runner0_name, runner1_name (str): The runner names for the labels.
     """
-    if not match_dicts or not G_LOGGER.is_enabled(G_LOGGER.INFO, _THIS_MODULE):
+    if not match_dicts or not stats_lines_logged():
         return  # (every line of it is at INFO or below: no statistics computed for nothing)
     for out0_name, result in match_dicts[0].items():
         out1_name = getattr(result, "output1_name", None) or out0_name

@@ -15,8 +15,9 @@ import contextlib
 import ctypes
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -87,6 +88,20 @@ class DeviceOperand:
         if len(merged) > MAX_DIMS:
             return None
         return contiguous, tuple(m[0] for m in merged), tuple(m[1] for m in merged)
+
+
+def _native_call(call: Callable[..., Any], *args: Any, what: str | None = None) -> Any:
+    """``call(*args)``, one of poly._native's driver calls, with its CudaError raised as a GpuError (what
+    the dispatch falls back to the host on), prefixed by ``what``."""
+    try:
+        return call(*args)
+    except _native.CudaError as err:
+        raise GpuError(f"{what}: {err}" if what else str(err)) from err
+
+
+def _staged_size(nbytes: int) -> int:
+    """The room a read-back of ``nbytes`` takes in the staging buffer (256-byte aligned)."""
+    return -(-nbytes // 256) * 256
 
 
 class _View(ctypes.Structure):
@@ -233,7 +248,7 @@ class DeviceRun:
         drv = self._drv
         self.device.lock.acquire()
         try:
-            _native.cuda_push_context(self.device.context_handle)
+            _native_call(_native.cuda_push_context, self.device.context_handle)
             self._pushed = True
             self.program = load_program(int(self.device.context), self.device.cc, self.setup.variant)
             streams = [s for s in (self.a.stream, self.b.stream) if s is not None]
@@ -242,9 +257,6 @@ class DeviceRun:
                 self._event = check(drv.cuEventCreate(int(drv.CUevent_flags.CU_EVENT_DISABLE_TIMING)), "cuEventCreate")
                 check(drv.cuEventRecord(self._event, streams[1]), "cuEventRecord")
                 check(drv.cuStreamWaitEvent(self.stream, self._event, 0), "cuStreamWaitEvent")
-        except _native.CudaError as err:
-            self.__exit__(None, None, None)
-            raise GpuError(str(err)) from err
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -282,20 +294,14 @@ class DeviceRun:
             ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
             self._allocs.append((size, ptr))
         if zero:
-            try:
-                _native.cuda_memset_async(ptr, max(int(nbytes), 1), self.stream)
-            except _native.CudaError as err:
-                raise GpuError(str(err)) from err
+            _native_call(_native.cuda_memset_async, ptr, max(int(nbytes), 1), self.stream)
             self._busy = True
         return ptr
 
     def write(self, ptr: int, data: np.ndarray) -> None:
         """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
         the driver stages pageable memory before returning)."""
-        try:
-            _native.cuda_copy_to_device_async(ptr, np.ascontiguousarray(data), self.stream)
-        except _native.CudaError as err:
-            raise GpuError(str(err)) from err
+        _native_call(_native.cuda_copy_to_device_async, ptr, np.ascontiguousarray(data), self.stream)
         self._busy = True
 
     def set_range_table(self, ptr: int, nbytes: int) -> None:
@@ -315,24 +321,21 @@ class DeviceRun:
     def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
         """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
         tens of microseconds: a small comparison is made of little else)."""
-        total = sum(-(-out.nbytes // 256) * 256 for _, out in copies)
+        total = sum(_staged_size(out.nbytes) for _, out in copies)
+        staging = _native_call(self.device.staging, total) if total <= STAGED_MAX else None
         placed = []
-        try:
-            staging = self.device.staging(total) if total <= STAGED_MAX else None
-            offset = 0
-            for ptr, out in copies:
-                if out.nbytes:
-                    if staging is None:
-                        _native.cuda_copy_to_host_async(out, ptr, self.stream)
-                    else:
-                        _native.cuda_copy_to_host_async(staging[offset:offset + out.nbytes], ptr, self.stream)
-                        placed.append((out, offset))
-                        offset += -(-out.nbytes // 256) * 256
-                    transfer_counter["dtoh_bytes"] += out.nbytes
-                    transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
-            _native.synchronize_stream(self.stream)
-        except _native.CudaError as err:
-            raise GpuError(str(err)) from err
+        offset = 0
+        for ptr, out in copies:
+            if out.nbytes:
+                if staging is None:
+                    _native_call(_native.cuda_copy_to_host_async, out, ptr, self.stream)
+                else:
+                    _native_call(_native.cuda_copy_to_host_async, staging[offset:offset + out.nbytes], ptr, self.stream)
+                    placed.append((out, offset))
+                    offset += _staged_size(out.nbytes)
+                transfer_counter["dtoh_bytes"] += out.nbytes
+                transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+        _native_call(_native.synchronize_stream, self.stream)
         self._busy = False
         for out, offset in placed:
             np.copyto(out.reshape(-1).view(np.uint8), staging[offset:offset + out.nbytes])
@@ -381,8 +384,5 @@ class DeviceRun:
 
     def launch(self, name: str, params: LaunchParams, grid: int, shared: int = 0) -> None:
         """Launches kernel ``name`` on ``grid`` blocks of THREADS threads, in stream order."""
-        try:
-            _native.cuda_launch(self.program.handles[name], grid, THREADS, shared, self.stream, params)
-        except _native.CudaError as err:
-            raise GpuError(f"{name}: {err}") from err
+        _native_call(_native.cuda_launch, self.program.handles[name], grid, THREADS, shared, self.stream, params, what=name)
         self._busy = True

@@ -520,23 +520,22 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
     shared = RING_BYTES + (-(-len(wanted) // SELECT_PER_SLOT) << SELECT_BITS) * 4  # (the kernel's shared histograms)
     grid = run.grid("poly_select_input", shared)
-    if _fine_pass(run, len(wanted), key_bits):  # the two digits left in one pass
+    digits = 1  # digits a pass finds: two where the pass counts the second in global memory
+    if _fine_pass(run, len(wanted), key_bits):
         p.sel_fine = run.alloc((len(wanted) << (2 * SELECT_BITS)) * 4, zero=True)
-        p.sel_dbits = SELECT_BITS
-        run.launch("poly_select_input", p, grid, shared)
-        return DeviceSelect(wanted=wanted, state=p.sel, key_bits=key_bits)
+        digits = 2
     bits = FIRST_BITS
     while bits < key_bits:
         p.sel_dbits = min(SELECT_BITS, key_bits - bits)
         run.launch("poly_select_input", p, grid, shared)
-        bits += p.sel_dbits
+        bits += digits * p.sel_dbits
     return DeviceSelect(wanted=wanted, state=p.sel, key_bits=key_bits)
 
 
 def _fine_pass(run: DeviceRun, targets: int, key_bits: int) -> bool:
     """Whether a select pass counts the last two digits of 32-bit keys at once, the second in
     global memory (``Params.sel_fine``: 4 MiB of counts a target, zeroed first): where those counts
-    are at most half what the pass it saves reads of float32 pairs (2^22 pairs and more a target)."""
+    are at most half what the pass it saves reads of float32 pairs (2^20 pairs and more a target)."""
     if key_bits - FIRST_BITS != 2 * SELECT_BITS:
         return False
     return 2 * (targets << (2 * SELECT_BITS)) * 4 <= run.n * 8

@@ -13,8 +13,8 @@
 // histograms (at Params.hist, ntargets x 2^sel_dbits u64, zero before the first pass) and clears
 // them for the next pass, launched right behind it. With Params.sel_fine, a pass also counts the
 // following sel_dbits bits of each counted key in global memory (a group's 2^(2 sel_dbits) counts,
-// zero before the pass), and its last block descends both digits: one pass where two were. Targets of one group (a rank and its
-// neighbour) share the first one's histogram. A block counts in shared memory for
+// zero before the pass), and its last block descends both digits: one pass where two were.
+// Targets of one group (a rank and its neighbour) share the first one's histogram. A block counts in shared memory for
 // ceil(ntargets / POLY_SEL_PER_SLOT) groups (half the targets: a rank and its neighbour nearly always share
 // one), so that three blocks fit an SM with 16 targets where two did; the groups beyond those
 // count straight into the global histogram (correct, slower, and rare).
