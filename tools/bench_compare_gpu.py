@@ -145,7 +145,11 @@ def main() -> int:
     import os
 
     if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
+        try:
+            os.sched_setaffinity(0, {args.cpu})
+        except OSError as err:
+            parser.error(f"--cpu {args.cpu}: cannot run on that CPU ({err.strerror}); this process may use "
+                         f"{sorted(os.sched_getaffinity(0))}")
     print(f"process on CPUs {sorted(os.sched_getaffinity(0))}" + (" (pinned by --cpu)" if args.cpu is not None else ""))
 
     os.environ["POLY_GPU_KERNEL_BUILD"] = "foreground"  # the figures below time the optimised kernels
