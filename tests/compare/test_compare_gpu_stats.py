@@ -207,6 +207,38 @@ def test_every_dtype_pair_matches_the_cpu_engine(pair, special):
 
 
 @needs_cupy
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_extrema_held_in_many_blocks_are_the_first_elements(dtype):
+    # The statistics pass records an extremum by the sub-chunk holding it and reads again only the
+    # sub-chunk each block keeps: with every stream's extreme values held by elements of many
+    # blocks, at every place of a sub-chunk, and zeros of both signs as a's minimum, each index is
+    # the first such element's and each value its own, as the CPU engine gives them.
+    rng = np.random.default_rng(11)
+    n = (1 << 20) + 3
+    a = rng.uniform(1, 2, n)
+    b = a + rng.uniform(-1e-2, 1e-2, n)
+    places = rng.permutation(np.arange(1000, n))[:4 * 96].reshape(4, 96)
+    first_zero = places[0].min()
+    a[places[0]] = 0.0
+    a[places[0][places[0] != first_zero][::2]] = -0.0
+    a[first_zero] = -0.0  # a's minimum: the first zero, negative
+    a[places[1]], b[places[1]] = 7.0, 1.0  # a's maximum, reldiff's maximum (6, exact in every dtype)
+    a[places[2]], b[places[2]] = 2.0, 9.0  # b's maximum, absdiff's maximum (7)
+    b[places[3]] = a[places[3]]  # absdiff's and reldiff's minimum: 0
+    a, b = a.astype(dtype), b.astype(dtype)
+    got = error_stats(cp.asarray(a), cp.asarray(b))
+    want = error_stats(a, b, threads=1)
+    assert (want.a.argmin, want.a.argmax, want.b.argmax) == ((first_zero,), (places[1].min(),), (places[2].min(),))
+    assert (want.reldiff.argmax, want.absdiff.argmax) == ((places[1].min(),), (places[2].min(),))
+    assert_stats_equal(got, want)
+    for name in ("a", "b", "absdiff", "reldiff"):
+        g, w = getattr(got, name), getattr(want, name)
+        assert (g.argmin, g.argmax) == (w.argmin, w.argmax), name
+        assert (math.copysign(1, g.min), math.copysign(1, g.max)) == (math.copysign(1, w.min), math.copysign(1, w.max)), name
+    assert math.copysign(1, got.a.min) == -1.0
+
+
+@needs_cupy
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("float64", "float64"),
                                   ("int64", "int64"), ("uint8", "int32")], ids=lambda p: f"{p[0]}-{p[1]}")
 def test_strided_views_match_the_cpu_engine(pair):

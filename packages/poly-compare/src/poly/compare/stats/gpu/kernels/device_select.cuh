@@ -126,6 +126,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     __shared__ int slot_owner[POLY_SEL_TARGETS];  // the target whose group each shared histogram counts
     __shared__ int nslots;  // the shared histograms in use
     __shared__ int counting;  // whether any target counts this pass (none: every key is known)
+    __shared__ int direct;  // whether every counting group is a whole table entry with a shared histogram
     // per stream and value of a key's top POLY_TABLE_BITS bits (all known: the first digit came
     // from the statistics pass), the first counting target whose prefix starts so, then the next
     __shared__ signed char head[2 << POLY_TABLE_BITS];
@@ -144,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     if (threadIdx.x < nt) st[threadIdx.x] = S->t[threadIdx.x];
     __syncthreads();
     if (threadIdx.x == 0) {
-        int used = 0, owners = 0;
+        int used = 0, owners = 0, whole = 1;
         for (int t = 0; t < nt; ++t) {
             slot[t] = -1;
             // (every target has its first digit and room for this one: the statistics pass counts
@@ -166,10 +167,12 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
                 const int at = ((st[t].stream - 2) << POLY_TABLE_BITS) + (int)(st[t].prefix >> (st[t].bits - POLY_TABLE_BITS));
                 next[t] = head[at];
                 head[at] = (signed char)t;
+                whole &= st[t].bits == POLY_TABLE_BITS && slot[t] >= 0;
             }
         }
         nslots = used;
         counting = owners > 0;
+        direct = whole;
     }
     __syncthreads();
     if (!counting) return;  // (the same in every block: no block reads the input, none merges)
@@ -192,7 +195,26 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             }
         }
     };
-    for_each_value(P, ring, one);
+    // The first pass behind the statistics (every prefix of POLY_TABLE_BITS bits, as a float32
+    // key's single pass has it): a table entry is its group, so that a key's counts need no
+    // prefix test and no walk; the lanes of a warp that hold such a key (a few in a hundred, yet
+    // in most warps) ran the general path's two dozen instructions for each of them, and the pass
+    // was bound by instruction issue.
+    auto whole_entry = [&](u64, const Vals& v, bool) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+            const KT key = order_key(v.v[2 + s]);
+            const int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))];
+            if (t >= 0) {
+                atomicAdd(&shist[slot[t] * bins + (u32)((key >> (POLY_KEY_BITS - POLY_TABLE_BITS - dbits)) & (KT)(bins - 1))], 1u);
+                if (fine != nullptr)
+                    atomicAdd(&fine[((u64)t << (2 * dbits)) + (u32)((key >> (POLY_KEY_BITS - POLY_TABLE_BITS - 2 * dbits)) &
+                                                                     (KT)((1u << (2 * dbits)) - 1u))], 1u);
+            }
+        }
+    };
+    if (direct) for_each_value(P, ring, whole_entry);
+    else for_each_value(P, ring, one);
     __syncthreads();
     for (int k = threadIdx.x; k < slots * bins; k += blockDim.x) {
         const u32 c = shist[k];

@@ -79,7 +79,7 @@ __device__ __forceinline__ void feed_one(Stream& r, VT xv, u64 i, u32 ord, Talli
 // An extremum's ordinal with this bit names the first element of the sub-chunk holding it, not
 // the element itself: the finite path records a sub-chunk without branching (a branch per stream
 // and extremum, taken by some lane of a warp at a fair share of the chunks, cost more than the
-// arithmetic), and resolve_extremum finds the element once the pass is over.
+// arithmetic), and resolve_extremum finds the element once the block's records are merged.
 #define POLY_IN_SUBCHUNK 0x80000000u
 
 // The extrema of stream K over a sub-chunk of finite values (its first element's ordinal ord0):
@@ -142,38 +142,50 @@ __device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
     return (i64)(start + first + ((u64)ord - mine * POLY_ELEMS) * stride);
 }
 
-// An extremum recorded by its sub-chunk (ordinal with POLY_IN_SUBCHUNK): the sub-chunk's elements
-// read again (its first element is where global_index puts that ordinal, the others follow it: a
-// sub-chunk lies within one chunk) and the first equal to `value` taken,
-// its ordinal and its own value returned (the sign of a zero extremum is the element's).
-// Once per extremum and thread, after the pass.
-struct Found {
-    VT value;
-    u32 ord;
-};
-__device__ __forceinline__ Found resolve_extremum(const Params& P, u32 ord, int k, VT value) {
-    const u32 base = ord & ~POLY_IN_SUBCHUNK;
-    const u64 g = (u64)global_index(P, base);
-    for (int e = 0; e < POLY_SUB; ++e) {
-        Vals v;
-        element_raw<false>(P, load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, g + e)),
-                           load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, g + e)), v);
-        if (v.v[k] == value) return Found{v.v[k], base + (u32)e};
+// An extremum recorded by its sub-chunk travels as the sub-chunk's first index, marked in the
+// record's `pad` (POLY_MN_SUB, POLY_MX_SUB), through the warps' and the block's merges: sub-chunks
+// never overlap, so the first index of a sub-chunk orders it among other candidates as its element
+// would. Only the block's merged extrema are resolved (the winning sub-chunk read again, the first
+// element equal to the value taken, its own value kept: the sign of a zero extremum is the
+// element's), by eight threads, one an extremum. Resolved by every thread once the pass was over,
+// the sub-chunks' reads had cost a quarter of the pass over 16.7M float32 pairs (35 of 113 us on
+// an H200); resolved by the merge kernel, only the record's eight, that kernel took 7 us longer
+// (its code runs once, fetched cold), against 3 us more for the pass this way.
+#define POLY_MN_SUB 1
+#define POLY_MX_SUB 2
+__device__ __forceinline__ void resolve_extremum(const Params& P, int k, double& value, i64& index) {
+    const VT want = (VT)value;
+    u64 ra[POLY_SUB], rb[POLY_SUB];
+#pragma unroll
+    for (int e = 0; e < POLY_SUB; ++e) {  // all loads in flight at once: one round trip, not one an element
+        const u64 g = (u64)index + (u64)e;
+        ra[e] = load_raw<POLY_DTA>((const char*)P.a.ptr + offset_of(P.a, g));
+        rb[e] = load_raw<POLY_DTB>((const char*)P.b.ptr + offset_of(P.b, g));
     }
-    return Found{value, base};  // (not reached: the sub-chunk holds the value)
+#pragma unroll 1
+    for (int e = 0; e < POLY_SUB; ++e) {  // (one copy of the arithmetic: it runs once a block, and its code is fetched cold)
+        Vals v;
+        element_raw<false>(P, ra[e], rb[e], v);
+        if (v.v[k] == want) {
+            value = (double)v.v[k];
+            index += e;
+            return;
+        }
+    }
+}  // (the sub-chunk holds the value: the loop returns)
+
+// One extremum of a block's merged record of stream k resolved (see above): the minimum (which 0) or
+// the maximum (which 1).
+__device__ __forceinline__ void resolve_extrema(const Params& P, Acc& a, int k, int which) {
+    if (which == 0 && (a.pad & POLY_MN_SUB)) resolve_extremum(P, k, a.mn, a.imn);
+    if (which == 1 && (a.pad & POLY_MX_SUB)) resolve_extremum(P, k, a.mx, a.imx);
 }
 
-__device__ __forceinline__ void resolve_extrema(const Params& P, Stream& r, int k) {
-    if (r.imn != POLY_NONE && (r.imn & POLY_IN_SUBCHUNK)) {
-        const Found f = resolve_extremum(P, r.imn, k, r.mn);
-        r.mn = f.value;
-        r.imn = f.ord;
-    }
-    if (r.imx != POLY_NONE && (r.imx & POLY_IN_SUBCHUNK)) {
-        const Found f = resolve_extremum(P, r.imx, k, r.mx);
-        r.mx = f.value;
-        r.imx = f.ord;
-    }
+// A thread's extremum ordinal as a record's index (its sub-chunk's first, marked by `flag`).
+__device__ __forceinline__ i64 extremum_index(const Params& P, u32 ord, i64 flag, i64& pad) {
+    if (ord == POLY_NONE) return -1;
+    if (ord & POLY_IN_SUBCHUNK) pad |= flag;
+    return global_index(P, ord & ~POLY_IN_SUBCHUNK);
 }
 
 // `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
@@ -198,8 +210,10 @@ __device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, 
 #endif
     a.ab = ab ? r.ab : a.sum;
     a.mn = (double)r.mn; a.mx = (double)r.mx;
-    a.imn = global_index(P, r.imn); a.imx = global_index(P, r.imx);
-    a.inan = -1; a.nnan = 0; a.ninf = 0; a.pad = 0;  // the block's tallies are added after the merge (warps_to_part's threads)
+    a.pad = 0;
+    a.imn = extremum_index(P, r.imn, POLY_MN_SUB, a.pad);
+    a.imx = extremum_index(P, r.imx, POLY_MX_SUB, a.pad);
+    a.inan = -1; a.nnan = 0; a.ninf = 0;  // the block's tallies are added after the merge (warps_to_part's threads)
 }
 
 __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
@@ -215,8 +229,12 @@ __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
         }
     }
     r.sum += o.sum; r.sq += o.sq; r.ab += o.ab;
-    if (o.imn >= 0 && (r.imn < 0 || o.mn < r.mn || (o.mn == r.mn && o.imn < r.imn))) { r.mn = o.mn; r.imn = o.imn; }
-    if (o.imx >= 0 && (r.imx < 0 || o.mx > r.mx || (o.mx == r.mx && o.imx < r.imx))) { r.mx = o.mx; r.imx = o.imx; }
+    if (o.imn >= 0 && (r.imn < 0 || o.mn < r.mn || (o.mn == r.mn && o.imn < r.imn))) {
+        r.mn = o.mn; r.imn = o.imn; r.pad = (r.pad & ~(i64)POLY_MN_SUB) | (o.pad & POLY_MN_SUB);
+    }
+    if (o.imx >= 0 && (r.imx < 0 || o.mx > r.mx || (o.mx == r.mx && o.imx < r.imx))) {
+        r.mx = o.mx; r.imx = o.imx; r.pad = (r.pad & ~(i64)POLY_MX_SUB) | (o.pad & POLY_MX_SUB);
+    }
     if (o.inan >= 0 && (r.inan < 0 || o.inan < r.inan)) r.inan = o.inan;
     r.nnan += o.nnan; r.ninf += o.ninf;
 }
@@ -231,7 +249,7 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     o.imn = __shfl_down_sync(m, a.imn, delta); o.imx = __shfl_down_sync(m, a.imx, delta);
     o.inan = __shfl_down_sync(m, a.inan, delta);
     o.nnan = __shfl_down_sync(m, a.nnan, delta); o.ninf = __shfl_down_sync(m, a.ninf, delta);
-    o.pad = 0;
+    o.pad = __shfl_down_sync(m, a.pad, delta);
     return o;
 }
 
@@ -386,8 +404,6 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         }
     }
     for_each_pair<false>(P, ring, chunk, one);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) resolve_extrema(P, r[k], k);
     Acc a[4];
     const double dcnt = (double)cnt;
     stream_finish(P, r[0], dcnt, true, true, a[0]);
@@ -440,6 +456,10 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         out->s[k].ninf = tallies.inf[k];
         out->s[k].inan = tallies.first_nan[k] == ~0ull ? -1 : (i64)tallies.first_nan[k];
     }
+    __syncthreads();  // (warps_to_part's threads wrote the record)
+    if (threadIdx.x < 8) resolve_extrema(P, out->s[threadIdx.x % 4], threadIdx.x % 4, threadIdx.x / 4);
+    __syncthreads();
+    if (threadIdx.x < 4) out->s[threadIdx.x].pad = 0;
     if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
         u64* ro = (u64*)P.rout;
         const u64 c = range_counts[threadIdx.x];
