@@ -156,6 +156,7 @@ def test_severity_trie_longest_prefix():
     assert trie.get("a/b/c") == 10
     assert trie.get("ab/c") == 20  # prefixes match whole components only
     assert trie.get("/abs/dir/f.py") == 40
+    assert trie.lowest == 10  # (below every path's severity a message is dropped without a lookup)
     with pytest.raises(ValueError):
         SeverityTrie({"a": 10})
 

@@ -109,6 +109,8 @@ class SeverityTrie:
                 node = node.setdefault(component, {})
             node[""] = severity
         self.has_non_default_entries = len(self._trie) > 1
+        #: The lowest severity of any path: a message below it is logged nowhere.
+        self.lowest: int = min(self._dict.values())
 
     def get(self, path: str | None = None) -> int:
         """
@@ -524,6 +526,8 @@ class Logger:
             error_ok (bool):
                     When the message callable raises, log a placeholder instead of raising.
         """
+        if severity < self._module_severity.lowest:  # (no path logs it: nothing to look up)
+            return
         file_path, line_no = None, None
         if self.line_info or self._module_severity.has_non_default_entries:
             raw_path, line_no = self._caller(stack_depth)
