@@ -350,6 +350,27 @@ def test_mid_size_inputs_select_their_ranks_on_the_device(pair, launched):
             assert "poly_select_input" in ordered and "poly_radix_gather" not in ordered, (n, kind, ordered)
 
 
+@needs_cupy
+def test_one_pass_selects_on_the_device_whatever_the_size(launched, monkeypatch):
+    # Where one select pass finds both digits left of float32 keys, the device-side select serves
+    # any size (a gather pass reads the input as well); several passes (float64 keys) only up to
+    # SELECT_MAX_READS elements read in all. Lowered here below one read of this input: the
+    # float32 pair is selected on the device in one pass, the float64 pair the host-driven way.
+    from poly.compare.stats.gpu import order_select
+
+    n = (1 << 22) + 5  # (2 ranks: a pass's global counts, 8 MiB, are at most half what it reads)
+    monkeypatch.setattr(order_select, "SELECT_MAX_READS", n // 4)
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal(n)
+    y = x + 1e-3 * rng.standard_normal(n)
+    for dtype, on_device in (("float32", True), ("float64", False)):
+        a, b = x.astype(dtype), y.astype(dtype)
+        launched.clear()
+        got = error_stats(cp.asarray(a), cp.asarray(b))
+        assert launched.count("poly_select_input") == (1 if on_device else 0), (dtype, launched)
+        assert any(k in launched for k in ("poly_radix_gather", "poly_radix_hist")) != on_device, (dtype, launched)
+        assert_stats_equal(got, error_stats(a, b, threads=1))
+
 
 @needs_cupy
 @pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32"), ("bfloat16", "bfloat16")],

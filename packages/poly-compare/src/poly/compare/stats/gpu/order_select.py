@@ -3,7 +3,8 @@ The exact order statistics of a comparison on the GPU: a radix select on the ord
 keys of absdiff and reldiff (and of a and b, for their medians), driven from the host.
 
 1. The statistics pass counts the top 12 key bits of absdiff and reldiff (a histogram each).
-2. On a mid-size input (``SELECT_MAX_READS``), passes over the input finish the select on the
+2. Where one pass finds the last two digits of float32 keys (any size), or the passes read at
+   most ``SELECT_MAX_READS`` elements in all, passes over the input finish the select on the
    device (``poly_select_input``: each pass's last block descends the ranks), with no host round
    trip between passes. Otherwise, the keys of the elements in the bins that hold a wanted rank
    are gathered into a buffer per stream, in one more pass over the input (while they fit the
@@ -66,10 +67,12 @@ __all__ = ["order_values", "plan_ranges", "range_first_pass", "range_first_copie
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
 GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against the free memory
-# A device-side select reads the input once per SELECT_BITS key bits after the first digit: it
-# serves inputs whose passes read at most this many elements in all (float32 keys: 2 passes,
-# up to 2^25 elements; float64 keys: 6 passes), where a pass costs less than the host's round
-# trips of a gather and its radix passes.
+# A device-side select reads the input once per SELECT_BITS key bits after the first digit, or
+# once for all of a float32 key's where a pass counts the second digit in global memory
+# (``_fine_pass``). That one pass serves an input of any size: a gather pass reads the input as
+# well, and its radix passes and round trips come on top (H200, median: 2^27 float32 pairs 2.5 ->
+# 1.4 ms, 2^28 3.8 -> 2.4 ms; at 10^9 even with the predicted ranges). Several passes serve inputs
+# whose passes read at most this many elements in all (float64 keys: 6 passes, about 11M elements).
 SELECT_MAX_READS = 1 << 26
 COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of float32 keys) are copied to the host instead of narrowed further
 _BINS = 1 << DIGIT_BITS
@@ -505,12 +508,13 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     value takes it from the record), then one pass over the input per SELECT_BITS key bits
     (``poly_select_input``; none reads the input once every key is known), with no host round
     trip. Ranks of a stream that turns out to hold NaN are selected all the same (their keys go
-    unused). None (nothing queued) for an input too large (``SELECT_MAX_READS``), too many ranks,
+    unused). None (nothing queued) for an input too large for its passes (``SELECT_MAX_READS``), too many ranks,
     or ranks of other streams."""
     wanted = _order_ranks(requests, run.n)[1]
     key_bits = _key_bits(run)
-    passes = -(-(key_bits - FIRST_BITS) // SELECT_BITS)
-    if (not wanted or len(wanted) > SELECT_TARGETS or passes * run.n > SELECT_MAX_READS
+    digits = 2 if _fine_pass(run, len(wanted), key_bits) else 1  # digits a pass finds
+    passes = -(-(key_bits - FIRST_BITS) // (digits * SELECT_BITS))
+    if (not wanted or len(wanted) > SELECT_TARGETS or (passes > 1 and passes * run.n > SELECT_MAX_READS)
             or any(stream not in (2, 3) for stream, _ in wanted)):
         return None
     p = run.params()
@@ -520,10 +524,8 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     p.hist = run.alloc((len(wanted) << SELECT_BITS) * 8, zero=True)  # each pass's last block clears it again
     shared = RING_BYTES + (-(-len(wanted) // SELECT_PER_SLOT) << SELECT_BITS) * 4  # (the kernel's shared histograms)
     grid = run.grid("poly_select_input", shared)
-    digits = 1  # digits a pass finds: two where the pass counts the second in global memory
-    if _fine_pass(run, len(wanted), key_bits):
+    if digits == 2:  # (the second digit's counts, in global memory)
         p.sel_fine = run.alloc((len(wanted) << (2 * SELECT_BITS)) * 4, zero=True)
-        digits = 2
     bits = FIRST_BITS
     while bits < key_bits:
         p.sel_dbits = min(SELECT_BITS, key_bits - bits)
@@ -535,8 +537,9 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
 def _fine_pass(run: DeviceRun, targets: int, key_bits: int) -> bool:
     """Whether a select pass counts the last two digits of 32-bit keys at once, the second in
     global memory (``Params.sel_fine``: 4 MiB of counts a target, zeroed first): where those counts
-    are at most half what the pass it saves reads of float32 pairs (2^20 pairs and more a target)."""
-    if key_bits - FIRST_BITS != 2 * SELECT_BITS:
+    are at most half what the pass it saves reads of float32 pairs (2^20 pairs and more a target),
+    and fewer than 2^32 elements (the counts are 32-bit)."""
+    if key_bits - FIRST_BITS != 2 * SELECT_BITS or run.n >> 32:
         return False
     return 2 * (targets << (2 * SELECT_BITS)) * 4 <= run.n * 8
 
