@@ -148,7 +148,7 @@ __device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
 // would. Only the block's merged extrema are resolved (the winning sub-chunk read again, the first
 // element equal to the value taken, its own value kept: the sign of a zero extremum is the
 // element's), by eight threads, one an extremum. Resolved by every thread once the pass was over,
-// the sub-chunks' reads had cost a quarter of the pass over 16.7M float32 pairs (35 of 113 us on
+// the sub-chunks' reads had cost a third of the pass over 16.7M float32 pairs (35 of 113 us on
 // an H200); resolved by the merge kernel, only the record's eight, that kernel took 7 us longer
 // (its code runs once, fetched cold), against 3 us more for the pass this way.
 #define POLY_MN_SUB 1
