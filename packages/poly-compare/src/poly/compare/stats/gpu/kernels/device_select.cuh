@@ -176,6 +176,9 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     }
     __syncthreads();
     if (!counting) return;  // (the same in every block: no block reads the input, none merges)
+    auto count_fine = [&](int t, KT key, int bits) {  // the next 2 dbits bits, in the group's global counts
+        if (fine != nullptr) atomicAdd(&fine[((u64)t << (2 * dbits)) + key_digit(key, bits, 2 * dbits)], 1u);
+    };
     auto one = [&](u64, const Vals& v, bool) {
 #pragma unroll
         for (int s = 0; s < 2; ++s) {
@@ -184,12 +187,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             for (int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))]; t >= 0; t = next[t]) {
                 const int bits = st[t].bits;
                 if ((u64)(key >> (POLY_KEY_BITS - bits)) == st[t].prefix) {
-                    const u32 digit = (u32)((key >> (POLY_KEY_BITS - bits - dbits)) & (KT)(bins - 1));
+                    const u32 digit = key_digit(key, bits, dbits);
                     if (slot[t] >= 0) atomicAdd(&shist[slot[t] * bins + digit], 1u);
                     else atomicAdd(&hist[(u64)t * bins + digit], (u64)1);
-                    if (fine != nullptr)  // the next 2 dbits bits, in the group's global counts
-                        atomicAdd(&fine[((u64)t << (2 * dbits)) + (u32)((key >> (POLY_KEY_BITS - bits - 2 * dbits)) &
-                                                                         (KT)((1u << (2 * dbits)) - 1u))], 1u);
+                    count_fine(t, key, bits);
                     break;
                 }
             }
@@ -206,10 +207,8 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
             const KT key = order_key(v.v[2 + s]);
             const int t = head[(s << POLY_TABLE_BITS) + (int)(key >> (POLY_KEY_BITS - POLY_TABLE_BITS))];
             if (t >= 0) {
-                atomicAdd(&shist[slot[t] * bins + (u32)((key >> (POLY_KEY_BITS - POLY_TABLE_BITS - dbits)) & (KT)(bins - 1))], 1u);
-                if (fine != nullptr)
-                    atomicAdd(&fine[((u64)t << (2 * dbits)) + (u32)((key >> (POLY_KEY_BITS - POLY_TABLE_BITS - 2 * dbits)) &
-                                                                     (KT)((1u << (2 * dbits)) - 1u))], 1u);
+                atomicAdd(&shist[slot[t] * bins + key_digit(key, POLY_TABLE_BITS, dbits)], 1u);
+                count_fine(t, key, POLY_TABLE_BITS);
             }
         }
     };

@@ -209,6 +209,11 @@ __device__ __forceinline__ bool in_group(const Group& g, KT key) {
     return (u64)key >= g.lo && (u64)key <= g.hi && (g.bits == 0 || (u64)(off >> (POLY_KEY_BITS - g.bits)) == g.prefix);
 }
 
+// The `width` key bits that follow its top `bits` (a digit of a plain prefix, no range offset).
+__device__ __forceinline__ u32 key_digit(KT key, int bits, int width) {
+    return (u32)((key >> (POLY_KEY_BITS - bits - width)) & (KT)((1u << width) - 1u));
+}
+
 __device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
     return (u32)(((KT)(key - (KT)g.lo) >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
 }
