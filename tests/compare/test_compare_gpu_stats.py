@@ -539,6 +539,28 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, launched, 
 
 
 @needs_cupy
+def test_no_predicted_ranges_where_a_thread_would_count_too_many_keys(launched, monkeypatch):
+    # A thread counts the float32 keys below each range in 16-bit halves: an input of more keys a
+    # thread than they hold is not predicted (no sample taken) and its order statistics come the
+    # ordinary way, still NumPy's.
+    from poly.compare.stats.gpu import order_select, predicted_ranges
+
+    monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)  # (seven quantiles joined into four ranges are wide)
+    monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
+    rng = np.random.default_rng(23)
+    n = 1_000_003
+    a = _data("float32", n, rng, False)
+    b = _data("float32", n, rng, False, base=a)
+    for limit, predicted in ((order_select.MAX_KEYS_PER_THREAD, True), (0, False)):
+        monkeypatch.setattr(order_select, "MAX_KEYS_PER_THREAD", limit)
+        launched.clear()
+        got = error_stats(cp.asarray(a), cp.asarray(b), quantiles=QUANTILES)
+        _assert_matches_numpy(got, a, b)
+        assert ("poly_sample" in launched) == predicted, launched
+
+
+@needs_cupy
 @pytest.mark.parametrize("kind", ["noise", "spread quantiles", "ties", "tight budget"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_ranges_planned_on_the_device_are_the_reference_plan(dtype, kind, monkeypatch):
@@ -570,7 +592,7 @@ def test_ranges_planned_on_the_device_are_the_reference_plan(dtype, kind, monkey
     with device_run.DeviceRun(oa, ob, dispatch.compare_setup(oa, ob, 1e-5, 1e-5, False)) as run:
         plan = order_select.plan_ranges(run, requests)
         assert plan is not None
-        size = order_select.SAMPLE_SIZE
+        size = plan.sample_size
         sample = run.read(plan.sample, np.empty(2 * size, dtype=np.uint32 if key_bits == 32 else np.uint64))
         table = run.read(plan.table, np.empty(1, dtype=predicted_ranges.RANGE_TABLE))[0]
     for s in range(2):

@@ -50,10 +50,13 @@ from poly.compare.stats.gpu.kernel_source import (
     THREADS,
 )
 from poly.compare.stats.gpu.predicted_ranges import (
+    MAX_KEYS_PER_THREAD,
     MIN_ELEMENTS,
     PLAN_ASK,
     PLAN_STATE,
     RANGE_TABLE,
+    SAMPLE_MIN,
+    SAMPLE_SHARE,
     SAMPLE_SIZE,
     RangePlan,
     plan_ask,
@@ -624,7 +627,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     if n < MIN_ELEMENTS:
         return None
     wanted = _order_ranks(requests, n)[1]
-    size = min(SAMPLE_SIZE, n)
+    size = min(SAMPLE_SIZE, max(SAMPLE_MIN, n >> SAMPLE_SHARE), n)
     ranks: dict[int, list[int]] = {}
     for stream, rank in sorted(set(wanted)):
         if stream in (2, 3):
@@ -637,6 +640,8 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     key_size = _key_bits(run) // 8
     blocks = run.grid("poly_stats_ranges", STATS_HIST_BYTES)  # (it counts unpredicted streams' first digit)
     regions = blocks * THREADS
+    if n // regions + 8 > MAX_KEYS_PER_THREAD:  # (a thread's counts below the ranges would overflow)
+        return None
     capacity = region_capacity(max(budget.values()), regions)
     if len(ranks) * capacity * regions * key_size > run.free_memory() // 4:  # as a gather's budget
         return None
@@ -657,7 +662,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     return RangePlan(ranks=ranks, n=n, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
                      fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True),
                      table=p.out, hist=run.alloc(2 * (1 << FIRST_BITS) * 8, zero=True), wanted=wanted,
-                     sample=p.seg[0], ask=ask)
+                     sample=p.seg[0], sample_size=size, ask=ask)
 
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],

@@ -2,7 +2,7 @@
 Where the wanted ranks of absdiff and reldiff lie, predicted from a sample of the input, so that
 the statistics pass itself can gather the keys near them (no second pass over the input).
 
-A sample of ``SAMPLE_SIZE`` keys, one drawn in each of as many equal strata of the input, puts
+A sample of up to ``SAMPLE_SIZE`` keys, one drawn in each of as many equal strata of the input, puts
 a rank ``r`` of ``n`` near sample position ``S r / n``, within a binomial spread of
 ``sqrt(S p (1 - p))`` positions (``p = r / n``). The range between the sample keys ``SIGMAS`` such
 spreads below and above holds rank ``r`` unless the sample was that unlucky (about 6 in 100,000
@@ -35,12 +35,23 @@ import numpy as np
 from poly.compare.stats.gpu.device_run import GROUP_RECORD, SELECT_TARGET
 from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
-__all__ = ["SAMPLE_SIZE", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
+__all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
            "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "learn_budget", "plan_ask",
            "region_capacity", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
 
-SAMPLE_SIZE = 1 << 16  # sample keys per stream
+# Sample keys per stream: one in 2^SAMPLE_SHARE of the input's elements, from SAMPLE_MIN to
+# SAMPLE_SIZE (and never more than the input). Ranges half as wide hold half the keys, whose stores
+# and radix passes cost more than a larger sample and plan: 10^9 float32 pairs, median and
+# p90/95/99 (H200), with 2^18 sample keys against 2^16: statistics pass 5.79 -> 5.50 ms, radix
+# passes over the ranges' keys 1.19 -> 0.68 ms, sample and plan 0.14 -> 0.42 ms.
+SAMPLE_SIZE = 1 << 18
+SAMPLE_MIN = 1 << 16
+SAMPLE_SHARE = 12
 SIGMAS = 4.0  # binomial spreads of the sample position on each side of a rank's range
+# A thread of the statistics pass counts the keys below each range of float32 keys in 16-bit halves of
+# its registers (kernels/stats_pass.cuh, key_in_ranges): inputs of more elements a thread (about 4.4
+# billion with a full H200's grid) go the ordinary way.
+MAX_KEYS_PER_THREAD = (1 << 16) - 1
 MIN_ELEMENTS = 3 << 27  # below this (about 4e8), a gather pass costs less than the range work in the statistics pass
 MAX_FRACTION = 8  # a stream whose ranges would hold more than 1/MAX_FRACTION of its keys (ties) is not predicted
 REGION_SLACK = 1.5  # a thread's region holds this many times its expected share of the keys...
@@ -207,6 +218,7 @@ class RangePlan:
     hist: int
     wanted: Sequence[tuple[int, int]] = ()  # every (stream, rank) of the comparison
     sample: int = 0  # the sample's keys on the device (absdiff's, then reldiff's)
+    sample_size: int = 0  # keys a stream in the sample
     ask: np.ndarray | None = None  # the PlanAsk records the device planned from
     streams: dict[int, StreamRanges] = field(default_factory=dict)
     targets: list = field(default_factory=list)  # order_select's targets of the ranks in the ranges

@@ -190,14 +190,16 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
 #endif
 }
 
-// Order-preserving key of a value of the compute precision.
+// Order-preserving key of a value of the compute precision: a negative value's bits inverted, a
+// positive value's sign bit set. Written as one mask (the sign spread, or'ed with the top bit)
+// xor'ed in: two instructions where the compilers made a test and a select of three.
 __device__ __forceinline__ KT order_key(VT v) {
 #if POLY_F32
     const u32 u = __float_as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return u ^ ((u32)((int)u >> 31) | 0x80000000u);
 #else
     const u64 u = (u64)__double_as_longlong(v);
-    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+    return u ^ ((u64)((i64)u >> 63) | 0x8000000000000000ull);
 #endif
 }
 

@@ -273,6 +273,66 @@ __device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4
     }
 }
 
+// The counts of keys below each predicted range, per thread: for float32 keys and four ranges a stream,
+// two to a register (range 2h in the low half of below[2 S + h], range 2h + 1 in the high half), so
+// that the pass with the ranges holds its counts without spilling them (the eight counts of the two
+// streams in eight registers went to the stack at the 128-register cap). A thread counts fewer than
+// 2^16 keys (order_select.plan_ranges sizes the grid so), so the halves never carry into each other.
+#if POLY_F32 && POLY_RANGES == 4
+#define POLY_PACKED_BELOW 1
+#else
+#define POLY_PACKED_BELOW 0
+#endif
+
+// This thread's count of keys below range j (stream j / POLY_RANGES, range j % POLY_RANGES).
+__device__ __forceinline__ u32 below_count(const u32* below, int j) {
+#if POLY_PACKED_BELOW
+    return (below[j >> 1] >> (16 * (j & 1))) & 0xFFFFu;
+#else
+    return below[j];
+#endif
+}
+
+// Key `key` of stream S against the stream's predicted ranges (poly_plan): counts the key below each
+// range it is under (below_count) and says whether it lies in a range (lo <= key <= hi, unsigned).
+// Float32 keys take one block of PTX, four instructions a range: d = key - lo; the key is below lo
+// exactly when d wrapped, i.e. d > key (a predicated add into the range's half register); and d
+// compared with the range's width, chained on one predicate. The compilers' own code for the same
+// expressions took seven (a compare, an add, a select back and a move for the count; a subtraction
+// and a compare for the test), and the eight counts in their own registers spilled.
+template <int S>
+__device__ __forceinline__ bool key_in_ranges(KT key, u32* below) {
+    KT lo[POLY_RANGES], width[POLY_RANGES];
+#pragma unroll
+    for (int j = 0; j < POLY_RANGES; ++j) {
+        lo[j] = (KT)poly_plan.lo[S * POLY_RANGES + j];
+        width[j] = (KT)((KT)poly_plan.hi[S * POLY_RANGES + j] - lo[j]);
+    }
+#if POLY_PACKED_BELOW
+    u32 in;
+    asm("{\n\t.reg .u32 d0, d1, d2, d3;\n\t.reg .pred p, q;\n\t"
+        "sub.u32 d0, %3, %4;\n\tsetp.gt.u32 q, d0, %3;\n\t@q add.u32 %1, %1, 1;\n\t"
+        "sub.u32 d1, %3, %5;\n\tsetp.gt.u32 q, d1, %3;\n\t@q add.u32 %1, %1, 65536;\n\t"
+        "sub.u32 d2, %3, %6;\n\tsetp.gt.u32 q, d2, %3;\n\t@q add.u32 %2, %2, 1;\n\t"
+        "sub.u32 d3, %3, %7;\n\tsetp.gt.u32 q, d3, %3;\n\t@q add.u32 %2, %2, 65536;\n\t"
+        "setp.le.u32 p, d0, %8;\n\tsetp.le.or.u32 p, d1, %9, p;\n\t"
+        "setp.le.or.u32 p, d2, %10, p;\n\tsetp.le.or.u32 p, d3, %11, p;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(in), "+r"(below[2 * S]), "+r"(below[2 * S + 1])
+        : "r"(key), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(lo[3]),
+          "r"(width[0]), "r"(width[1]), "r"(width[2]), "r"(width[3]));
+    return in != 0;
+#else
+    bool in = false;
+#pragma unroll
+    for (int j = 0; j < POLY_RANGES; ++j) {
+        below[S * POLY_RANGES + j] += key < lo[j];
+        in |= (KT)(key - lo[j]) <= width[j];
+    }
+    return in;
+#endif
+}
+
 // dynamic shared memory: the ring (POLY_STAGES x 2 x POLY_THREADS x 16 bytes), then 2 x POLY_FIRST_BINS counters.
 // RANGES: the variant that gathers the predicted ranges' keys (poly_stats_ranges), compiled apart so
 // that the plain pass keeps its registers.
@@ -317,14 +377,7 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
                 if (with_hist) atomicAdd(&hist[s * POLY_FIRST_BINS + (int)(key >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                 continue;
             }
-            bool in = false;
-#pragma unroll
-            for (int j = 0; j < POLY_RANGES; ++j) {
-                const KT lo = (KT)poly_plan.lo[s * POLY_RANGES + j];
-                below[s * POLY_RANGES + j] += key < lo;
-                in |= (KT)(key - lo) <= (KT)((KT)poly_plan.hi[s * POLY_RANGES + j] - lo);
-            }
-            if (in) {
+            if (s == 0 ? key_in_ranges<0>(key, below) : key_in_ranges<1>(key, below)) {
                 if (rfill[s] < P.rcap) ((KT*)P.rbuf[s])[region + rfill[s]] = key;
                 ++rfill[s];
             }
@@ -423,7 +476,7 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     if (with_ranges) {
 #pragma unroll
         for (int j = 0; j < 2 * POLY_RANGES; ++j) {
-            u64 x = below[j];
+            u64 x = below_count(below, j);
             for (int delta = 16; delta > 0; delta >>= 1) x += __shfl_down_sync(0xFFFFFFFFu, x, delta);
             if (lane == 0 && x) atomicAdd(&range_counts[j], x);
         }
