@@ -25,10 +25,14 @@ Prints each figure (median of ``--repeat`` runs after a warm-up) and the ratios.
 launch, and the time of each launch (and of the host work between them) is printed: where the
 time of the full statistics goes.
 
-``CompareFunc.simple`` on 16.7M pairs is mostly host work around 0.3 ms of kernels, and its time
+``CompareFunc.simple`` on 16.7M pairs is mostly host work around 0.2 ms of kernels, and its time
 moves with where the scheduler runs the process: on an H200 host, 0.57 ms pinned to one CPU
 (``--cpu``) and 0.85-0.87 ms on four (taskset), in the same machine session. Compare figures of
-one placement only; the line before the figures says which.
+one placement only; the line before the figures says which. The host's CPU also changes speed
+over time, by up to half: a fixed pure-Python loop took 22-24 ms or 38-45 ms on the same pinned
+CPU of that host, from one second to the next, and the call's time followed (0.52-0.54 against
+0.65-0.85 ms). The figure's line prints that loop's time before and after the calls: compare
+figures measured at the same host speed.
 
 Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile] [--cpu C]
 """
@@ -115,6 +119,18 @@ error_stats(a, b, median=False)
 torch.cuda.synchronize()
 print(time.perf_counter() - t0)
 """
+
+
+def _host_loop_ms() -> float:
+    """A fixed pure-Python loop's best time of three (ms): the host CPU's speed at this moment."""
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        counts: dict[int, int] = {}
+        for i in range(200_000):
+            counts[i & 1023] = counts.get(i & 1023, 0) + i
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
 
 
 def _first_use(build: str) -> float:
@@ -217,8 +233,10 @@ def main() -> int:
     from poly.core import G_LOGGER
 
     G_LOGGER.module_severity = G_LOGGER.ERROR
+    host_before = _host_loop_ms()
     t_poly_cf = _timed(lambda: CompareFunc.simple()(*pairs), sync, args.repeat)
-    print(f"poly CompareFunc.simple on {m:,} pairs: {t_poly_cf * 1e3:9.2f} ms")
+    print(f"poly CompareFunc.simple on {m:,} pairs: {t_poly_cf * 1e3:9.2f} ms (host loop {host_before:.1f} ms before, "
+          f"{_host_loop_ms():.1f} after)")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
