@@ -35,7 +35,8 @@ import numpy as np
 from poly.compare.stats.gpu.device_run import GROUP_RECORD, SELECT_TARGET
 from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
-__all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS", "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
+__all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS",
+           "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
            "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "learn_budget", "plan_ask",
            "region_capacity", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
 

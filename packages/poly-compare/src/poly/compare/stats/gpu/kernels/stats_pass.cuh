@@ -277,7 +277,8 @@ __device__ __forceinline__ void warps_to_part(Part* out, const Acc (*warp_acc)[4
 // two to a register (range 2h in the low half of below[2 S + h], range 2h + 1 in the high half), so
 // that the pass with the ranges holds its counts without spilling them (the eight counts of the two
 // streams in eight registers went to the stack at the 128-register cap). A thread counts fewer than
-// 2^16 keys (order_select.plan_ranges sizes the grid so), so the halves never carry into each other.
+// 2^16 keys (order_select.plan_ranges predicts no ranges for an input that would give it more), so
+// the halves never carry into each other.
 #if POLY_F32 && POLY_RANGES == 4
 #define POLY_PACKED_BELOW 1
 #else
