@@ -441,9 +441,12 @@ def test_a_stream_of_one_value_takes_its_ranks_from_the_statistics(pair, path, m
     # at every rank, from the statistics pass's record, with no select pass over the data for it.
     # The device-side select is run with its passes over the input dropped: its keys must all
     # come from the first descend (a rank left unresolved raises, and the host would compare).
+    # With predicted ranges, the select on the ranges' keys is queued behind the statistics pass
+    # before the record is known: it finds no rank of a stream of one value (the sample's ranges
+    # would hold every key: that stream is left unpredicted), and its passes return at once.
     from poly.compare.stats.gpu import device_run, order_select
 
-    launched, selected = [], []
+    launched, selected, ranged = [], [], []
     launch = device_run.DeviceRun.launch
 
     def spy(self, name, *args, **kwargs):
@@ -455,6 +458,9 @@ def test_a_stream_of_one_value_takes_its_ranks_from_the_statistics(pair, path, m
     keys = order_select.DeviceSelect.keys
     monkeypatch.setattr(order_select.DeviceSelect, "keys", lambda self, state: selected.append(keys(self, state))
                         or selected[-1])
+    range_keys = order_select.DeviceRangeSelect.keys
+    monkeypatch.setattr(order_select.DeviceRangeSelect, "keys", lambda self, state: ranged.append(range_keys(self, state))
+                        or ranged[-1])
     if path == "host-driven":
         monkeypatch.setattr(order_select, "SELECT_MAX_READS", 0)
     elif path == "predicted ranges":  # (a stream the sample finds of one value is not predicted: host-driven then)
@@ -470,6 +476,7 @@ def test_a_stream_of_one_value_takes_its_ranks_from_the_statistics(pair, path, m
         drop_passes = one_value == (2, 3)
         launched.clear()
         selected.clear()
+        ranged.clear()
         got = error_stats(cp.asarray(a), cp.asarray(b), quantiles=SELECT_QUANTILES)
         after_stats = launched[launched.index("poly_merge_parts"):]  # (a's and b's medians come later, when asked for)
         assert_stats_equal(got, error_stats(a, b, quantiles=SELECT_QUANTILES, threads=1))
@@ -478,8 +485,10 @@ def test_a_stream_of_one_value_takes_its_ranks_from_the_statistics(pair, path, m
             assert len(selected) == 1, launched  # every rank found on the device
         elif drop_passes:  # nothing selected over the data after the statistics pass
             assert not set(after_stats) & set(_SELECT_KERNELS), launched
-        else:
-            assert set(after_stats) & set(_SELECT_KERNELS), launched  # (reldiff's ranks were selected)
+            assert not any(ranged), ranged  # (no rank found in a range)
+        else:  # (reldiff's ranks were selected: over its ranges' keys, or the input's)
+            assert set(after_stats) & set(_SELECT_KERNELS) or any(ranged), launched
+            assert not any(stream == 2 for found in ranged for stream, _ in found), ranged
 
 
 @needs_cupy
@@ -536,6 +545,8 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, launched, 
         _assert_matches_numpy(got, a, b)
         assert ordered[0] == "poly_sample"
     assert ("poly_radix_gather" in ordered) == (case != "in range"), ordered
+    if case == "in range":  # every rank narrowed on the device behind the pass: no host-driven pass
+        assert not {"poly_keys_hist", "poly_keys_collect"} & set(ordered), ordered
 
 
 @needs_cupy

@@ -49,6 +49,8 @@ def _host_layouts() -> dict[str, object]:
         "SelTarget": device_run.SELECT_TARGET,
         "SelState": device_run.SELECT_STATE,
         "PlanState": predicted_ranges.PLAN_STATE,
+        "RangeTarget": predicted_ranges.RANGE_TARGET,
+        "RangeSelState": predicted_ranges.RANGE_SELECT_STATE,
     }
 
 

@@ -100,13 +100,8 @@ class NumpyKernels:
         return g.lo <= key <= g.hi and (g.bits == 0 or (off >> (self.key_bits - g.bits)) == g.prefix)
 
     def segment_keys(self, p, key_dtype) -> np.ndarray:
-        """The keys a pass over a segment reads: a gather's buffer up to its counter at p.out, or
-        the statistics pass's regions, each up to its fill (u32 at p.out)."""
-        buffer = self.view(p.seg[0], key_dtype)
-        if p.nregions:
-            fills = self.view(p.out, np.uint32)[:p.nregions]
-            return np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
-        return buffer[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
+        """The keys a pass over a gather's buffer reads: up to its counter at p.out."""
+        return self.view(p.seg[0], key_dtype)[:min(int(self.view(p.out, np.uint64)[0]), p.seg_len[0])]
 
     def sample_positions(self, size: int) -> list[int]:
         """The kernel's sample: one place drawn in each of ``size`` equal strata (splitmix64's mix)."""
@@ -208,6 +203,53 @@ class NumpyKernels:
             self.descend(targets[:count], [fine[owner[i] * span + (firsts[i] << dbits):][:bins] for i in range(count)],
                          dbits)
 
+    def region_keys(self, p, stream: int, key_dtype) -> np.ndarray:
+        """Stream ``stream``'s keys in the statistics pass's regions (each up to its fill)."""
+        buffer = self.view(p.rbuf[stream - 2], key_dtype)
+        fills = self.view(p.rfills + 4 * (stream - 2) * p.nregions, np.uint32)[:p.nregions]
+        return np.concatenate([buffer[r * p.rcap:r * p.rcap + min(int(f), p.rcap)] for r, f in enumerate(fills)])
+
+    def range_seed(self, p) -> None:
+        """Each rank of the RangeSelState placed in its range by the statistics pass's counts below
+        the ranges; marked missed where its stream has no ranges, a region overflowed or the rank
+        lies below its range."""
+        state = self.view(p.sel, predicted_ranges.RANGE_SELECT_STATE)
+        targets = state["t"][0][:int(state["ntargets"][0])]
+        rout, table = self.view(p.rout, np.uint64), self.range_table[0]
+        for t in targets:
+            s = int(t["stream"]) - 2
+            j = int(table["range_of"][s * predicted_ranges.PLAN_RANKS + int(t["ask"])]) if table["nranges"][s] else -1
+            below = int(rout[s * RANGES + j]) if j >= 0 else 0
+            if j < 0 or int(rout[2 * RANGES + s]) > p.rcap or int(t["rank"]) < below:
+                t["missed"] = 1
+                continue
+            g = table["groups"][s * RANGES + j]
+            t["rank"] -= below
+            t["lo"], t["hi"], t["prefix"], t["bits"] = g["lo"], g["hi"], 0, g["bits"]
+
+    def range_pass(self, p) -> None:
+        """A pass over the regions: each narrowing rank's group (its range and known bits) counts
+        the next digit (up to p.sel_dbits bits) of its keys' offsets from the range's low end; the
+        rank descends, or is marked missed where its group holds fewer keys (above its range)."""
+        kb = self.key_bits
+        state = self.view(p.sel, predicted_ranges.RANGE_SELECT_STATE)
+        targets = state["t"][0][:int(state["ntargets"][0])]
+        for i in range(len(targets)):
+            t = targets[i:i + 1]
+            bits = int(t["bits"][0])
+            if t["missed"][0] or bits >= kb:
+                continue
+            keys = self.region_keys(p, int(t["stream"][0]), np.uint32 if kb == 32 else np.uint64).astype(np.uint64)
+            lo, hi, dbits = int(t["lo"][0]), int(t["hi"][0]), min(p.sel_dbits, kb - bits)
+            offsets = keys[(keys >= np.uint64(lo)) & (keys <= np.uint64(hi))] - np.uint64(lo)
+            if bits:
+                offsets = offsets[(offsets >> np.uint64(kb - bits)) == np.uint64(int(t["prefix"][0]))]
+            if int(t["rank"][0]) >= len(offsets):
+                t["missed"] = 1
+                continue
+            digits = (offsets >> np.uint64(kb - bits - dbits)) & np.uint64((1 << dbits) - 1)
+            self.descend(t, [np.bincount(digits.astype(np.int64), minlength=1 << dbits)], dbits)
+
     @staticmethod
     def descend(targets, hists, dbits: int) -> None:
         """Each target's next digit: the bin of its histogram whose running count passes its rank."""
@@ -224,11 +266,6 @@ class NumpyKernels:
         kb = self.key_bits
         key_dtype = np.uint32 if kb == 32 else np.uint64
         groups = [p.groups[j] for j in range(p.ngroups)]
-        if name == "poly_keys_hist_planned":  # the groups: the planned ranges of one stream
-            table = self.range_table[0]
-            groups = [_PlannedGroup(table["groups"][p.plan_stream * RANGES + j])
-                      for j in range(int(table["nranges"][p.plan_stream]))]
-            name = "poly_keys_hist"
         if name == "poly_plan_ranges":  # (all at once in its last phase)
             if p.plan_phase == kb // 8:
                 self.plan_ranges(p)
@@ -277,6 +314,10 @@ class NumpyKernels:
                                    for t in targets], FIRST_BITS)
         elif name == "poly_select_input":
             self.select_pass(p)
+        elif name == "poly_range_seed":
+            self.range_seed(p)
+        elif name == "poly_range_pass":
+            self.range_pass(p)
         elif name == "poly_radix_hist":
             hist = self.view(p.hist, np.uint64)
             for j, g in enumerate(groups):
@@ -302,14 +343,6 @@ class NumpyKernels:
                         counter += self.RUN
                 assert counter <= p.seg_len[first]  # the capacity leaves room for every warp's unused run
                 self.view(p.out + 8 * first, np.uint64)[0] = counter
-
-
-class _PlannedGroup:
-    """A Group record of the range table, read as the launch parameters' groups are."""
-
-    def __init__(self, record):
-        self.prefix, self.stream, self.bits, self.dbits = (int(record[k]) for k in ("prefix", "stream", "bits", "dbits"))
-        self.lo, self.hi = int(record["lo"]), int(record["hi"])
 
 
 REQUESTS = [(2, None), (3, None), (2, 0.9), (2, 0.95), (2, 0.99), (3, 0.9), (3, 0.99), (2, 0.0), (2, 1.0), (0, None),
@@ -556,10 +589,13 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
         raw, first, selected = statistics_pass.run_error_stats(run, False, plan)
         assert raw["size"] == run.n and selected is None
         assert first is None or set(first) == set(plan.unpredicted())
-        # the plan on the device, and the first pass over the ranges' keys, with no wait between
+        # the plan on the device, and the select on the ranges' keys behind the pass, with no wait
+        # between them: the ranks placed in their ranges, then a pass per digit the widest range
+        # may leave (the first RANGE_FIRST_BITS wide)
         phases = run.key_bits // 8 + 1
-        assert run.launches[:4 + phases] == ["poly_sample", *["poly_plan_ranges"] * phases, "poly_stats_ranges",
-                                             "poly_merge_parts", "poly_keys_hist_planned"]
+        passes = 1 + -(-(run.key_bits - order_select.RANGE_FIRST_BITS) // DIGIT_BITS)
+        assert run.launches == ["poly_sample", *["poly_plan_ranges"] * phases, "poly_stats_ranges", "poly_merge_parts",
+                                "poly_range_seed", *["poly_range_pass"] * passes]
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
     return order_select.order_values(run, requests, list(nans), first, plan)

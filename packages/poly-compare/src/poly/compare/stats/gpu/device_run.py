@@ -124,7 +124,7 @@ class LaunchParams(ctypes.Structure):
                 ("groups", _Group * MAX_GROUPS), ("seg", ctypes.c_uint64 * MAX_GROUPS),
                 ("seg_len", ctypes.c_uint64 * MAX_GROUPS), ("rout", ctypes.c_uint64), ("rfills", ctypes.c_uint64),
                 ("rbuf", ctypes.c_uint64 * 2), ("rcap", ctypes.c_uint32), ("nregions", ctypes.c_uint32),
-                ("sel", ctypes.c_uint64), ("sel_dbits", ctypes.c_int32), ("plan_stream", ctypes.c_int32),
+                ("sel", ctypes.c_uint64), ("sel_dbits", ctypes.c_int32), ("sel_slots", ctypes.c_int32),
                 ("plan_phase", ctypes.c_int32), ("plan_pad", ctypes.c_int32), ("sel_fine", ctypes.c_uint64)]
 
 

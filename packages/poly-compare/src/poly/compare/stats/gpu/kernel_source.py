@@ -104,8 +104,9 @@ SELECT_PER_SLOT = LIMITS["POLY_SEL_PER_SLOT"]  # its targets per shared histogra
 
 # The kernels of error_stats.cu, each looked up by name in every loaded variant.
 KERNEL_NAMES = ("poly_stats", "poly_stats_ranges", "poly_merge_parts", "poly_radix_hist", "poly_radix_gather",
-                "poly_keys_hist", "poly_keys_collect", "poly_keys_hist_planned", "poly_select_first",
-                "poly_select_input", "poly_sample", "poly_plan_ranges", "poly_count_zeros")
+                "poly_keys_hist", "poly_keys_collect", "poly_select_first",
+                "poly_select_input", "poly_sample", "poly_plan_ranges", "poly_range_seed", "poly_range_pass",
+                "poly_count_zeros")
 
 # Integer differences as poly's CPU engine forms them (kernel.hpp's IntDiff).
 INT_DIFF_NONE, INT_DIFF_I32, INT_DIFF_I64, INT_DIFF_U64 = 0, 1, 2, 3

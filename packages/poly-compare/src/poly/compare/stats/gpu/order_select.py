@@ -16,7 +16,8 @@ keys of absdiff and reldiff (and of a and b, for their medians), driven from the
 On a large input (``predicted_ranges.MIN_ELEMENTS``), ``plan_ranges`` first predicts from a
 sample a key range holding each rank of absdiff and reldiff (planned on the device, with no host
 round trip); the statistics pass then gathers the keys within those ranges itself (instead of
-step 1), and step 2 is saved for every rank its counts prove to lie in its range.
+step 1), and ``select_in_ranges`` narrows the ranks on those keys on the device, queued behind the
+pass; only a rank that turns out to lie outside its range takes step 2.
 
 Only histograms and counts (a few KiB) come back to the host, and the few keys of step 3.
 """
@@ -28,6 +29,7 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -41,6 +43,7 @@ from poly.compare.stats.gpu.kernel_source import (
     HIST_GROUPS,
     MAX_GROUPS,
     PLAN_BLOCKS,
+    PLAN_RANKS,
     RANGES,
     RING_BYTES,
     SELECT_BITS,
@@ -54,6 +57,7 @@ from poly.compare.stats.gpu.predicted_ranges import (
     MIN_ELEMENTS,
     PLAN_ASK,
     PLAN_STATE,
+    RANGE_SELECT_STATE,
     RANGE_TABLE,
     SAMPLE_MIN,
     SAMPLE_SHARE,
@@ -64,8 +68,8 @@ from poly.compare.stats.gpu.predicted_ranges import (
     region_capacity,
 )
 
-__all__ = ["order_values", "plan_ranges", "range_first_pass", "range_first_copies", "take_range_first_pass",
-           "radix_copies", "select_behind_stats", "DeviceSelect"]
+__all__ = ["order_values", "plan_ranges", "select_in_ranges", "radix_copies", "select_behind_stats", "DeviceSelect",
+           "DeviceRangeSelect"]
 
 GATHER_MIN_KEYS = 1 << 22  # keys gathered at once whatever the input's size...
 GATHER_FRACTION = 2  # ... or up to 1/GATHER_FRACTION of its elements
@@ -77,6 +81,10 @@ GATHER_UNCHECKED_BYTES = 1 << 25  # a gather this small is not checked against t
 # 1.4 ms, 2^28 3.8 -> 2.4 ms; at 10^9 even with the predicted ranges). Several passes serve inputs
 # whose passes read at most this many elements in all (float64 keys: 6 passes, about 11M elements).
 SELECT_MAX_READS = 1 << 26
+# Key bits the first pass over the predicted ranges' keys counts (each range's whole keys: every
+# block of it adds 2^RANGE_FIRST_BITS counts a range to the global histograms); later passes count
+# DIGIT_BITS.
+RANGE_FIRST_BITS = 8
 COLLECT_MAX_KEYS = 1 << 14  # groups holding this few keys in all (64 KiB of float32 keys) are copied to the host instead of narrowed further
 _BINS = 1 << DIGIT_BITS
 
@@ -88,10 +96,8 @@ def _key_bits(run: DeviceRun) -> int:
 
 @dataclass
 class _Target:
-    """One wanted rank of one stream, narrowed digit by digit: the known top ``bits`` bits
-    (``prefix``) of its key's offset from ``lo`` (0 but for a rank looked for in a predicted range
-    [``lo``, ``hi``]), its rank among the elements with that prefix and how many they are. Its key
-    is ``lo + prefix`` once all bits are known."""
+    """One wanted rank of one stream, narrowed digit by digit: the known top ``bits`` bits of its
+    key (``prefix``), its rank among the elements with that prefix and how many they are."""
 
     stream: int
     rank: int
@@ -101,16 +107,11 @@ class _Target:
     rank_in: int = 0
     count: int = 0
     done: bool = False
-    # gathered keys: (device address, capacity, address of their count, 0), or the statistics
-    # pass's regions: (device address, keys per region, address of the regions' fills, regions)
-    segment: tuple[int, int, int, int] | None = None
-    lo: int = 0
-    hi: int = -1  # -1: any key
-    missed: bool = False  # the rank proved not to lie in its predicted range
+    segment: tuple[int, int, int] | None = None  # its gathered keys: (device address, capacity, address of their count)
 
     @property
-    def group(self) -> tuple[int, int, int, int, int]:
-        return self.stream, self.prefix, self.bits, self.lo, self.hi
+    def group(self) -> tuple[int, int, int]:
+        return self.stream, self.prefix, self.bits
 
 
 def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None:
@@ -138,9 +139,6 @@ def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None
     for ts, _, dbits in items:
         for t in ts:
             rank_in, b, count, total = next(rows)
-            if t.hi != -1 and t.rank_in >= total:  # a predicted range that does not hold its rank
-                t.missed = t.done = True
-                continue
             if total == 0:  # cannot happen for a rank below the count; kept from looping forever
                 t.prefix <<= t.key_bits - t.bits
                 t.bits, t.done = t.key_bits, True
@@ -152,15 +150,15 @@ def _descend(items: Sequence[tuple[Sequence[_Target], np.ndarray, int]]) -> None
             t.done = t.bits >= t.key_bits
 
 
-_GroupKey = tuple[int, int, int, int, int]  # (stream, prefix, bits, lo, hi)
+_GroupKey = tuple[int, int, int]  # (stream, prefix, bits)
 
 
 def _set_groups(p: LaunchParams, groups: Sequence[_GroupKey], dbits: Sequence[int]) -> None:
     p.ngroups = len(groups)
-    for j, ((stream, prefix, bits, lo, hi), d) in enumerate(zip(groups, dbits, strict=True)):
+    for j, ((stream, prefix, bits), d) in enumerate(zip(groups, dbits, strict=True)):
         g = p.groups[j]
         g.stream, g.prefix, g.bits, g.dbits = stream, prefix, bits, d
-        g.lo, g.hi = lo, (hi if hi != -1 else 0xFFFFFFFFFFFFFFFF)
+        g.lo, g.hi = 0, 0xFFFFFFFFFFFFFFFF  # any key
 
 
 def _pending(targets: Sequence[_Target]) -> dict[_GroupKey, list[_Target]]:
@@ -230,22 +228,18 @@ def _keys_hist_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_
     _radix_pass(run, _keys_hist_jobs(run, groups), key_bits, HIST_GROUPS)
 
 
-def _by_segment(groups: dict[_GroupKey, list[_Target]]) -> dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]]:
-    by_segment: dict[tuple[int, int, int, int], dict[_GroupKey, list[_Target]]] = {}
+def _by_segment(groups: dict[_GroupKey, list[_Target]]) -> dict[tuple[int, int, int], dict[_GroupKey, list[_Target]]]:
+    by_segment: dict[tuple[int, int, int], dict[_GroupKey, list[_Target]]] = {}
     for g, targets in groups.items():
         by_segment.setdefault(targets[0].segment, {})[g] = targets
     return by_segment
 
 
-def _segment_grid(run: DeviceRun, p: LaunchParams, segment: tuple[int, int, int, int], name: str, shared: int) -> int:
-    """Sets the parameters of a pass of kernel ``name`` over ``segment`` (a gather's buffer, or the
-    statistics pass's regions) and returns its grid."""
-    ptr, capacity, counter, regions = segment
-    p.seg[0], p.out = ptr, counter  # the length (or each region's) is read on the device
-    if regions:
-        p.rcap, p.nregions = capacity, regions
-        return run.grid(name, shared, n=regions * 32)  # a warp per region
-    p.seg_len[0] = capacity
+def _segment_grid(run: DeviceRun, p: LaunchParams, segment: tuple[int, int, int], name: str, shared: int) -> int:
+    """Sets the parameters of a pass of kernel ``name`` over ``segment`` (a gather's buffer) and
+    returns its grid."""
+    ptr, capacity, counter = segment
+    p.seg[0], p.out, p.seg_len[0] = ptr, counter, capacity  # the length is read on the device
     return run.grid(name, shared, n=max(capacity, 1))
 
 
@@ -253,7 +247,7 @@ def _keys_hist_jobs(run: DeviceRun, groups: dict[_GroupKey, list[_Target]]
                     ) -> list[tuple[dict[_GroupKey, list[_Target]], Launch]]:
     """The jobs of a radix pass over the gathered segments of ``groups``: a segment's groups each."""
 
-    def launcher_of(segment: tuple[int, int, int, int]) -> Launch:
+    def launcher_of(segment: tuple[int, int, int]) -> Launch:
         def launch(p: LaunchParams, chunk: list[_GroupKey]) -> None:
             shared = len(chunk) * _BINS * 4
             run.launch("poly_keys_hist", p, _segment_grid(run, p, segment, "poly_keys_hist", shared), shared)
@@ -285,18 +279,13 @@ def _collect_pass(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_bi
                                                                strict=True):
         keys = keys[:min(int(written[0]), capacity)]
         for g in chunk:
-            stream, prefix, bits, lo, hi = g
-            mine = (keys != 0) & (keys >= key_dtype(lo))
-            if hi != -1:
-                mine &= keys <= key_dtype(hi)
+            stream, prefix, bits = g
+            mine = keys != 0
             if bits:
-                mine &= ((keys - key_dtype(lo)) >> key_dtype(key_bits - bits)) == key_dtype(prefix)
-            ordered = np.sort(keys[mine]) - key_dtype(lo)  # offsets from lo, as the prefixes are
+                mine &= (keys >> key_dtype(key_bits - bits)) == key_dtype(prefix)
+            ordered = np.sort(keys[mine])
             for t in members[g]:
                 if t.rank_in >= len(ordered):
-                    if t.hi != -1:  # a predicted range that does not hold its rank
-                        t.missed = t.done = True
-                        continue
                     t.rank_in = len(ordered) - 1  # (cannot happen: the counts are exact)
                 t.prefix, t.bits, t.done = int(ordered[t.rank_in]), key_bits, True
 
@@ -344,89 +333,77 @@ def _gather(run: DeviceRun, groups: dict[_GroupKey, list[_Target]], key_size: in
             for j in members:
                 p.seg[j], p.seg_len[j] = ptr, capacities[stream]
                 for t in groups[chunk[j]]:
-                    t.segment = (ptr, capacities[stream], p.out + 8 * members[0], 0)
+                    t.segment = (ptr, capacities[stream], p.out + 8 * members[0])
             ptr += capacities[stream] * key_size
         run.launch("poly_radix_gather", p, run.grid("poly_radix_gather", _GATHER_SHARED), _GATHER_SHARED)
 
 
-def _range_targets(plan: RangePlan, wanted: Sequence[tuple[int, int]], key_bits: int) -> list[_Target]:
-    """The targets of the ranks in ``plan``'s ranges, each on its range's keys: the top bits its
-    offsets from the range's low end share (all zero; one short of the whole key, so that a pass
-    counts it) as its prefix, its rank still to be set from the statistics pass's counts
-    (``_seed_in_ranges``)."""
-    targets = []
-    for stream, rank in wanted:
-        sr = plan.streams.get(stream)
-        if sr is None or rank not in sr.range_of:
-            continue
-        lo, hi = sr.bounds[sr.range_of[rank]]
-        bits = min(key_bits - (hi - lo).bit_length(), key_bits - 1)
-        targets.append(_Target(stream=stream, rank=rank, key_bits=key_bits, prefix=0, bits=bits,
-                               lo=lo, hi=hi, segment=(plan.buffers[stream], plan.capacity, plan.fills_address(stream),
-                                                      plan.regions)))
-    return targets
-
-
-def range_first_pass(run: DeviceRun, plan: RangePlan) -> list[tuple[int, int]]:
-    """Launches the first radix pass over each asked stream's range keys, right behind the
-    statistics pass: its groups are the ranges the device planned (``poly_keys_hist_planned``
-    reads them from constant memory; they need none of the pass's counts), so that its histograms
-    come back with the pass's results. Returns (stream, histograms' address) per launch."""
-    launches = []
-    shared = RANGES * _BINS * 4
-    for stream in plan.ranks:
-        p = run.params()
-        p.plan_stream = stream - 2
-        p.hist = run.alloc(RANGES * _BINS * 8, zero=True)
-        segment = (plan.buffers[stream], plan.capacity, plan.fills_address(stream), plan.regions)
-        run.launch("poly_keys_hist_planned", p, _segment_grid(run, p, segment, "poly_keys_hist_planned", shared), shared)
-        launches.append((stream, p.hist))
-    return launches
-
-
-def range_first_copies(launches: Sequence[tuple[int, int]]) -> list[tuple[int, np.ndarray]]:
-    """The copies that read the histograms of ``range_first_pass``'s launches back."""
-    return [(ptr, np.empty(RANGES * _BINS, dtype=np.uint64)) for _, ptr in launches]
-
-
-def take_range_first_pass(run: DeviceRun, plan: RangePlan, launches: Sequence[tuple[int, int]],
-                          hists: Sequence[np.ndarray]) -> None:
-    """Once the statistics pass's results and the device's plan are read (``RangePlan.take``): the
-    targets of the ranks in the predicted ranges, and the first pass's histograms
-    (``range_first_pass``), by range, for ``_seed_in_ranges`` to descend them."""
+def select_in_ranges(run: DeviceRun, plan: RangePlan) -> DeviceRangeSelect:
+    """Queues the select of every rank of ``plan``'s streams on the keys the statistics pass gathered
+    in the predicted ranges, right behind the pass and with no host round trip
+    (kernels/range_select.cuh): each rank placed in its range by the pass's counts
+    (``poly_range_seed``), then passes over the regions of both streams, the first counting
+    RANGE_FIRST_BITS key bits of each range's keys, the next DIGIT_BITS each, as many as the widest
+    range may need (``poly_range_pass``: a launch with nothing left to narrow returns at once)."""
     key_bits = _key_bits(run)
-    plan.targets = _range_targets(plan, plan.wanted, key_bits)
-    launched: _Launched = []
-    read: list[np.ndarray] = []
-    for (stream, ptr), hist in zip(launches, hists, strict=True):
-        if stream not in plan.streams:
-            continue
-        groups = _pending([t for t in plan.targets if t.stream == stream])
-        chunk = sorted(groups, key=lambda g: g[3])  # the device's order: the ranges ascending
-        dbits = [min(DIGIT_BITS, key_bits - g[2]) for g in chunk]
-        launched.append((groups, chunk, dbits, ptr))
-        read.append(hist)
-    plan.first_pass = (launched, read)
+    wanted = tuple((stream, rank, ask) for stream, ranks in plan.ranks.items() for ask, rank in enumerate(ranks))
+    p = run.params()
+    plan.apply(p)
+    p.sel, p.nregions = run.alloc(RANGE_SELECT_STATE.itemsize), plan.regions
+    run.write(p.sel, _range_select_state(wanted))
+    run.launch("poly_range_seed", p, 1)
+    p.hist = run.alloc(2 * PLAN_RANKS * _BINS * 8, zero=True)  # a row a rank (the last block clears it)
+    digits = [RANGE_FIRST_BITS] + [DIGIT_BITS] * -(-(key_bits - RANGE_FIRST_BITS) // DIGIT_BITS)
+    for i, dbits in enumerate(digits):
+        # the first pass's groups are the ranges (2 RANGES at most); later ones, ranks apart
+        p.sel_dbits, p.sel_slots = dbits, 2 * RANGES if i == 0 else HIST_GROUPS
+        shared = (p.sel_slots << dbits) * 4
+        run.launch("poly_range_pass", p, run.grid("poly_range_pass", shared, n=2 * plan.regions * 32), shared)
+    return DeviceRangeSelect(wanted=[(stream, rank) for stream, rank, _ in wanted], state=p.sel, key_bits=key_bits)
 
 
-def _seed_in_ranges(plan: RangePlan) -> list[_Target]:
-    """Sets the rank of each of ``plan``'s targets that the statistics pass proved to lie at or
-    above its range's low end (the first pass over the range proves it below the high end), and
-    descends them by that first pass where it was made; marks the others missed. Returns them."""
-    for t in plan.targets:
-        sr = plan.streams[t.stream]
-        below = plan.below_range(t.stream, sr.range_of[t.rank])
-        if not plan.usable(t.stream) or t.rank < below:
-            t.missed = t.done = True
-        else:
-            t.rank_in, t.count = t.rank - below, int(plan.found[t.stream - 2])
-    if plan.first_pass is not None:
-        launched, hists = plan.first_pass
-        for groups, _, _, _ in launched:
-            for g in groups:
-                groups[g] = [t for t in groups[g] if not t.missed]
-        _radix_descend(launched, hists)
-    return plan.targets
+@functools.lru_cache(maxsize=64)
+def _range_select_state(wanted: tuple[tuple[int, int, int], ...]) -> np.ndarray:
+    """The initial RangeSelState of the (stream, rank, index among the stream's asked ranks) targets
+    (read-only; kept for the next comparison of the same size and requests)."""
+    state = np.zeros(1, dtype=RANGE_SELECT_STATE)
+    state["ntargets"] = len(wanted)
+    targets = state["t"][0]
+    for i, (stream, rank, ask) in enumerate(wanted):
+        targets[i]["stream"], targets[i]["rank"], targets[i]["ask"] = stream, rank, ask
+    state.setflags(write=False)
+    return state
+
+
+@dataclass
+class _QueuedSelect:
+    """A select queued on the device: its (stream, rank) targets in the order of their state record
+    (``RECORD``, the kernels' layout) at device address ``state``, and the bits of their keys."""
+
+    RECORD: ClassVar[np.dtype]
+    wanted: Sequence[tuple[int, int]]
+    state: int
+    key_bits: int
+
+    def copy(self) -> tuple[int, np.ndarray]:
+        """The copy that reads the targets back once the passes are done."""
+        return self.state, np.empty(1, dtype=self.RECORD)
+
+
+class DeviceRangeSelect(_QueuedSelect):
+    """The select of ranks in the predicted ranges queued behind the statistics pass
+    (``select_in_ranges``; a ``RangeSelState``)."""
+
+    RECORD = RANGE_SELECT_STATE
+
+    def keys(self, state: np.ndarray) -> dict[tuple[int, int], int]:
+        """The key of each target its range gave (its offset from the range's low end, all bits
+        known), from the ``RangeSelState`` read back; the others (a stream left unpredicted, its
+        regions overflowed, the rank outside its range) are for the ordinary select."""
+        targets = state["t"][0][:len(self.wanted)]
+        found = (targets["missed"] == 0) & (targets["bits"] == self.key_bits)
+        return {w: lo + prefix for w, ok, lo, prefix in zip(self.wanted, found.tolist(), targets["lo"].tolist(),
+                                                            targets["prefix"].tolist(), strict=True) if ok}
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None,
@@ -434,14 +411,8 @@ def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[
     """The keys of the (stream, rank) targets, by radix select over the device data: over the keys
     the statistics pass gathered in its predicted ranges (``plan``) where those hold the rank, and
     otherwise starting from its first-digit histograms ``first`` for the streams it has."""
-    key_bits = _key_bits(run)
-    keys: list[int | None] = [None] * len(wanted)
-    streams = {stream for stream, _ in wanted}
-    ranged = [t for t in _seed_in_ranges(plan) if t.stream in streams] if plan else []
-    _narrow_on_segments(run, ranged, key_bits)
-    for t in ranged:
-        if not t.missed and (t.stream, t.rank) in wanted:
-            keys[wanted.index((t.stream, t.rank))] = t.lo + t.prefix
+    ranged = plan.selected if plan is not None else {}
+    keys: list[int | None] = [ranged.get(w) for w in wanted]
     rest = [i for i, k in enumerate(keys) if k is None]
     for i, key in zip(rest, _select_keys_of_input(run, [wanted[i] for i in rest], first), strict=True):
         keys[i] = key
@@ -479,19 +450,11 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     return [t.prefix for t in targets]
 
 
-@dataclass
-class DeviceSelect:
-    """A select of ranks queued on the device behind the statistics pass (``select_behind_stats``):
-    its (stream, rank) targets, in the order of their ``SelState``, at device address ``state``,
-    and the bits of their keys."""
+class DeviceSelect(_QueuedSelect):
+    """A select of ranks queued on the device behind the statistics pass (``select_behind_stats``;
+    a ``SelState``)."""
 
-    wanted: Sequence[tuple[int, int]]
-    state: int
-    key_bits: int
-
-    def copy(self) -> tuple[int, np.ndarray]:
-        """The copy that reads the targets back once the passes are done."""
-        return self.state, np.empty(1, dtype=SELECT_STATE)
+    RECORD = SELECT_STATE
 
     def keys(self, state: np.ndarray) -> dict[tuple[int, int], int]:
         """Each target's key, from the ``SelState`` read back."""

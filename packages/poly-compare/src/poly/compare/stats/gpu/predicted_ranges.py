@@ -38,7 +38,7 @@ from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 __all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS",
            "MAX_FRACTION", "PLAN_RANKS", "StreamRanges", "RangePlan",
            "stream_ranges", "ranges_from_ends", "range_ends", "region_budget", "learn_budget", "plan_ask",
-           "region_capacity", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE"]
+           "region_capacity", "PLAN_ASK", "PLAN_STATE", "RANGE_TABLE", "RANGE_TARGET", "RANGE_SELECT_STATE"]
 
 # Sample keys per stream: one in 2^SAMPLE_SHARE of the input's elements, from SAMPLE_MIN to
 # SAMPLE_SIZE (and never more than the input). Ranges half as wide hold half the keys, whose stores
@@ -63,7 +63,8 @@ LEARNED_MAX = 64  # (input size, ranks) pairs remembered
 LEARNED_BUDGETS: dict[tuple[int, tuple[int, ...]], int] = {}  # the keys those ranges held, where more than sized for
 _LEARNED_LOCK = threading.Lock()
 
-# The kernels' PlanAsk, PlanState (its targets are SelTargets) and RangeTable (kernels/layouts.cuh).
+# The kernels' PlanAsk, PlanState (its targets are SelTargets), RangeTable, RangeTarget and
+# RangeSelState (kernels/layouts.cuh).
 PLAN_ASK = np.dtype([("at_lo", "i8", (PLAN_RANKS,)), ("at_hi", "i8", (PLAN_RANKS,)), ("max_expected", "u8"),
                      ("nranks", "i4"), ("pad", "i4")], align=True)
 PLAN_STATE = np.dtype([("t", SELECT_TARGET, (2 * PLAN_RANKS,)), ("hist", "u8", (2 * PLAN_RANKS, 256)),
@@ -72,6 +73,10 @@ PLAN_STATE = np.dtype([("t", SELECT_TARGET, (2 * PLAN_RANKS,)), ("hist", "u8", (
 RANGE_TABLE = np.dtype([("lo", "u8", (2 * RANGES,)), ("hi", "u8", (2 * RANGES,)), ("expected", "u8", (2,)),
                         ("nranges", "i4", (2,)), ("range_of", "i4", (2 * PLAN_RANKS,)),
                         ("groups", GROUP_RECORD, (2 * RANGES,))], align=True)
+RANGE_TARGET = np.dtype([("prefix", "u8"), ("rank", "u8"), ("lo", "u8"), ("hi", "u8"), ("stream", "i4"),
+                         ("bits", "i4"), ("ask", "i4"), ("missed", "i4")], align=True)
+RANGE_SELECT_STATE = np.dtype([("t", RANGE_TARGET, (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("ntargets", "i4")],
+                              align=True)
 
 
 @dataclass
@@ -181,15 +186,22 @@ def _distinct_estimate(n: int, ranks: tuple[int, ...], size: int, sigmas: float,
 
 def plan_ask(n: int, ranks_of: dict[int, Sequence[int]], size: int, max_expected: dict[int, int]) -> np.ndarray:
     """The PlanAsk of each stream (absdiff, reldiff) for ``ranks_of[stream]``: the sample positions
-    ending each rank's range, and the most keys its ranges may hold (``max_expected``)."""
+    ending each rank's range, and the most keys its ranges may hold (``max_expected``). Read-only
+    (kept for the next comparison of the same size and requests)."""
+    return _plan_ask(n, tuple((stream, tuple(ranks), max_expected[stream]) for stream, ranks in ranks_of.items()), size)
+
+
+@functools.lru_cache(maxsize=64)
+def _plan_ask(n: int, asked: tuple[tuple[int, tuple[int, ...], int], ...], size: int) -> np.ndarray:
     ask = np.zeros(2, dtype=PLAN_ASK)
-    for stream, ranks in ranks_of.items():
+    for stream, ranks, most in asked:
         ends = range_ends(n, ranks, size)
         row = ask[stream - 2]
         row["nranks"] = len(ends)
-        row["max_expected"] = max_expected[stream]
+        row["max_expected"] = most
         for i, (_, k_lo, k_hi) in enumerate(ends):
             row["at_lo"][i], row["at_hi"][i] = k_lo, k_hi
+    ask.setflags(write=False)
     return ask
 
 
@@ -203,9 +215,11 @@ class RangePlan:
     """A comparison's predicted ranges, planned on the device: the ranks asked by stream (2 absdiff,
     3 reldiff, ascending); the statistics pass's ``blocks`` and its ``regions`` (threads) of
     ``capacity`` keys in each stream's ``buffers``, their fills at ``fills`` (u32, stream-major);
-    ``rout``, the device words the pass counts into; ``table``, the device's RangeTable; ``hist``,
-    the first-digit histograms the pass counts for a stream left unpredicted. ``take`` reads the
-    table and counts back after the pass; ``streams`` then holds each predicted stream's ranges."""
+    ``rout``, the device words the pass counts into (below each range, each stream's fullest region
+    and the keys found); ``table``, the device's RangeTable; ``hist``, the first-digit histograms the
+    pass counts for a stream left unpredicted. ``take`` reads the table back after the pass:
+    ``streams`` then holds each predicted stream's ranges; ``selected``, the keys of the ranks the
+    ranges gave (order_select.select_in_ranges)."""
 
     ranks: dict[int, list[int]]
     n: int
@@ -222,11 +236,7 @@ class RangePlan:
     sample_size: int = 0  # keys a stream in the sample
     ask: np.ndarray | None = None  # the PlanAsk records the device planned from
     streams: dict[int, StreamRanges] = field(default_factory=dict)
-    targets: list = field(default_factory=list)  # order_select's targets of the ranks in the ranges
-    first_pass: tuple | None = None  # the first radix pass over the ranges (launches, histograms read back)
-    below: np.ndarray | None = field(default=None)  # (2, RANGES): keys below each range's lo
-    largest: np.ndarray | None = field(default=None)  # (2,): the fullest region's keys (found, written or not)
-    found: np.ndarray | None = field(default=None)  # (2,): keys found within the ranges
+    selected: dict[tuple[int, int], int] = field(default_factory=dict)  # (stream, rank) -> key
 
     rout_words = 2 * RANGES + 4
 
@@ -237,12 +247,8 @@ class RangePlan:
         for i, stream in enumerate((2, 3)):
             p.rbuf[i] = self.buffers.get(stream, 0)
 
-    def take(self, rout: np.ndarray, table: np.ndarray) -> None:
-        """Keeps the counts the statistics pass left in ``rout`` (its ``rout_words`` words) and the
-        ranges of the device's ``table`` (one RANGE_TABLE record)."""
-        self.below = rout[:2 * RANGES].reshape(2, RANGES).copy()
-        self.largest = rout[2 * RANGES:2 * RANGES + 2].copy()
-        self.found = rout[2 * RANGES + 2:2 * RANGES + 4].copy()
+    def take(self, table: np.ndarray) -> None:
+        """Keeps the ranges of the device's ``table`` (one RANGE_TABLE record)."""
         t = table[0]
         for stream, ranks in self.ranks.items():
             i = stream - 2
@@ -259,13 +265,6 @@ class RangePlan:
     def unpredicted(self) -> list[int]:
         """The streams (2, 3) the statistics pass counted the first key digit of (no ranges)."""
         return [s for s in (2, 3) if s not in self.streams]
-
-    def usable(self, stream: int) -> bool:
-        """Whether ``stream`` was predicted and every thread's keys fitted its region."""
-        return stream in self.streams and self.largest is not None and int(self.largest[stream - 2]) <= self.capacity
-
-    def below_range(self, stream: int, j: int) -> int:
-        return int(self.below[stream - 2, j])
 
     def fills_address(self, stream: int) -> int:
         """Device address of ``stream``'s region fills."""

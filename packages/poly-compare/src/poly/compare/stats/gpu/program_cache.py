@@ -18,7 +18,6 @@ from poly.compare.stats.gpu.kernel_source import (
     GATHER_STAGE_BYTES,
     HIST_GROUPS,
     KERNEL_NAMES,
-    RANGES,
     RING_BYTES,
     SELECT_BITS,
     SELECT_TARGETS,
@@ -37,8 +36,8 @@ DYNAMIC_SHARED = {
     "poly_radix_hist": RING_BYTES + HIST_GROUPS * (1 << DIGIT_BITS) * 4,
     "poly_radix_gather": RING_BYTES + GATHER_STAGE_BYTES,
     "poly_keys_hist": HIST_GROUPS * (1 << DIGIT_BITS) * 4,
-    "poly_keys_hist_planned": RANGES * (1 << DIGIT_BITS) * 4,
     "poly_select_input": RING_BYTES + SELECT_TARGETS * (1 << SELECT_BITS) * 4,
+    "poly_range_pass": HIST_GROUPS * (1 << DIGIT_BITS) * 4,
 }
 
 

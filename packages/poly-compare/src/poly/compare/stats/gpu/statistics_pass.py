@@ -19,12 +19,7 @@ import numpy as np
 
 from poly.compare.stats.gpu.device_run import PART_RECORD, DeviceRun
 from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_HIST_BYTES
-from poly.compare.stats.gpu.order_select import (
-    range_first_copies,
-    range_first_pass,
-    select_behind_stats,
-    take_range_first_pass,
-)
+from poly.compare.stats.gpu.order_select import select_behind_stats, select_in_ranges
 from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
 
 __all__ = ["run_error_stats", "count_zeros"]
@@ -66,8 +61,9 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     with ``want_hist``, the first-digit histograms of absdiff (2) and reldiff (3), unless the order
     statistics ``select`` (requests) asks for were selected on the device right behind the pass
     (``select_behind_stats``, where it applies): then the keys of their ranks instead. With a
-    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges, and the
-    histograms returned are those of the streams the device left unpredicted (None if none)."""
+    ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges, the ranks
+    are narrowed on them behind it (``select_in_ranges``: ``plan.selected`` holds the keys found),
+    and the histograms returned are those of the streams the device left unpredicted (None if none)."""
     n = run.n
     shared = _stats_shared(want_hist or plan is not None)  # (the ranged pass counts unpredicted streams' first digit)
     kernel = "poly_stats" if plan is None else "poly_stats_ranges"
@@ -82,23 +78,22 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     merged = run.params()
     merged.out, merged.seg[0], merged.seg_len[0] = p.out, run.alloc(PART_RECORD.itemsize), grid
     run.launch("poly_merge_parts", merged, 1)
-    first_pass = range_first_pass(run, plan) if plan is not None else []
+    ranged = select_in_ranges(run, plan) if plan is not None else None
     behind = select_behind_stats(run, select, p.hist, merged.seg[0]) if want_hist and select else None
     copies = {"part": (merged.seg[0], np.empty(1, dtype=PART_RECORD))}
     if (want_hist and behind is None) or plan is not None:
         copies["hist"] = (p.hist, np.empty(2 * _FIRST_BINS, dtype=np.uint64))
-    if plan is not None:
-        copies["rout"] = (plan.rout, np.empty(plan.rout_words, dtype=np.uint64))
+    if ranged is not None:
         copies["table"] = (plan.table, np.empty(1, dtype=RANGE_TABLE))
+        copies["ranged"] = ranged.copy()
     if behind is not None:
         copies["select"] = behind.copy()
-    reads = run.read_all(list(copies.values()) + range_first_copies(first_pass))  # one wait for all
-    got = dict(zip(copies, reads, strict=False))
+    got = dict(zip(copies, run.read_all(list(copies.values())), strict=True))  # one wait for all
     part = got["part"]
     hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
-    if plan is not None:
-        plan.take(got["rout"], got["table"])
-        take_range_first_pass(run, plan, first_pass, reads[len(copies):])
+    if ranged is not None:
+        plan.take(got["table"])
+        plan.selected = ranged.keys(got["ranged"])
         hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
     selected = behind.keys(got["select"]) if behind is not None else None
     streams = _streams_of(part, n)

@@ -19,8 +19,23 @@
 // one), so that three blocks fit an SM with 16 targets where two did; the groups beyond those
 // count straight into the global histogram (correct, slower, and rare).
 
-// Warp-wide (the whole warp calls it): descends target `t` by histogram `h` of its next `dbits`
-// key bits: the digit whose running count passes its rank joins its prefix. `h` is read from L2
+// Block-wide (every thread calls it, once its block's share of a pass is written to global memory):
+// whether this block is the last of the pass's `blocks` to get here, counted at `done`. The last
+// block sees every other block's writes (it descends the targets by the merged histograms).
+__device__ __forceinline__ bool last_block(u32* done, u32 blocks) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == blocks - 1;
+    __syncthreads();
+    if (!last) return false;
+    __threadfence();
+    return true;
+}
+
+// Warp-wide (the whole warp calls it): descends target `t` (a SelTarget or a RangeTarget: its
+// prefix, rank and bits) by histogram `h` of its next `dbits` key bits: the digit whose running
+// count passes its rank joins its prefix. Returns the histogram's total (every lane). `h` is read from L2
 // (other blocks' atomics wrote it). Each lane owns a run of bins and loads POLY_DESCEND_LOADS of
 // them at once, two bins a load where aligned: one round trip to L2 per batch, not per bin (a
 // 4096-bin descend took ~30 us), and half the requests (the lanes' runs share no cache line).
@@ -53,8 +68,8 @@ __device__ __forceinline__ void descend_load(u64 (&c)[POLY_DESCEND_LOADS], const
     for (int j = 0; j < POLY_DESCEND_LOADS; ++j) c[j] = from + j < end ? (u64)__ldcg(h + from + j) : 0;
 }
 
-template <typename C>
-__device__ __noinline__ void warp_descend(SelTarget* t, const C* h, int dbits) {
+template <typename T, typename C>
+__device__ __noinline__ u64 warp_descend(T* t, const C* h, int dbits) {
     const int lane = threadIdx.x & 31;
     const int bins = 1 << dbits;
     const int per = (bins + 31) / 32;  // bins a lane scans
@@ -73,10 +88,10 @@ __device__ __noinline__ void warp_descend(SelTarget* t, const C* h, int dbits) {
     }
     const u64 total = __shfl_sync(0xFFFFFFFFu, incl, 31);
     u64 r = t->rank;
-    if (total == 0) return;  // cannot happen: the rank lies among the group's keys
+    if (total == 0) return 0;  // cannot happen: the rank lies among the group's keys
     if (r >= total) r = total - 1;
     const unsigned owner = __ballot_sync(0xFFFFFFFFu, incl - sum <= r && r < incl);
-    if (lane != __ffs(owner) - 1) return;
+    if (lane != __ffs(owner) - 1) return total;
     u64 below = incl - sum;
     for (int k = first; k < end; k += POLY_DESCEND_LOADS) {
         descend_load(c, h, k, end);
@@ -86,11 +101,12 @@ __device__ __noinline__ void warp_descend(SelTarget* t, const C* h, int dbits) {
                 t->prefix = (t->prefix << dbits) | (u64)(k + j);
                 t->rank = r - below;
                 t->bits += dbits;
-                return;
+                return total;
             }
             below += c[j];
         }
     }
+    return total;
 }
 
 // The first descend, right behind the statistics pass: every target (its prefix empty) by the
@@ -131,7 +147,6 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
     // from the statistics pass), the first counting target whose prefix starts so, then the next
     __shared__ signed char head[2 << POLY_TABLE_BITS];
     __shared__ signed char next[POLY_SEL_TARGETS];
-    __shared__ int last;
     static_assert(POLY_FIRST_BITS >= POLY_TABLE_BITS, "the table needs the top bits of every prefix");
     SelState* S = (SelState*)P.sel;
     const int nt = S->ntargets, dbits = P.sel_dbits, bins = 1 << dbits, slots = (nt + POLY_SEL_PER_SLOT - 1) / POLY_SEL_PER_SLOT;
@@ -219,12 +234,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_select_input(con
         const u32 c = shist[k];
         if (c && k / bins < nslots) atomicAdd(&hist[(u64)slot_owner[k / bins] * bins + (k & (bins - 1))], (u64)c);
     }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&S->done_blocks, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
+    if (!last_block(&S->done_blocks, gridDim.x)) return;
     const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
     for (int t = warp; t < nt; t += warps) {
         if (owner[t] < 0) continue;

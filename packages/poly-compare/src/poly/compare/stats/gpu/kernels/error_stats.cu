@@ -30,14 +30,9 @@
 //   buffer each warp reserves with one atomic per 4 KiB; the unused rest of a run holds key 0). An
 //   element belongs to at most one group per stream.
 // - poly_keys_hist (radix_passes.cuh): a radix pass over one gathered buffer (its length read from
-//   the gather's counter on the device), or over one stream's regions of the statistics pass (a
-//   warp per region, up to its fill), for all the groups it holds. A group may be bounded to a key
-//   range.
+//   the gather's counter on the device), for all the groups it holds.
 // - poly_keys_collect (radix_passes.cuh): the same read, copying the keys of its groups to one small
 //   buffer (the last radix passes' work done on the host, once the groups hold few keys).
-// - poly_keys_hist_planned (radix_passes.cuh): poly_keys_hist over one stream's regions whose groups
-//   are that stream's planned ranges (read from poly_plan): the first radix pass over them, queued
-//   behind the statistics pass before the host knows the ranges.
 // - poly_select_first, poly_select_input (device_select.cuh): a radix select run on the device (a
 //   mid-size input), queued right behind the statistics pass: the wanted ranks of absdiff and
 //   reldiff, kept in device memory, are descended by the pass's first-digit histograms, then each
@@ -50,6 +45,11 @@
 //   (a select of the sample keys ending each rank's range, 8 bits a launch over 16 blocks a stream,
 //   then the plan made by one thread), written to a RangeTable that the host copies into poly_plan
 //   in stream order.
+// - poly_range_seed, poly_range_pass (range_select.cuh): the ranks in the predicted ranges, narrowed on
+//   the keys the statistics pass gathered, queued behind it with no host round trip: each rank placed
+//   in its range by the pass's counts and descended by the first pass over the ranges' keys, then
+//   each pass over those keys counts the next digit of every rank's group and its last block
+//   descends them.
 // - poly_count_zeros (here): the number of zeros in b (the simple comparison's warning).
 
 #include "layouts.cuh"
@@ -57,6 +57,7 @@
 #include "radix_passes.cuh"
 #include "device_select.cuh"
 #include "range_plan.cuh"
+#include "range_select.cuh"
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_count_zeros(const Params P) {
     const u64 stride = (u64)gridDim.x * blockDim.x;

@@ -52,11 +52,11 @@ typedef struct Params {
     u64 rout;      // 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
     u64 rfills;    // 2 x (threads of the grid) u32 region fills (keys found, written or not)
     u64 rbuf[2];
-    u32 rcap;      // poly_stats_ranges, poly_keys_hist (region mode): keys per region, a power of two
-    u32 nregions;  // poly_keys_hist: nonzero for region mode (seg[0] holds nregions regions, their u32 fills at out)
-    u64 sel;        // poly_select_input: the SelState of the targets
-    int sel_dbits;  // poly_select_input: key bits counted by this pass
-    int plan_stream;  // poly_keys_hist_planned: 0 absdiff, 1 reldiff (its groups: that stream's planned ranges)
+    u32 rcap;      // poly_stats_ranges, poly_range_seed, poly_range_pass: keys per region, a power of two
+    u32 nregions;  // poly_range_pass: regions per stream (the statistics pass's threads)
+    u64 sel;        // poly_select_input: the SelState of the targets; poly_range_seed, poly_range_pass: the RangeSelState
+    int sel_dbits;  // poly_select_input, poly_range_pass: key bits counted by this pass (at most)
+    int sel_slots;  // poly_range_pass: the shared histograms (2^sel_dbits counters each) its dynamic shared memory holds
     int plan_phase;   // poly_plan_ranges: its phase (hist: its PlanStates)
     int plan_pad;
     u64 sel_fine;   // poly_select_input (0: none): ntargets x 2^(2 sel_dbits) u32 counts of the next 2 sel_dbits key bits
@@ -66,8 +66,8 @@ typedef struct Params {
 // The host asks per stream (absdiff, reldiff) for the sample keys at the sorted positions that end
 // each wanted rank's range (PlanAsk); poly_plan_ranges selects them and plans the ranges
 // (RangeTable, as predicted_ranges.stream_ranges plans them from a sorted sample), and the table
-// is copied, in stream order, into the constant poly_plan that the statistics pass and the first
-// radix pass over the ranges' keys read. An unused range is [0, 0] (key 0 is a NaN's); a stream
+// is copied, in stream order, into the constant poly_plan that the statistics pass and the select
+// on the ranges' keys (range_select.cuh) read. An unused range is [0, 0] (key 0 is a NaN's); a stream
 // with no ranges (none asked, too many keys in them, or more than its regions were sized for) has
 // its first key digit counted by the statistics pass instead, for the ordinary select.
 // (predicted_ranges' PLAN_ASK and RANGE_TABLE.)
@@ -83,12 +83,12 @@ typedef struct RangeTable {
     u64 expected[2];                    // the input's keys the ranges should hold, from the sample's
     int nranges[2];                     // 0: not predicted
     int range_of[2 * POLY_PLAN_RANKS];  // each asked rank's range
-    Group groups[2 * POLY_RANGES];      // the first radix pass over each range's keys
+    Group groups[2 * POLY_RANGES];      // each range's keys: its bounds, and the top bits their offsets from lo share
 } RangeTable;
 
 #ifdef __CUDACC__
 // The device's copy of the plan, in constant memory: the host copies poly_plan_ranges' table into it
-// (cuModuleGetGlobal) before the statistics pass and the first radix pass over the ranges' keys.
+// (cuModuleGetGlobal) before the statistics pass.
 __constant__ RangeTable poly_plan;
 #endif
 
@@ -121,6 +121,24 @@ typedef struct SelState {
     u32 done_blocks;  // blocks of the current pass that have merged their histograms
     int ntargets;
 } SelState;
+
+// -- the ranks in the predicted ranges, narrowed on the device (predicted_ranges' RANGE_SELECT_STATE) --
+// A rank of absdiff or reldiff looked for among the keys the statistics pass gathered in its range.
+typedef struct RangeTarget {
+    u64 prefix;  // known top `bits` bits of the key's offset from lo
+    u64 rank;    // the input's rank (written by the host); from poly_range_seed on, its rank among its range's keys with that prefix
+    u64 lo, hi;  // its range (set by poly_range_seed)
+    int stream;  // 2 absdiff, 3 reldiff
+    int bits;
+    int ask;     // the rank's index among its stream's asked ranks (ascending, as the PlanAsk has them)
+    int missed;  // set where the ranges cannot give the rank: the host finds it the ordinary way
+} RangeTarget;
+
+typedef struct RangeSelState {
+    RangeTarget t[2 * POLY_PLAN_RANKS];
+    u32 done_blocks;  // blocks of the current pass that have merged their histograms
+    int ntargets;
+} RangeSelState;
 
 // The progress of one stream's plan over the blocks of poly_plan_ranges (predicted_ranges' PLAN_STATE).
 typedef struct PlanState {

@@ -18,7 +18,7 @@
 #define POLY_RESERVE_BYTES 4096  /* the run of a stream's buffer a gathering warp reserves at a time */
 #define POLY_RANGES 4          /* predicted ranges per stream (absdiff, reldiff) the statistics pass gathers */
 #define POLY_PLAN_RANKS 16     /* ranks per stream whose predicted ranges the device plans (a median and 7 quantiles) */
-#define POLY_PLAN_BLOCKS 16    /* blocks per stream of the device's plan (each a slice of the sample) */
+#define POLY_PLAN_BLOCKS 64    /* blocks per stream of the device's plan (each a slice of the sample; 16 took 74 us a phase at 2^18 sample keys) */
 #define POLY_SEL_TARGETS 20    /* ranks a device-side select narrows at once (2 ranks each of the medians and up to 4 quantiles of 2 streams) */
 #define POLY_SELECT_BITS 10    /* key bits each pass of a device-side select counts: 1024 bins, 4 KiB of shared counters per rank */
 #define POLY_SEL_PER_SLOT 2   /* targets per shared histogram of a select pass: a rank and its neighbour nearly always share a group */

@@ -201,15 +201,10 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_radix_hist(const
 // dynamic shared memory: ngroups x POLY_BINS counters.
 // COLLECT (poly_keys_collect): instead, the keys of the groups (few by then: the last digits of
 // their ranks) are copied to seg[1] (capacity seg_len[1]), their number counted at hist (u64).
-// PLANNED (poly_keys_hist_planned): the groups are stream plan_stream's planned ranges (poly_plan).
-template <bool COLLECT, bool PLANNED = false>
+template <bool COLLECT>
 __device__ __forceinline__ void keys_pass(const Params& P) {
     extern __shared__ u32 shist[];
-    auto group = [&](int g) -> const Group& {
-        if constexpr (PLANNED) return poly_plan.groups[P.plan_stream * POLY_RANGES + g];
-        else return P.groups[g];
-    };
-    const int ng = PLANNED ? poly_plan.nranges[P.plan_stream] : P.ngroups;
+    const int ng = P.ngroups;
     const KT* keys = (const KT*)P.seg[0];
     if (!COLLECT) {
         for (int k = threadIdx.x; k < ng * POLY_BINS; k += blockDim.x) shist[k] = 0;
@@ -218,51 +213,31 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
     auto count = [&](KT key) {
         if (key == 0) return;
         for (int g = 0; g < ng; ++g) {
-            if (in_group(group(g), key)) {
+            if (in_group(P.groups[g], key)) {
                 if (COLLECT) {
                     const u64 at = atomicAdd((u64*)P.hist, 1ull);
                     if (at < P.seg_len[1]) ((KT*)P.seg[1])[at] = key;
                 } else {
-                    atomicAdd(&shist[g * POLY_BINS + digit_of(group(g), key)], 1u);
+                    atomicAdd(&shist[g * POLY_BINS + digit_of(P.groups[g], key)], 1u);
                 }
                 return;
             }
         }
     };
     const u64 stride = (u64)gridDim.x * blockDim.x;
-    if (P.nregions) {  // the statistics pass's regions (one per thread of it): a warp reads one up to its fill
-        const u32* fills = (const u32*)P.out;
-        const u32 warps = gridDim.x * (blockDim.x / 32), lane = threadIdx.x & 31;
-        for (u32 r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < P.nregions; r += warps) {
-            const u32 len = min(fills[r], P.rcap);
-            const KT* region = keys + (u64)r * P.rcap;
-            u32 i = lane;
-            // four loads in flight per lane before their keys are counted: a region's read is
-            // otherwise a chain of dependent round trips to memory (the pass was latency-bound)
-            for (; i + 96 < len; i += 128) {
-                const KT k0 = __ldg(region + i), k1 = __ldg(region + i + 32), k2 = __ldg(region + i + 64),
-                         k3 = __ldg(region + i + 96);
-                count(k0);
-                count(k1);
-                count(k2);
-                count(k3);
-            }
-            for (; i < len; i += 32) count(__ldg(region + i));
-        }
-    } else {
-        const u64 written = *(const u64*)P.out;
-        const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
-        u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-        for (; i + 3 * stride < len; i += 4 * stride) {  // four loads in flight, as for a region
-            const KT k0 = __ldg(keys + i), k1 = __ldg(keys + i + stride), k2 = __ldg(keys + i + 2 * stride),
-                     k3 = __ldg(keys + i + 3 * stride);
-            count(k0);
-            count(k1);
-            count(k2);
-            count(k3);
-        }
-        for (; i < len; i += stride) count(__ldg(keys + i));
+    const u64 written = *(const u64*)P.out;
+    const u64 len = written < P.seg_len[0] ? written : P.seg_len[0];
+    u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    // four loads in flight per thread before their keys are counted (the pass was latency-bound)
+    for (; i + 3 * stride < len; i += 4 * stride) {
+        const KT k0 = __ldg(keys + i), k1 = __ldg(keys + i + stride), k2 = __ldg(keys + i + 2 * stride),
+                 k3 = __ldg(keys + i + 3 * stride);
+        count(k0);
+        count(k1);
+        count(k2);
+        count(k3);
     }
+    for (; i < len; i += stride) count(__ldg(keys + i));
     if (COLLECT) return;
     __syncthreads();
     u64* out = (u64*)P.hist;
@@ -274,8 +249,5 @@ __device__ __forceinline__ void keys_pass(const Params& P) {
 
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist(const Params P) { keys_pass<false>(P); }
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_collect(const Params P) { keys_pass<true>(P); }
-extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_keys_hist_planned(const Params P) {
-    keys_pass<false, true>(P);
-}
 
 #endif  // POLY_RADIX_PASSES_CUH

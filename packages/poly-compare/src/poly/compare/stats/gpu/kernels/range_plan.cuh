@@ -137,7 +137,6 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_plan_ranges(cons
     __shared__ SelTarget st[POLY_PLAN_ENDS];
     __shared__ int owner[POLY_PLAN_ENDS];
     __shared__ KT value[POLY_PLAN_ENDS];
-    __shared__ int last;
     const int s = blockIdx.x / POLY_PLAN_BLOCKS, slice = blockIdx.x % POLY_PLAN_BLOCKS;
     const u32 S = (u32)P.seg_len[0];
     const KT* keys = (const KT*)P.seg[0] + (u64)s * S;
@@ -180,12 +179,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_plan_ranges(cons
             const u32 c = (&shist[0][0])[k];
             if (c) atomicAdd(&state->hist[k / 256][k % 256], (u64)c);
         }
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) last = atomicAdd(&state->done_blocks, 1u) == POLY_PLAN_BLOCKS - 1;
-        __syncthreads();
-        if (!last) return;
-        __threadfence();
+        if (!last_block(&state->done_blocks, POLY_PLAN_BLOCKS)) return;
         for (int t = warp; t < nt; t += warps) {
             SelTarget* target = &state->t[t];
             if (phase == 0 && lane == 0) {
@@ -234,12 +228,7 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_plan_ranges(cons
             atomicAdd(&state->upto[t], y);
         }
     }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&state->done_blocks, 1u) == POLY_PLAN_BLOCKS - 1;
-    __syncthreads();
-    if (!last || threadIdx.x != 0) return;
-    __threadfence();
+    if (!last_block(&state->done_blocks, POLY_PLAN_BLOCKS) || threadIdx.x != 0) return;
     u32 below[POLY_PLAN_ENDS], upto[POLY_PLAN_ENDS];
     for (int t = 0; t < nt; ++t) {
         below[t] = __ldcg(&state->below[t]);
