@@ -416,7 +416,8 @@ def test_mid_size_ranks_are_selected_on_the_device_behind_the_statistics_pass(f3
     run = NumpyKernels(streams, f32)
     raw, hists, selected = statistics_pass.run_error_stats(run, True, None, DEVICE_REQUESTS)
     assert raw["size"] == run.n and hists is None
-    got = order_select.order_values(run, DEVICE_REQUESTS, nans, hists, None, selected)
+    got = order_select.order_values(run, DEVICE_REQUESTS, nans, hists, None, selected,
+                                     statistics_pass.extreme_values(raw))
     for (stream, q), value in zip(DEVICE_REQUESTS, got, strict=True):
         values = run.streams[stream].astype(np.float64)
         want = float(np.median(values)) if q is None else float(np.quantile(values, q))
@@ -443,7 +444,7 @@ def test_float32_keys_take_one_pass_that_counts_both_digits_left(kind, monkeypat
     run = NumpyKernels(streams, True)
     requests = [(2, None), (3, None), (3, 0.9)]
     raw, hists, selected = statistics_pass.run_error_stats(run, True, None, requests)
-    got = order_select.order_values(run, requests, nans, hists, None, selected)
+    got = order_select.order_values(run, requests, nans, hists, None, selected, statistics_pass.extreme_values(raw))
     for (stream, q), value in zip(requests, got, strict=True):
         values = run.streams[stream].astype(np.float64)
         want = float(np.median(values)) if q is None else float(np.quantile(values, q))
@@ -470,6 +471,23 @@ def test_what_the_device_select_cannot_serve_takes_the_host_driven_passes(case, 
         values = run.streams[stream].astype(np.float64)
         assert value == (float(np.median(values)) if q is None else float(np.quantile(values, q)))
     assert "poly_select_input" not in run.launches and "poly_radix_gather" in run.launches
+
+
+def test_the_first_and_last_ranks_are_the_statistics_minimum_and_maximum():
+    """Quantiles 0 and 1 take the first and last ranks, which are the statistics pass's minimum
+    and maximum: no select looks for them (quantile 0's upper neighbour, rank 1, is still
+    selected), and requests of nothing else queue no select at all."""
+    rng = np.random.default_rng(21)
+    streams = _streams("noise", 1500, np.float32, rng)
+    for requests, targets in (([(2, 0.0), (2, 1.0), (3, 1.0)], {(2, 1)}), ([(2, 1.0), (3, 1.0)], None)):
+        run = NumpyKernels(streams, True)
+        raw, hists, selected = statistics_pass.run_error_stats(run, True, None, requests)
+        assert (set(selected) if selected is not None else None) == targets
+        got = order_select.order_values(run, requests, [0, 0, 0, 0], hists, None, selected,
+                                        statistics_pass.extreme_values(raw))
+        assert got == _numpy_values(run, requests)
+        if targets is None:
+            assert run.launches == ["poly_stats", "poly_merge_parts"]
 
 
 def test_streams_with_nan_or_no_elements_give_nan():
@@ -584,7 +602,7 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
     """order_values as device_error_stats runs it with predicted ranges: sample, statistics pass
     (its range counts, and no first digit then), then the order statistics."""
     plan = order_select.plan_ranges(run, requests)
-    first = None
+    first = raw = None
     if plan is not None:
         raw, first, selected = statistics_pass.run_error_stats(run, False, plan)
         assert raw["size"] == run.n and selected is None
@@ -598,7 +616,9 @@ def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list
                                 "poly_range_seed", *["poly_range_pass"] * passes]
     else:
         first = {2: run.first_histogram(2), 3: run.first_histogram(3)}
-    return order_select.order_values(run, requests, list(nans), first, plan)
+    # (the first and last ranks are the statistics pass's minimum and maximum)
+    extremes = statistics_pass.extreme_values(raw) if raw is not None else None
+    return order_select.order_values(run, requests, list(nans), first, plan, extremes=extremes)
 
 
 def _numpy_values(run: NumpyKernels, requests) -> list[float]:

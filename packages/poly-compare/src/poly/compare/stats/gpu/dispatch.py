@@ -34,7 +34,7 @@ from poly.compare.stats.gpu.kernel_source import (
     KernelVariant,
 )
 from poly.compare.stats.gpu.order_select import order_values, plan_ranges
-from poly.compare.stats.gpu.statistics_pass import count_zeros, run_error_stats
+from poly.compare.stats.gpu.statistics_pass import count_zeros, extreme_values, run_error_stats
 from poly.core import G_LOGGER, LogMode
 from poly.core.arrays.ops import is_torch
 
@@ -245,7 +245,7 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges, requests)
                 if requests:
                     nans = [raw[s]["nan"] for s in _STREAMS]
-                    values = order_values(run, requests, nans, hists, ranges, selected, _one_value_streams(raw))
+                    values = order_values(run, requests, nans, hists, ranges, selected, extreme_values(raw))
                     for (k, _), v in zip(requests, values, strict=True):
                         raw[_STREAMS[k]]["order"].append(v)
     except (OverflowError, GpuUnavailableError) as err:
@@ -264,22 +264,10 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 return math.nan
             with DeviceRun(oa, ob, setup) as run:
                 return order_values(run, [(k, None)], [raw[s]["nan"] for s in _STREAMS],
-                                    one_value=_one_value_streams(raw))[0]
+                                    extremes=extreme_values(raw))[0]
         return compute
 
     return raw, shape, median_of
-
-
-def _one_value_streams(raw: dict) -> dict[int, float]:
-    """The streams of ``raw`` whose elements all hold one value (their minimum is their maximum,
-    the sign of a zero included, and no NaN), with that value."""
-    out = {}
-    for k, name in enumerate(_STREAMS):
-        s = raw[name]
-        lo, hi = s["min"], s["max"]
-        if s["nan"] == 0 and lo == hi and math.copysign(1.0, lo) == math.copysign(1.0, hi):
-            out[k] = lo
-    return out
 
 
 def device_count_zeros(b: Any) -> int | None:

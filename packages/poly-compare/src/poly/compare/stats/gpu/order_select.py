@@ -476,7 +476,7 @@ def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | No
     trip. Ranks of a stream that turns out to hold NaN are selected all the same (their keys go
     unused). None (nothing queued) for an input too large for its passes (``SELECT_MAX_READS``), too many ranks,
     or ranks of other streams."""
-    wanted = _order_ranks(requests, run.n)[1]
+    wanted = _selectable(_order_ranks(requests, run.n)[1], run.n)
     key_bits = _key_bits(run)
     digits = 2 if _fine_pass(run, len(wanted), key_bits) else 1  # digits a pass finds
     passes = -(-(key_bits - FIRST_BITS) // (digits * SELECT_BITS))
@@ -520,6 +520,29 @@ def _select_state(wanted: tuple[tuple[int, int], ...]) -> np.ndarray:
     targets["stream"][:len(wanted)], targets["rank"][:len(wanted)] = zip(*wanted, strict=True)
     state.setflags(write=False)
     return state
+
+
+def _selectable(wanted: Sequence[tuple[int, int]], n: int) -> tuple[tuple[int, int], ...]:
+    """The (stream, rank) targets of ``wanted`` a select has to find: all but the first and the
+    last ranks, whose values are the statistics pass's minimum and maximum (``_known_values``)."""
+    return tuple(w for w in wanted if 0 < w[1] < n - 1)
+
+
+def _known_values(wanted: Sequence[tuple[int, int]], n: int, extremes: dict[int, tuple[float, float]]
+                  ) -> dict[tuple[int, int], float]:
+    """The values of the (stream, rank) targets the statistics pass gives: a stream's first rank
+    is its minimum and its last its maximum (``extremes``, of the streams without NaN), every rank
+    is the value of a stream whose minimum is its maximum (the sign of a zero included)."""
+    known = {}
+    for stream, rank in wanted:
+        if stream not in extremes:
+            continue
+        lo, hi = extremes[stream]
+        if lo == hi and math.copysign(1.0, lo) == math.copysign(1.0, hi):
+            known[(stream, rank)] = lo
+        elif rank == 0 or rank == n - 1:
+            known[(stream, rank)] = lo if rank == 0 else hi
+    return known
 
 
 def _key_values(keys: Sequence[int], f32: bool) -> list[float]:
@@ -589,6 +612,8 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     n = run.n
     if n < MIN_ELEMENTS:
         return None
+    # (the first and last ranks too, though the statistics pass gives them: planned without them,
+    # the tied int32 differences of the GPU tests fell back to a gather pass)
     wanted = _order_ranks(requests, n)[1]
     size = min(SAMPLE_SIZE, max(SAMPLE_MIN, n >> SAMPLE_SHARE), n)
     ranks: dict[int, list[int]] = {}
@@ -631,23 +656,24 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],
                  first: dict[int, np.ndarray] | None = None, ranges: RangePlan | None = None,
                  selected: dict[tuple[int, int], int] | None = None,
-                 one_value: dict[int, float] | None = None) -> list[float]:
+                 extremes: dict[int, tuple[float, float]] | None = None) -> list[float]:
     """Values of (stream, quantile or None for the median) requests: NaN for a stream holding
     NaN or an empty input, as NumPy gives. ``first``: the statistics pass's first-digit
     histograms, by stream (absdiff and reldiff), when it counted them; ``ranges``: its predicted
-    ranges' plan, when it gathered their keys; ``selected``: the keys of every rank, by (stream,
-    rank), when a select behind the pass found them (``DeviceSelect.keys``); ``one_value``: the
-    value of each stream whose elements all hold it (its minimum and maximum the same, no NaN:
-    two equal outputs give it), which is every rank's, with no pass over the device data."""
+    ranges' plan, when it gathered their keys; ``selected``: the keys of every rank but the first
+    and the last, by (stream, rank), when a select behind the pass found them
+    (``DeviceSelect.keys``); ``extremes``: the minimum and maximum of each stream without NaN
+    (the statistics pass's), which are its first and last ranks' values, and every rank's where
+    they are one value (two equal outputs give it): those take no pass over the device data."""
     plan, wanted = _order_ranks(requests, run.n, nan_counts)
+    known = _known_values(wanted, run.n, extremes or {})
+    rest = tuple(w for w in wanted if w not in known)
     if selected is not None:
-        values = _key_values([selected[w] for w in wanted], run.setup.f32)
+        keys = [selected[w] for w in rest]
     else:
-        one_value = one_value or {}
-        rest = tuple(w for w in wanted if w[0] not in one_value)
-        found = dict(zip(rest, _key_values(_select_keys(run, rest, first, ranges), run.setup.f32), strict=True)
-                     ) if rest else {}
-        values = [one_value[w[0]] if w[0] in one_value else found[w] for w in wanted]
+        keys = _select_keys(run, rest, first, ranges) if rest else []
+    found = dict(zip(rest, _key_values(keys, run.setup.f32), strict=True))
+    values = [known[w] if w in known else found[w] for w in wanted]
     out = []
     for item in plan:
         if item is None:

@@ -22,7 +22,7 @@ from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_H
 from poly.compare.stats.gpu.order_select import select_behind_stats, select_in_ranges
 from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
 
-__all__ = ["run_error_stats", "count_zeros"]
+__all__ = ["run_error_stats", "extreme_values", "count_zeros"]
 
 _FIRST_BINS = 1 << FIRST_BITS
 
@@ -102,6 +102,15 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     squares = part["s"][0]["sq"].tolist()
     _metrics(raw, n, squares[2], squares[0], squares[1])
     return raw, hists, selected
+
+
+def extreme_values(raw: dict) -> dict[int, tuple[float, float]]:
+    """The minimum and maximum of each stream (0 a, 1 b, 2 absdiff, 3 reldiff) of ``raw``
+    (``run_error_stats``' dictionary) without NaN; none for an empty input."""
+    if raw["size"] == 0:
+        return {}
+    return {k: (raw[name]["min"], raw[name]["max"]) for k, name in enumerate(("a", "b", "absdiff", "reldiff"))
+            if raw[name]["nan"] == 0}
 
 
 def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None:
