@@ -265,7 +265,3 @@ class RangePlan:
     def unpredicted(self) -> list[int]:
         """The streams (2, 3) the statistics pass counted the first key digit of (no ranges)."""
         return [s for s in (2, 3) if s not in self.streams]
-
-    def fills_address(self, stream: int) -> int:
-        """Device address of ``stream``'s region fills."""
-        return self.fills + 4 * (stream - 2) * self.regions

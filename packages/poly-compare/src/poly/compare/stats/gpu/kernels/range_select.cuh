@@ -17,6 +17,7 @@
 // One block, a thread per target. Params: sel; rout, the statistics pass's counts (below each range,
 // then each stream's fullest region); rcap, a region's keys.
 extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_range_seed(const Params P) {
+    static_assert(2 * POLY_PLAN_RANKS <= POLY_THREADS, "a thread a target");
     RangeSelState* S = (RangeSelState*)P.sel;
     const u64* rout = (const u64*)P.rout;
     const int t = threadIdx.x;
