@@ -649,8 +649,7 @@ def plan_ranges(run: DeviceRun, requests: Sequence[tuple[int, float | None]]) ->
     run.set_range_table(p.out, RANGE_TABLE.itemsize)
     return RangePlan(ranks=ranks, n=n, blocks=blocks, regions=regions, capacity=capacity, buffers=buffers,
                      fills=run.alloc(2 * regions * 4), rout=run.alloc(RangePlan.rout_words * 8, zero=True),
-                     table=p.out, hist=run.alloc(2 * (1 << FIRST_BITS) * 8, zero=True), wanted=wanted,
-                     sample=p.seg[0], sample_size=size, ask=ask)
+                     table=p.out, hist=run.alloc(2 * (1 << FIRST_BITS) * 8, zero=True), sample=p.seg[0], sample_size=size, ask=ask)
 
 
 def order_values(run: DeviceRun, requests: Sequence[tuple[int, float | None]], nan_counts: Sequence[int],

@@ -18,8 +18,8 @@ and the pass. The host only asks for the sample positions that end each rank's r
 (``range_ends``) and sizes the regions for the keys the ranges would hold were the sample's keys
 distinct, with ``TIE_ALLOWANCE`` for ties, or for what they held last time (``region_budget``). ``stream_ranges`` is the
 same plan in NumPy, from a sample (the reference the kernel is tested against); ``RangePlan``
-holds a comparison's plan, its device buffers and, after the statistics pass, the table and
-counts the device made.
+holds a comparison's plan, its device buffers and, after the statistics pass, the table the
+device made and the keys of the ranks its select found in the ranges.
 """
 
 from __future__ import annotations
@@ -231,7 +231,6 @@ class RangePlan:
     rout: int
     table: int
     hist: int
-    wanted: Sequence[tuple[int, int]] = ()  # every (stream, rank) of the comparison
     sample: int = 0  # the sample's keys on the device (absdiff's, then reldiff's)
     sample_size: int = 0  # keys a stream in the sample
     ask: np.ndarray | None = None  # the PlanAsk records the device planned from
