@@ -171,7 +171,6 @@ class NumpyKernels:
                 buffer[t * p.rcap:t * p.rcap + len(kept)] = kept
                 fills[s * threads + t] = len(mine)
                 rout[2 * RANGES + s] = max(int(rout[2 * RANGES + s]), len(mine))
-                rout[2 * RANGES + 2 + s] += len(mine)
 
     def select_pass(self, p) -> None:
         """One pass of the device-side select: each group's histogram of the next ``sel_dbits``

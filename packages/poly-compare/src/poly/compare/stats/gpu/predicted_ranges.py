@@ -215,8 +215,8 @@ class RangePlan:
     """A comparison's predicted ranges, planned on the device: the ranks asked by stream (2 absdiff,
     3 reldiff, ascending); the statistics pass's ``blocks`` and its ``regions`` (threads) of
     ``capacity`` keys in each stream's ``buffers``, their fills at ``fills`` (u32, stream-major);
-    ``rout``, the device words the pass counts into (below each range, each stream's fullest region
-    and the keys found); ``table``, the device's RangeTable; ``hist``, the first-digit histograms the
+    ``rout``, the device words the pass counts into (below each range, then each stream's fullest
+    region); ``table``, the device's RangeTable; ``hist``, the first-digit histograms the
     pass counts for a stream left unpredicted. ``take`` reads the table back after the pass:
     ``streams`` then holds each predicted stream's ranges; ``selected``, the keys of the ranks the
     ranges gave (order_select.select_in_ranges)."""
@@ -237,7 +237,7 @@ class RangePlan:
     streams: dict[int, StreamRanges] = field(default_factory=dict)
     selected: dict[tuple[int, int], int] = field(default_factory=dict)  # (stream, rank) -> key
 
-    rout_words = 2 * RANGES + 4
+    rout_words = 2 * RANGES + 2
 
     def apply(self, p) -> None:
         """Sets the statistics pass's region parameters in launch parameters ``p`` (the ranges

@@ -49,7 +49,7 @@ typedef struct Params {
     // Predicted ranges (poly_stats_ranges; the ranges themselves in the constant poly_plan): each
     // thread writes the keys of absdiff and reldiff within up to POLY_RANGES ranges each to its own
     // region of rcap keys of rbuf[stream] (no atomics), and counts the keys below each range's lo.
-    u64 rout;      // 2 x POLY_RANGES u64 counts below each lo, the 2 streams' largest region fill, their sums
+    u64 rout;      // 2 x POLY_RANGES u64 counts below each lo, then the 2 streams' largest region fill
     u64 rfills;    // 2 x (threads of the grid) u32 region fills (keys found, written or not)
     u64 rbuf[2];
     u32 rcap;      // poly_stats_ranges, poly_range_seed, poly_range_pass: keys per region, a power of two

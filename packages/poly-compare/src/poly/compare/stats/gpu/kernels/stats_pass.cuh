@@ -125,21 +125,33 @@ __device__ __forceinline__ void count_fail(u32& fails, VT d, VT r, VT atol, VT r
 #endif
 }
 
-// The index of this thread's element of ordinal `ord` (for_each_pair's order: its chunks, then
-// its elements past the last whole chunk).
-__device__ __forceinline__ i64 global_index(const Params& P, u32 ord) {
-    if (ord == POLY_NONE) return -1;
-    const u64 stride = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    u64 start = 0, mine = 0;  // this thread's chunks
+// Where this thread's elements lie (for_each_pair's order: its chunks, then its elements past the
+// last whole chunk), worked out once a thread: its eight extrema's ordinals are mapped through it.
+struct Ordinals {
+    u64 first, stride;  // the thread's first chunk (or element) and the grid's stride
+    u64 start, mine;    // the first element past the whole chunks, and this thread's chunks
+};
+
+__device__ __forceinline__ Ordinals thread_ordinals(const Params& P) {
+    Ordinals o;
+    o.stride = (u64)gridDim.x * blockDim.x;
+    o.first = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    o.start = 0;
+    o.mine = 0;
     if (POLY_CAN_CHUNK && P.chunked) {
         const u64 nchunks = P.n / POLY_ELEMS;
-        start = nchunks * POLY_ELEMS;
-        mine = first < nchunks ? (nchunks - first + stride - 1) / stride : 0;
-        if ((u64)ord < mine * POLY_ELEMS)
-            return (i64)((first + (u64)(ord / POLY_ELEMS) * stride) * POLY_ELEMS + ord % POLY_ELEMS);
+        o.start = nchunks * POLY_ELEMS;
+        o.mine = o.first < nchunks ? (nchunks - o.first + o.stride - 1) / o.stride : 0;
     }
-    return (i64)(start + first + ((u64)ord - mine * POLY_ELEMS) * stride);
+    return o;
+}
+
+// The index of this thread's element of ordinal `ord`.
+__device__ __forceinline__ i64 global_index(const Ordinals& o, u32 ord) {
+    if (ord == POLY_NONE) return -1;
+    if ((u64)ord < o.mine * POLY_ELEMS)
+        return (i64)((o.first + (u64)(ord / POLY_ELEMS) * o.stride) * POLY_ELEMS + ord % POLY_ELEMS);
+    return (i64)(o.start + o.first + ((u64)ord - o.mine * POLY_ELEMS) * o.stride);
 }
 
 // An extremum recorded by its sub-chunk travels as the sub-chunk's first index, marked in the
@@ -182,15 +194,15 @@ __device__ __forceinline__ void resolve_extrema(const Params& P, Acc& a, int k, 
 }
 
 // A thread's extremum ordinal as a record's index (its sub-chunk's first, marked by `flag`).
-__device__ __forceinline__ i64 extremum_index(const Params& P, u32 ord, i64 flag, i64& pad) {
+__device__ __forceinline__ i64 extremum_index(const Ordinals& o, u32 ord, i64 flag, i64& pad) {
     if (ord == POLY_NONE) return -1;
     if (ord & POLY_IN_SUBCHUNK) pad |= flag;
-    return global_index(P, ord & ~POLY_IN_SUBCHUNK);
+    return global_index(o, ord & ~POLY_IN_SUBCHUNK);
 }
 
 // `ab` is false for absdiff and reldiff: their mean |x| is their mean, as the CPU engine has it.
 // `sq`: whether the stream's sum of squares is wanted.
-__device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, double cnt, bool ab, bool sq, Acc& a) {
+__device__ __forceinline__ void stream_finish(const Ordinals& o, const Stream& r, double cnt, bool ab, bool sq, Acc& a) {
     a.n = cnt;
     if (cnt > 0) {
         const double c = r.c;
@@ -211,8 +223,8 @@ __device__ __forceinline__ void stream_finish(const Params& P, const Stream& r, 
     a.ab = ab ? r.ab : a.sum;
     a.mn = (double)r.mn; a.mx = (double)r.mx;
     a.pad = 0;
-    a.imn = extremum_index(P, r.imn, POLY_MN_SUB, a.pad);
-    a.imx = extremum_index(P, r.imx, POLY_MX_SUB, a.pad);
+    a.imn = extremum_index(o, r.imn, POLY_MN_SUB, a.pad);
+    a.imx = extremum_index(o, r.imx, POLY_MX_SUB, a.pad);
     a.inan = -1; a.nnan = 0; a.ninf = 0;  // the block's tallies are added after the merge (warps_to_part's threads)
 }
 
@@ -223,8 +235,11 @@ __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
         } else {
             const double tot = r.n + o.n;
             const double delta = o.mean - r.mean;
-            r.mean += delta * (o.n / tot);
-            r.m2 += o.m2 + delta * delta * (r.n * o.n / tot);
+            // Equal counts (most merges of a pass's shares): the weights are halves, exactly what
+            // the divisions give while n * n is exact, without the two float64 divisions.
+            const bool halves = r.n == o.n && r.n < 67108864.0;
+            r.mean += delta * (halves ? 0.5 : o.n / tot);
+            r.m2 += o.m2 + delta * delta * (halves ? r.n * 0.5 : r.n * o.n / tot);
             r.n = tot;
         }
     }
@@ -239,6 +254,9 @@ __device__ __forceinline__ void acc_merge(Acc& r, const Acc& o) {
     r.nnan += o.nnan; r.ninf += o.ninf;
 }
 
+// Record `a` of the lane `delta` above (TALLIES: with the NaN and Inf tallies, which the threads'
+// own records leave to the block's and so need not travel).
+template <bool TALLIES = true>
 __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     const unsigned m = 0xFFFFFFFFu;
     Acc o;
@@ -247,8 +265,12 @@ __device__ __forceinline__ Acc acc_shfl(const Acc& a, int delta) {
     o.sq = __shfl_down_sync(m, a.sq, delta); o.ab = __shfl_down_sync(m, a.ab, delta);
     o.mn = __shfl_down_sync(m, a.mn, delta); o.mx = __shfl_down_sync(m, a.mx, delta);
     o.imn = __shfl_down_sync(m, a.imn, delta); o.imx = __shfl_down_sync(m, a.imx, delta);
-    o.inan = __shfl_down_sync(m, a.inan, delta);
-    o.nnan = __shfl_down_sync(m, a.nnan, delta); o.ninf = __shfl_down_sync(m, a.ninf, delta);
+    if (TALLIES) {
+        o.inan = __shfl_down_sync(m, a.inan, delta);
+        o.nnan = __shfl_down_sync(m, a.nnan, delta); o.ninf = __shfl_down_sync(m, a.ninf, delta);
+    } else {
+        o.inan = -1; o.nnan = 0; o.ninf = 0;
+    }
     o.pad = __shfl_down_sync(m, a.pad, delta);
     return o;
 }
@@ -345,10 +367,10 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     __shared__ double warp_dot[POLY_THREADS / 32];
     __shared__ u64 warp_fails[POLY_THREADS / 32];
     __shared__ Tallies tallies;
-    __shared__ u64 range_counts[2 * POLY_RANGES + 4];  // below each range, then the largest fill and the fills' sum per stream
+    __shared__ u64 range_counts[2 * POLY_RANGES + 2];  // below each range, then each stream's largest fill
     const bool with_hist = P.hist != 0;
     const bool with_ranges = RANGES;
-    if (threadIdx.x < 2 * POLY_RANGES + 4) range_counts[threadIdx.x] = 0;
+    if (threadIdx.x < 2 * POLY_RANGES + 2) range_counts[threadIdx.x] = 0;
     if (with_hist)
         for (int k = threadIdx.x; k < 2 * POLY_FIRST_BINS; k += blockDim.x) hist[k] = 0;
     if (threadIdx.x < 4) {
@@ -460,14 +482,15 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     for_each_pair<false>(P, ring, chunk, one);
     Acc a[4];
     const double dcnt = (double)cnt;
-    stream_finish(P, r[0], dcnt, true, true, a[0]);
-    stream_finish(P, r[1], dcnt, true, true, a[1]);
-    stream_finish(P, r[2], dcnt, false, true, a[2]);
-    stream_finish(P, r[3], dcnt, false, false, a[3]);
+    const Ordinals ords = thread_ordinals(P);
+    stream_finish(ords, r[0], dcnt, true, true, a[0]);
+    stream_finish(ords, r[1], dcnt, true, true, a[1]);
+    stream_finish(ords, r[2], dcnt, false, true, a[2]);
+    stream_finish(ords, r[3], dcnt, false, false, a[3]);
     u64 f64s = fails;
     for (int delta = 16; delta > 0; delta >>= 1) {
         for (int k = 0; k < 4; ++k) {
-            const Acc o = acc_shfl(a[k], delta);
+            const Acc o = acc_shfl<false>(a[k], delta);
             acc_merge(a[k], o);
         }
         dot += __shfl_down_sync(0xFFFFFFFFu, dot, delta);
@@ -485,15 +508,8 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
         for (int s = 0; s < 2; ++s) {
             ((u32*)P.rfills)[(u64)s * gridDim.x * blockDim.x + (u64)blockIdx.x * blockDim.x + threadIdx.x] = rfill[s];
             u32 mx = rfill[s];
-            u64 sum = rfill[s];
-            for (int delta = 16; delta > 0; delta >>= 1) {
-                mx = max(mx, __shfl_down_sync(0xFFFFFFFFu, mx, delta));
-                sum += __shfl_down_sync(0xFFFFFFFFu, sum, delta);
-            }
-            if (lane == 0) {
-                atomicMax(&range_counts[2 * POLY_RANGES + s], (u64)mx);
-                atomicAdd(&range_counts[2 * POLY_RANGES + 2 + s], sum);
-            }
+            for (int delta = 16; delta > 0; delta >>= 1) mx = max(mx, __shfl_down_sync(0xFFFFFFFFu, mx, delta));
+            if (lane == 0) atomicMax(&range_counts[2 * POLY_RANGES + s], (u64)mx);
         }
     }
     if (lane == 0) {
@@ -514,10 +530,10 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     if (threadIdx.x < 8) resolve_extrema(P, out->s[threadIdx.x % 4], threadIdx.x % 4, threadIdx.x / 4);
     __syncthreads();
     if (threadIdx.x < 4) out->s[threadIdx.x].pad = 0;
-    if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 4) {
+    if (with_ranges && threadIdx.x < 2 * POLY_RANGES + 2) {
         u64* ro = (u64*)P.rout;
         const u64 c = range_counts[threadIdx.x];
-        if (threadIdx.x >= 2 * POLY_RANGES && threadIdx.x < 2 * POLY_RANGES + 2) atomicMax(&ro[threadIdx.x], c);
+        if (threadIdx.x >= 2 * POLY_RANGES) atomicMax(&ro[threadIdx.x], c);
         else if (c) atomicAdd(&ro[threadIdx.x], c);
     }
     if (with_hist) {
