@@ -137,10 +137,6 @@ class NumpyKernels:
                 t["range_of"][s * predicted_ranges.PLAN_RANKS + i] = sr.range_of[i]
             for j, (lo, hi) in enumerate(sr.bounds if predicted else []):
                 t["lo"][s * RANGES + j], t["hi"][s * RANGES + j] = lo, hi
-                g = t["groups"][s * RANGES + j]
-                g["stream"], g["lo"], g["hi"] = 2 + s, lo, hi
-                g["bits"] = min(kb - (hi - lo).bit_length(), kb - 1)
-                g["dbits"] = min(DIGIT_BITS, kb - int(g["bits"]))
 
     def stats_ranges(self, p, blocks: int) -> None:
         """The statistics pass's predicted ranges (from the constant range table): keys below each
@@ -222,9 +218,10 @@ class NumpyKernels:
             if j < 0 or int(rout[2 * RANGES + s]) > p.rcap or int(t["rank"]) < below:
                 t["missed"] = 1
                 continue
-            g = table["groups"][s * RANGES + j]
+            lo, hi = int(table["lo"][s * RANGES + j]), int(table["hi"][s * RANGES + j])
             t["rank"] -= below
-            t["lo"], t["hi"], t["prefix"], t["bits"] = g["lo"], g["hi"], 0, g["bits"]
+            t["lo"], t["hi"], t["prefix"] = lo, hi, 0
+            t["bits"] = min(self.key_bits - (hi - lo).bit_length(), self.key_bits - 1)
 
     def range_pass(self, p) -> None:
         """A pass over the regions: each narrowing rank's group (its range and known bits) counts

@@ -38,7 +38,7 @@ from poly.compare.stats.gpu.kernel_source import (
 )
 from poly.compare.stats.gpu.program_cache import load_program
 
-__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "SELECT_STATE", "SELECT_TARGET", "GROUP_RECORD",
+__all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "SELECT_STATE", "SELECT_TARGET",
            "transfer_counter"]
 
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
@@ -128,7 +128,6 @@ class LaunchParams(ctypes.Structure):
                 ("plan_phase", ctypes.c_int32), ("plan_pad", ctypes.c_int32), ("sel_fine", ctypes.c_uint64)]
 
 
-GROUP_RECORD = np.dtype(_Group)  # the kernels' Group, as a NumPy record (the range table's)
 ACC_FIELDS = [("n", "f8"), ("mean", "f8"), ("m2", "f8"), ("sum", "f8"), ("sq", "f8"), ("ab", "f8"), ("mn", "f8"),
         ("mx", "f8"), ("imn", "i8"), ("imx", "i8"), ("inan", "i8"), ("nnan", "u8"), ("ninf", "u8"), ("pad", "i8")]
 PART_RECORD = np.dtype([("s", np.dtype(ACC_FIELDS), (4,)), ("dot", "f8"), ("fails", "u8")])

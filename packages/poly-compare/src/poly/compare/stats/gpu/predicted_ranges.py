@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_run import GROUP_RECORD, SELECT_TARGET
+from poly.compare.stats.gpu.device_run import SELECT_TARGET
 from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
 __all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS",
@@ -71,8 +71,7 @@ PLAN_STATE = np.dtype([("t", SELECT_TARGET, (2 * PLAN_RANKS,)), ("hist", "u8", (
                        ("below", "u4", (2 * PLAN_RANKS,)),
                        ("upto", "u4", (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("pad", "i4")], align=True)
 RANGE_TABLE = np.dtype([("lo", "u8", (2 * RANGES,)), ("hi", "u8", (2 * RANGES,)), ("expected", "u8", (2,)),
-                        ("nranges", "i4", (2,)), ("range_of", "i4", (2 * PLAN_RANKS,)),
-                        ("groups", GROUP_RECORD, (2 * RANGES,))], align=True)
+                        ("nranges", "i4", (2,)), ("range_of", "i4", (2 * PLAN_RANKS,))], align=True)
 RANGE_TARGET = np.dtype([("prefix", "u8"), ("rank", "u8"), ("lo", "u8"), ("hi", "u8"), ("stream", "i4"),
                          ("bits", "i4"), ("ask", "i4"), ("missed", "i4")], align=True)
 RANGE_SELECT_STATE = np.dtype([("t", RANGE_TARGET, (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("ntargets", "i4")],

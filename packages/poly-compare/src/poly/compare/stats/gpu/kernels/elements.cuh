@@ -216,6 +216,15 @@ __device__ __forceinline__ u32 key_digit(KT key, int bits, int width) {
     return (u32)((key >> (POLY_KEY_BITS - bits - width)) & (KT)((1u << width) - 1u));
 }
 
+__device__ __forceinline__ int bit_length(KT x) {
+    return x == 0 ? 0 : POLY_KEY_BITS - (POLY_KEY_BITS == 32 ? __clz((u32)x) : __clzll((u64)x));
+}
+
+// The top bits that the offsets from lo of every key in [lo, hi] share (at most all but one).
+__device__ __forceinline__ int shared_offset_bits(KT lo, KT hi) {
+    return min(POLY_KEY_BITS - bit_length((KT)(hi - lo)), POLY_KEY_BITS - 1);
+}
+
 __device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
     return (u32)(((KT)(key - (KT)g.lo) >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
 }

@@ -20,7 +20,7 @@ typedef struct View {
     int itemsize;
 } View;
 
-// A group of keys one radix pass counts or gathers (device_run's _Group and GROUP_RECORD).
+// A group of keys one radix pass counts or gathers (device_run's _Group).
 typedef struct Group {
     u64 prefix;  // known top `bits` bits of the key
     int stream;  // 0 a, 1 b, 2 absdiff, 3 reldiff
@@ -83,7 +83,6 @@ typedef struct RangeTable {
     u64 expected[2];                    // the input's keys the ranges should hold, from the sample's
     int nranges[2];                     // 0: not predicted
     int range_of[2 * POLY_PLAN_RANKS];  // each asked rank's range
-    Group groups[2 * POLY_RANGES];      // each range's keys: its bounds, and the top bits their offsets from lo share
 } RangeTable;
 
 #ifdef __CUDACC__

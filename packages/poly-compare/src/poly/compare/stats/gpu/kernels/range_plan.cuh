@@ -28,10 +28,6 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_sample(const Par
     }
 }
 
-__device__ __forceinline__ int bit_length(KT x) {
-    return x == 0 ? 0 : POLY_KEY_BITS - (POLY_KEY_BITS == 32 ? __clz((u32)x) : __clzll((u64)x));
-}
-
 // Stream s's RangeTable from its ends' keys and the sample keys below and up to each, as
 // predicted_ranges.ranges_from_ends plans it: each rank's span, the overlapping or adjacent spans
 // merged, the neighbours with the fewest sample keys between them joined while more than
@@ -110,15 +106,6 @@ __device__ void plan_table(const Params& P, int s, const PlanAsk& ask, const KT*
         const KT lo = used ? mlo[j] : (KT)0, hi = used ? mhi[j] : (KT)0;
         table->lo[s * POLY_RANGES + j] = lo;
         table->hi[s * POLY_RANGES + j] = hi;
-        Group g;
-        g.prefix = 0;
-        g.stream = 2 + s;
-        g.bits = min(POLY_KEY_BITS - bit_length((KT)(hi - lo)), POLY_KEY_BITS - 1);
-        g.dbits = min(POLY_DIGIT_BITS, POLY_KEY_BITS - g.bits);
-        g.pad = 0;
-        g.lo = lo;
-        g.hi = hi;
-        table->groups[s * POLY_RANGES + j] = g;
     }
 }
 

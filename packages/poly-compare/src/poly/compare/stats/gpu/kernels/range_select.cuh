@@ -30,12 +30,12 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_range_seed(const
         target->missed = 1;
         return;
     }
-    const Group& g = poly_plan.groups[s * POLY_RANGES + j];  // the range: its bounds, the bits its offsets share
+    const KT lo = (KT)poly_plan.lo[s * POLY_RANGES + j], hi = (KT)poly_plan.hi[s * POLY_RANGES + j];
     target->rank -= below;
-    target->lo = g.lo;
-    target->hi = g.hi;
+    target->lo = lo;
+    target->hi = hi;
     target->prefix = 0;
-    target->bits = g.bits;
+    target->bits = shared_offset_bits(lo, hi);  // (the offsets' top bits every key of the range shares)
 }
 
 // A group of ranks a pass counts: the keys of their range whose offsets from its lo have the known

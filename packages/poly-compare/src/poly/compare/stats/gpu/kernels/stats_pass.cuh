@@ -323,6 +323,13 @@ __device__ __forceinline__ u32 below_count(const u32* below, int j) {
 // compared with the range's width, chained on one predicate. The compilers' own code for the same
 // expressions took seven (a compare, an add, a select back and a move for the count; a subtraction
 // and a compare for the test), and the eight counts in their own registers spilled.
+//
+// With POLY_PACKED_BELOW (float32), `key` is the difference's own bits: float32 differences are never
+// negative (|a - b|, and |a - b| / |b'| with |b'| > 0, their NaN included: fabsf clears its sign and
+// a division gives the positive canonical NaN), so a key is those bits with the top bit set, and the
+// bits are tested against bounds moved down by 2^31 (the same differences d; the two instructions of
+// each key's order_key saved). The caller sets the top bit where it stores a key. (A stream's unused
+// ranges, lo = hi = 0, then count every key as below them; nothing reads those counts.)
 template <int S>
 __device__ __forceinline__ bool key_in_ranges(KT key, u32* below) {
     KT lo[POLY_RANGES], width[POLY_RANGES];
@@ -330,6 +337,9 @@ __device__ __forceinline__ bool key_in_ranges(KT key, u32* below) {
     for (int j = 0; j < POLY_RANGES; ++j) {
         lo[j] = (KT)poly_plan.lo[S * POLY_RANGES + j];
         width[j] = (KT)((KT)poly_plan.hi[S * POLY_RANGES + j] - lo[j]);
+#if POLY_PACKED_BELOW
+        lo[j] -= (KT)0x80000000u;
+#endif
     }
 #if POLY_PACKED_BELOW
     u32 in;
@@ -395,12 +405,17 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
     auto in_ranges = [&](const Vals& v) {
 #pragma unroll
         for (int s = 0; s < 2; ++s) {
-            const KT key = order_key(v.v[2 + s]);
+#if POLY_PACKED_BELOW
+            const KT probe = __float_as_uint(v.v[2 + s]);  // (see key_in_ranges: never negative)
+            const KT key = probe | 0x80000000u;
+#else
+            const KT key = order_key(v.v[2 + s]), probe = key;
+#endif
             if (poly_plan.nranges[s] == 0) {  // not predicted: the first digit, for the ordinary select
                 if (with_hist) atomicAdd(&hist[s * POLY_FIRST_BINS + (int)(key >> (POLY_KEY_BITS - POLY_FIRST_BITS))], 1u);
                 continue;
             }
-            if (s == 0 ? key_in_ranges<0>(key, below) : key_in_ranges<1>(key, below)) {
+            if (s == 0 ? key_in_ranges<0>(probe, below) : key_in_ranges<1>(probe, below)) {
                 if (rfill[s] < P.rcap) ((KT*)P.rbuf[s])[region + rfill[s]] = key;
                 ++rfill[s];
             }
@@ -548,6 +563,8 @@ __device__ __forceinline__ void stats_pass(const Params& P) {
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats(const Params P) { stats_pass<false>(P); }
 extern "C" __global__ void __launch_bounds__(POLY_THREADS, 2) poly_stats_ranges(const Params P) { stats_pass<true>(P); }
 
+#define POLY_MERGE_BATCH 4
+
 // The statistics pass's per-block records (P.seg_len[0] of them, at P.out) merged into one Part at
 // P.seg[0], so that one record comes back to the host: one block, whose warps each merge one
 // stream of a strided share of the records (a pair of warps a stream), then those shares.
@@ -566,7 +583,20 @@ extern "C" __global__ void __launch_bounds__(POLY_THREADS) poly_merge_parts(cons
     a.imn = a.imx = a.inan = -1;
     a.nnan = a.ninf = 0;
     a.pad = 0;
-    for (u64 i = share; i < P.seg_len[0]; i += PER_STREAM * 32) acc_merge(a, parts[i].s[k]);
+    // (a thread's records loaded POLY_MERGE_BATCH at a time before they are merged: one round trip to L2
+    // a batch, where a load behind each merge made the kernel a chain of them)
+    const u64 len = P.seg_len[0];
+    for (u64 i0 = share; i0 < len; i0 += POLY_MERGE_BATCH * PER_STREAM * 32) {
+        Acc rec[POLY_MERGE_BATCH];
+#pragma unroll
+        for (int j = 0; j < POLY_MERGE_BATCH; ++j) {
+            const u64 i = i0 + (u64)j * PER_STREAM * 32;
+            if (i < len) rec[j] = parts[i].s[k];
+        }
+#pragma unroll
+        for (int j = 0; j < POLY_MERGE_BATCH; ++j)
+            if (i0 + (u64)j * PER_STREAM * 32 < len) acc_merge(a, rec[j]);
+    }
     double dot = 0.0;
     u64 fails = 0;
     for (u64 i = threadIdx.x; i < P.seg_len[0]; i += blockDim.x) {
