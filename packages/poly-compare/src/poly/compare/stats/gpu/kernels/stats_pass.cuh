@@ -328,17 +328,27 @@ __device__ __forceinline__ u32 below_count(const u32* below, int j) {
 // negative (|a - b|, and |a - b| / |b'| with |b'| > 0, their NaN included: fabsf clears its sign and
 // a division gives the positive canonical NaN), so a key is those bits with the top bit set, and the
 // bits are tested against bounds moved down by 2^31 (the same differences d; the two instructions of
-// each key's order_key saved). The caller sets the top bit where it stores a key. (A stream's unused
-// ranges, lo = hi = 0, then count every key as below them; nothing reads those counts.)
+// each key's order_key saved). The caller sets the top bit where it stores a key. A range's lo below
+// 2^31 (a range open below) is taken as 2^31, where the keys start: moved down, it would have wrapped
+// and counted every key as below it (the first version did; its ranks then looked outside their ranges
+// and were gathered, exact but slower). A stream's unused ranges count every key as below them;
+// nothing reads those counts.
 template <int S>
 __device__ __forceinline__ bool key_in_ranges(KT key, u32* below) {
     KT lo[POLY_RANGES], width[POLY_RANGES];
 #pragma unroll
     for (int j = 0; j < POLY_RANGES; ++j) {
-        lo[j] = (KT)poly_plan.lo[S * POLY_RANGES + j];
-        width[j] = (KT)((KT)poly_plan.hi[S * POLY_RANGES + j] - lo[j]);
+        const KT rlo = (KT)poly_plan.lo[S * POLY_RANGES + j], rhi = (KT)poly_plan.hi[S * POLY_RANGES + j];
 #if POLY_PACKED_BELOW
-        lo[j] -= (KT)0x80000000u;
+        // (the range's part among the keys of non-negative values, 2^31 and up: a range open below
+        // has lo 0; one that holds none of them, as an unused range, lo = hi = 0, gets a lo that no
+        // bits reach and no width, so that no key lies in it)
+        const KT from = rlo > (KT)0x80000000u ? rlo : (KT)0x80000000u;
+        lo[j] = rhi >= from ? (KT)(from - 0x80000000u) : (KT)0xFFFFFFFFu;
+        width[j] = rhi >= from ? (KT)(rhi - from) : (KT)0;
+#else
+        lo[j] = rlo;
+        width[j] = (KT)(rhi - rlo);
 #endif
     }
 #if POLY_PACKED_BELOW
