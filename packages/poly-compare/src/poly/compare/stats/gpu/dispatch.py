@@ -34,7 +34,7 @@ from poly.compare.stats.gpu.kernel_source import (
     KernelVariant,
 )
 from poly.compare.stats.gpu.order_select import order_values, plan_ranges
-from poly.compare.stats.gpu.statistics_pass import count_zeros, extreme_values, run_error_stats
+from poly.compare.stats.gpu.statistics_pass import STREAM_NAMES, count_zeros, extreme_values, run_error_stats
 from poly.core import G_LOGGER, LogMode
 from poly.core.arrays.ops import is_torch
 
@@ -44,7 +44,6 @@ __all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zero
 DTYPE_CODES = {name: code for code, name in enumerate(DTYPE_NAMES)}  # the kernels' dtype codes
 _NARROW = (9, 10, 11)
 _EPS = 2.220446049250313e-16
-_STREAMS = ("a", "b", "absdiff", "reldiff")
 
 
 def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
@@ -244,10 +243,10 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 ranges = plan_ranges(run, requests) if requests else None
                 raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges, requests)
                 if requests:
-                    nans = [raw[s]["nan"] for s in _STREAMS]
+                    nans = [raw[s]["nan"] for s in STREAM_NAMES]
                     values = order_values(run, requests, nans, hists, ranges, selected, extreme_values(raw))
                     for (k, _), v in zip(requests, values, strict=True):
-                        raw[_STREAMS[k]]["order"].append(v)
+                        raw[STREAM_NAMES[k]]["order"].append(v)
     except (OverflowError, GpuUnavailableError) as err:
         G_LOGGER.verbose(f"Comparing on the host: {err}")
         return None
@@ -257,13 +256,13 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     raw["compute_dtype"] = "bool" if setup.variant.xor_mode else ("float32" if setup.f32 else "float64")
 
     def median_of(stream: str) -> Callable[[], float]:
-        k = _STREAMS.index(stream)
+        k = STREAM_NAMES.index(stream)
 
         def compute() -> float:
             if n == 0:
                 return math.nan
             with DeviceRun(oa, ob, setup) as run:
-                return order_values(run, [(k, None)], [raw[s]["nan"] for s in _STREAMS],
+                return order_values(run, [(k, None)], [raw[s]["nan"] for s in STREAM_NAMES],
                                     extremes=extreme_values(raw))[0]
         return compute
 

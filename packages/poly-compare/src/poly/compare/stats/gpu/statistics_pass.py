@@ -22,9 +22,11 @@ from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_H
 from poly.compare.stats.gpu.order_select import select_behind_stats, select_in_ranges
 from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
 
-__all__ = ["run_error_stats", "extreme_values", "count_zeros"]
+__all__ = ["run_error_stats", "extreme_values", "count_zeros", "STREAM_NAMES"]
 
 _FIRST_BINS = 1 << FIRST_BITS
+# The four streams of the kernels' records (0 a, 1 b, 2 absdiff, 3 reldiff), as ``raw`` names them.
+STREAM_NAMES = ("a", "b", "absdiff", "reldiff")
 
 
 def _streams_of(part: np.ndarray, n: int) -> list[dict]:
@@ -97,8 +99,8 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
     selected = behind.keys(got["select"]) if behind is not None else None
     streams = _streams_of(part, n)
-    raw = {"size": n, "mismatches": int(part["fails"][0]), "a": streams[0], "b": streams[1],
-           "absdiff": streams[2], "reldiff": streams[3], "dot": float(part["dot"][0])}
+    raw = {"size": n, "mismatches": int(part["fails"][0]), **dict(zip(STREAM_NAMES, streams, strict=True)),
+           "dot": float(part["dot"][0])}
     squares = part["s"][0]["sq"].tolist()
     _metrics(raw, n, squares[2], squares[0], squares[1])
     return raw, hists, selected
@@ -109,7 +111,7 @@ def extreme_values(raw: dict) -> dict[int, tuple[float, float]]:
     (``run_error_stats``' dictionary) without NaN; none for an empty input."""
     if raw["size"] == 0:
         return {}
-    return {k: (raw[name]["min"], raw[name]["max"]) for k, name in enumerate(("a", "b", "absdiff", "reldiff"))
+    return {k: (raw[name]["min"], raw[name]["max"]) for k, name in enumerate(STREAM_NAMES)
             if raw[name]["nan"] == 0}
 
 
