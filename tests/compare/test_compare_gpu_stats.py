@@ -552,6 +552,38 @@ def test_predicted_ranges_give_the_exact_order_statistics(pair, case, launched, 
 
 
 @needs_cupy
+@pytest.mark.parametrize("special", ["infinities and signed zeros", "NaN too"])
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float16", "float32")], ids=lambda p: f"{p[0]}-{p[1]}")
+def test_predicted_ranges_with_infinities_nan_and_signed_zeros(pair, special, launched, monkeypatch):
+    # The pass with the ranges tests float32 differences on their own bits (|a - b| and its
+    # quotient are never negative; their NaN is positive, their zeros +0): infinite differences
+    # (a few, so the quantiles below the top stay finite), zeros of both signs in a and b, and NaN
+    # in one case, still give the CPU engine's order statistics from the ranges' path.
+    from poly.compare.stats.gpu import order_select, predicted_ranges
+
+    monkeypatch.setattr(order_select, "MIN_ELEMENTS", 0)
+    monkeypatch.setattr(predicted_ranges, "MAX_FRACTION", 1)
+    monkeypatch.setattr(predicted_ranges, "LEARNED_BUDGETS", {})
+    rng = np.random.default_rng(29)
+    n = 1_000_003
+    a = _data(pair[0], n, rng, False)
+    b = _data(pair[1], n, rng, False, base=a)
+    places = rng.choice(n, size=n // 400, replace=False)
+    a[places[0::4]], a[places[1::4]] = np.inf, -np.inf  # infinite absdiff and reldiff (b finite there)
+    a[places[2::4]], b[places[2::4]] = -0.0, 0.0  # zero differences between signed zeros
+    b[places[3::4]] = -0.0  # reldiff of a nonzero over a zero
+    if special == "NaN too":
+        a[places[:7]] = np.nan
+    kw = dict(atol=1e-5, rtol=1e-5, quantiles=QUANTILES)
+    for _ in range(2):
+        launched.clear()
+        got = error_stats(cp.asarray(a), cp.asarray(b), **kw)
+        ordered = list(launched)  # (a's and b's medians are computed later, when asked for)
+        assert_stats_equal(got, error_stats(a, b, threads=1, **kw))
+    if special != "NaN too":  # (a stream holding NaN has NaN order statistics: no ranges to plan)
+        assert "poly_sample" in ordered and "poly_radix_gather" not in ordered, ordered
+
+@needs_cupy
 def test_no_predicted_ranges_where_a_thread_would_count_too_many_keys(launched, monkeypatch):
     # A thread counts the float32 keys below each range in 16-bit halves: an input of more keys a
     # thread than they hold is not predicted (no sample taken) and its order statistics come the

@@ -542,3 +542,22 @@ def test_native_histogram_with_uneven_edges_matches_numpy(stream):
         want, _ = np.histogram(finite, bins=edges)
         got = _native.histogram(a, other, code, code, stream, edges.tolist())
         assert got == want.tolist(), edges
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (0,)])
+def test_results_are_whole_dataclasses(shape):
+    # The results are built without their __init__ (it costs more than a small comparison):
+    # each must still hold every field, so that dataclasses.replace (which reads each field and
+    # calls __init__) rebuilds an equal result, and stay frozen.
+    import dataclasses
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape).astype(np.float32)
+    stats = error_stats(a, a + 1e-3, quantiles=(0.5, 0.9))
+    for result in (stats, stats.absdiff, stats.reldiff):
+        assert set(vars(result)) == {f.name for f in dataclasses.fields(result)}
+        assert dataclasses.replace(result) == result
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.size = 0  # type: ignore[misc]
+    if a.size:
+        assert stats.absdiff.argmax == np.unravel_index(int(np.argmax(np.abs(a - (a + 1e-3)).astype(np.float32))), shape)

@@ -43,6 +43,10 @@ def _has_zero(arr: Any) -> bool:
     return bool(np.any(np.asarray(arr) == 0))
 
 
+# The options that may be dicts by output name (a dict's unknown names are warned about at each call).
+_PER_OUTPUT_OPTIONS = [declared for declared in SimpleCompareOptions.declarations() if declared.dict_label is not None]
+
+
 def _option_attribute(name: str) -> property:
     # func.atol reads (and sets) the option: the function keeps no second copy of it
     def get(func: Any) -> Any:
@@ -179,13 +183,13 @@ class SimpleCompareFunc(BaseCompareFunc):
                 return lambda: str_diff_histogram(out0, out1, stream, diff_stats.min, diff_stats.max,
                                                   stats.compute_dtype, self.infinities_compare_equal)  # type: ignore[attr-defined]
 
-            log_output_stats(
-                diff_stats_view(absd, with_quantiles=not bool_pair), lambda: get_diffs()[0], out0.size, failed,
+            log_output_stats(  # (the views are built only where their lines print)
+                lambda: diff_stats_view(absd, with_quantiles=not bool_pair), lambda: get_diffs()[0], out0.size, failed,
                 "Absolute Difference", histogram=diff_histogram("absdiff", absd),
             )
             heatmaps(0, absd, "Absolute")
             log_output_stats(
-                diff_stats_view(rel), lambda: get_diffs()[1], out0.size, failed, "Relative Difference",
+                lambda: diff_stats_view(rel), lambda: get_diffs()[1], out0.size, failed, "Relative Difference",
                 histogram=diff_histogram("reldiff", rel),
             )
             heatmaps(1, rel, "Relative", use_lognorm=True)
@@ -205,9 +209,9 @@ class SimpleCompareFunc(BaseCompareFunc):
             mismatch gives ``False``.
         """
         valid_keys = None
-        for declared in SimpleCompareOptions.declarations():
+        for declared in _PER_OUTPUT_OPTIONS:
             option = getattr(self.options, declared.name)
-            if declared.dict_label is not None and isinstance(option, Mapping):  # (only a dict can name unknown outputs)
+            if isinstance(option, Mapping):  # (only a dict can name unknown outputs)
                 if valid_keys is None:
                     valid_keys = set(iter_result0.keys()) | set(iter_result1.keys()) | {""}
                 self._warn_on_unknown_keys(option, f"the {declared.dict_label} dictionary", valid_keys)

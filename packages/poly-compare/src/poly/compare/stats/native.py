@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ ErrorStatsInput = npt.ArrayLike | SupportsCudaArrayInterface
 
 _CODE_CACHE: dict[np.dtype, int] = {}
 _THREADS_ARG_MAX = 2**31 - 1  # the native argument is a C int
+_T = TypeVar("_T")
 
 
 def dtype_code(dtype: np.dtype) -> int:
@@ -57,6 +58,8 @@ def dtype_code(dtype: np.dtype) -> int:
 def _unravel(flat: int, shape: tuple[int, ...]) -> Index | None:
     if flat < 0:
         return None
+    if len(shape) == 1:
+        return (flat,)
     index = []
     for dim in reversed(shape):  # np.unravel_index costs more than the comparison of a small output
         flat, rest = divmod(flat, dim)
@@ -177,15 +180,23 @@ def _as_array(x: ErrorStatsInput, name: str) -> npt.NDArray[Any]:
     return arr
 
 
+def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
+    """An instance of frozen dataclass ``cls`` with every one of its ``fields`` given: what its
+    ``__init__`` makes, without the per-field ``object.__setattr__`` calls (a few microseconds a
+    result, which a comparison of a small output is made of)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 def _diff(d: dict[str, Any], shape: tuple[int, ...], median: bool, quantiles: Sequence[float]) -> DiffStats:
     order = list(d["order"]) or [math.nan] * (int(median) + len(quantiles))  # empty input: all NaN
     med = order.pop(0) if median else math.nan
-    return DiffStats(
-        min=d["min"], max=d["max"], mean=d["mean"], std=d["std"], var=d["var"], median=med,
-        argmin=_unravel(d["argmin"], shape), argmax=_unravel(d["argmax"], shape),
-        quantiles=dict(zip(quantiles, order, strict=True)),
-        nan_count=d["nan"], inf_count=d["inf"],
-    )
+    return _frozen(DiffStats, {
+        "min": d["min"], "max": d["max"], "mean": d["mean"], "std": d["std"], "var": d["var"], "median": med,
+        "argmin": _unravel(d["argmin"], shape), "argmax": _unravel(d["argmax"], shape),
+        "quantiles": dict(zip(quantiles, order, strict=True)), "nan_count": d["nan"], "inf_count": d["inf"],
+    })
 
 
 def error_stats(
@@ -267,10 +278,10 @@ def error_stats(
 
 def _from_raw(raw: dict[str, Any], shape: tuple[int, ...], atol: float, rtol: float, median: bool,
               qs: list[float], median_of: Callable[[str], Callable[[], float]]) -> ErrorStats:
-    return ErrorStats(
-        shape=shape, size=raw["size"], atol=float(atol), rtol=float(rtol), compute_dtype=raw["compute_dtype"],
-        absdiff=_diff(raw["absdiff"], shape, median, qs), reldiff=_diff(raw["reldiff"], shape, median, qs),
-        mismatches=raw["mismatches"], l2=raw["l2"], cosine=raw["cosine"], mse=raw["mse"], psnr=raw["psnr"],
-        snr=raw["snr"], a=ValueSummary(raw["a"], shape, median_of("a")),
-        b=ValueSummary(raw["b"], shape, median_of("b")),
-    )
+    return _frozen(ErrorStats, {
+        "shape": shape, "size": raw["size"], "atol": float(atol), "rtol": float(rtol),
+        "compute_dtype": raw["compute_dtype"], "absdiff": _diff(raw["absdiff"], shape, median, qs),
+        "reldiff": _diff(raw["reldiff"], shape, median, qs), "mismatches": raw["mismatches"], "l2": raw["l2"],
+        "cosine": raw["cosine"], "mse": raw["mse"], "psnr": raw["psnr"], "snr": raw["snr"],
+        "a": ValueSummary(raw["a"], shape, median_of("a")), "b": ValueSummary(raw["b"], shape, median_of("b")),
+    })

@@ -268,7 +268,7 @@ def str_diff_histogram(out0: np.ndarray, out1: np.ndarray, stream: str, low: flo
 
 
 def log_output_stats(
-    stats: ArrayStats | None,
+    stats: ArrayStats | Callable[[], ArrayStats | None] | None,
     values: Callable[[], np.ndarray] | np.ndarray | None,
     size: int,
     info_hist: bool = False,
@@ -281,7 +281,7 @@ def log_output_stats(
     at INFO when ``info_hist`` (a failed output) and VERBOSE otherwise.
 
     Args:
-        stats: The figures.
+        stats: The figures, or a callable producing them (called only when the line is printed).
         values: The array, or a callable producing it (called only when its values are printed,
             or for its histogram when ``histogram`` is not given).
         size: The number of elements.
@@ -290,7 +290,7 @@ def log_output_stats(
         hist_range: The histogram's range; defaults to the data's.
         histogram: Produces the histogram block without ``values`` (e.g. natively from the inputs).
     """
-    G_LOGGER.info(lambda: str_output_stats(stats, label))  # (formatted only when INFO is on)
+    G_LOGGER.info(lambda: str_output_stats(invoke_if_callable(stats), label))  # (formatted only when INFO is on)
     if values is None and histogram is None:
         return
     severity = G_LOGGER.INFO if info_hist else G_LOGGER.VERBOSE

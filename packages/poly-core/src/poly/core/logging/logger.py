@@ -85,6 +85,26 @@ def _split_path(path: str | None) -> list[str]:
     return [part for part in parts if part and part != "."]
 
 
+class _Indent(contextlib.ContextDecorator):
+    """``Logger.indent``'s context manager (also a decorator, as the generator-based one it
+    replaces was): a class, since comparisons enter several an output and a generator's context
+    manager costs a few microseconds each."""
+
+    def __init__(self, logger: Logger, level: int) -> None:
+        self.logger, self.level = logger, level
+
+    def _recreate_cm(self) -> _Indent:  # (a decorated function's calls may nest: each its own)
+        return _Indent(self.logger, self.level)
+
+    def __enter__(self) -> Logger:
+        self.old = self.logger.logging_indent
+        self.logger.logging_indent = self.old + self.level
+        return self.logger
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.logging_indent = self.old
+
+
 class SeverityTrie:
     """
     Per-path severities: the severity for a file is the one whose key is the longest prefix,
@@ -403,20 +423,15 @@ class Logger:
 
     # -- context managers ----------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def indent(self, level: int = 1) -> Iterator[Logger]:
+    def indent(self, level: int = 1) -> _Indent:
         """
-        Context manager that indents messages logged inside it by ``level`` more tabs.
+        Context manager that indents messages logged inside it by ``level`` more tabs (and gives
+        the logger to ``as``).
 
         Args:
             level (int): Extra indentation levels.
         """
-        old = self.logging_indent
-        self.logging_indent = old + level
-        try:
-            yield self
-        finally:
-            self.logging_indent = old
+        return _Indent(self, level)
 
     @contextlib.contextmanager
     def verbosity(self, severity: SeverityValue | SeverityTrie = CRITICAL) -> Iterator[Logger]:

@@ -80,8 +80,8 @@ def _torch_operand(tensor: Any) -> DeviceOperand | None:
         torch = sys.modules[type(tensor).__module__.split(".")[0]]
         ordinal = int(tensor.get_device())  # a CUDA tensor's own GPU
         stream = _current_raw_stream(torch, ordinal)
-        return DeviceOperand(int(tensor.data_ptr()), tuple(int(d) for d in tensor.shape),
-                             tuple(int(s) * item for s in tensor.stride()), code, item, stream or None, ordinal)
+        return DeviceOperand(int(tensor.data_ptr()), tuple(tensor.shape),  # (torch.Size holds ints)
+                             tuple(s * item for s in tensor.stride()), code, item, stream or None, ordinal)
     except (AttributeError, TypeError, RuntimeError, KeyError):  # a tensor-like object that is not one
         return None
 

@@ -548,13 +548,21 @@ def _known_values(wanted: Sequence[tuple[int, int]], n: int, extremes: dict[int,
 def _key_values(keys: Sequence[int], f32: bool) -> list[float]:
     """The values of order keys (the inverse of the kernels' ``order_key``), all at once (through
     ``struct``: a handful of keys, for which NumPy's array set-up costs more than the work)."""
-    count = len(keys)
+    as_bits, as_values = _key_structs(len(keys), f32)
     if f32:
         bits = [k & 0x7FFFFFFF if k & 0x80000000 else ~k & 0xFFFFFFFF for k in keys]
-        return list(struct.unpack(f"<{count}f", struct.pack(f"<{count}I", *bits)))
-    top, mask = 1 << 63, (1 << 64) - 1
-    bits = [k & ~top & mask if k & top else ~k & mask for k in keys]
-    return list(struct.unpack(f"<{count}d", struct.pack(f"<{count}Q", *bits)))
+    else:
+        top, mask = 1 << 63, (1 << 64) - 1
+        bits = [k & ~top & mask if k & top else ~k & mask for k in keys]
+    return list(as_values.unpack(as_bits.pack(*bits)))
+
+
+@functools.lru_cache(maxsize=64)
+def _key_structs(count: int, f32: bool) -> tuple[struct.Struct, struct.Struct]:
+    """The packing of ``count`` keys' bits and its reading as values (kept: a comparison asks for
+    the same few counts, and building the formats costs more than packing a handful of keys)."""
+    return (struct.Struct(f"<{count}I"), struct.Struct(f"<{count}f")) if f32 else \
+        (struct.Struct(f"<{count}Q"), struct.Struct(f"<{count}d"))
 
 
 def _ranks_for(q: float | None, n: int) -> tuple[int, int, float]:

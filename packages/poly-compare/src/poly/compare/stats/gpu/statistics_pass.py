@@ -34,20 +34,22 @@ def _streams_of(part: np.ndarray, n: int) -> list[dict]:
     PART_RECORD), with the CPU engine's NumPy semantics. Plain Python on one record: a comparison
     of a small output is made of little else."""
     out = []
-    for _count, mean, m2, plain, sq, ab, mn, mx, imn, imx, inan, nnan, ninf, _ in part["s"][0].tolist():
-        nan, inf = int(nnan), int(ninf)
-        nonfinite = nan > 0 or inf > 0
-        if not nonfinite and not (math.isfinite(mean) and math.isfinite(m2)):
-            raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
-        var = math.nan if nonfinite else m2 / n
-        r = {"nan": nan, "inf": inf, "mean": plain / n if nonfinite else mean, "var": var,
-             "std": math.sqrt(var) if not math.isnan(var) else math.nan, "mean_abs": ab / n, "mean_sq": sq / n}
-        if nan > 0:
-            r.update(min=math.nan, max=math.nan, argmin=int(inan), argmax=int(inan))
+    nan_value = math.nan
+    for _count, mean, m2, plain, sq, ab, mn, mx, imn, imx, inan, nan, inf, _ in part["s"][0].tolist():
+        # (tolist gives Python ints and floats)
+        if nan or inf:
+            var = nan_value
+            mean = plain / n
+        elif math.isfinite(mean) and math.isfinite(m2):
+            var = m2 / n
         else:
-            r.update(min=mn, max=mx, argmin=int(imn), argmax=int(imx))
-        r["order"] = []
-        out.append(r)
+            raise OverflowError("moments overflow float64")  # finite values beyond ~1e154: the host engine scales
+        if nan:
+            mn = mx = nan_value
+            imn = imx = inan
+        out.append({"nan": nan, "inf": inf, "mean": mean, "var": var, "std": math.sqrt(var) if var == var else nan_value,
+                    "mean_abs": ab / n, "mean_sq": sq / n, "min": mn, "max": mx, "argmin": imn, "argmax": imx,
+                    "order": []})
     return out
 
 
@@ -115,8 +117,15 @@ def extreme_values(raw: dict) -> dict[int, tuple[float, float]]:
             if raw[name]["nan"] == 0}
 
 
+def _log10(x: float) -> float:
+    """``std::log10`` as the CPU engine calls it (the C library's, as ``math.log10`` is), with its
+    answers where ``math.log10`` raises instead: -inf for zero (x is never negative here)."""
+    return math.log10(x) if x != 0 else -math.inf
+
+
 def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None:
-    """Distance and quality metrics, with the CPU engine's conventions for the degenerate cases."""
+    """Distance and quality metrics, with the CPU engine's conventions for the degenerate cases and
+    its float64 arithmetic (Python floats: the same IEEE operations, without NumPy's per-call cost)."""
     sb = raw["b"]
     raw["l2"] = math.sqrt(abs_sq) if not math.isnan(abs_sq) else math.nan
     mse = abs_sq / n
@@ -128,8 +137,12 @@ def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None
     elif norm_a == 0 or norm_b == 0:
         raw["cosine"] = 0.0
     else:
-        with np.errstate(all="ignore"):
-            raw["cosine"] = float(np.float64(raw["dot"]) / (np.float64(norm_a) * np.float64(norm_b)))
+        norms = norm_a * norm_b
+        if norms != 0:
+            raw["cosine"] = raw["dot"] / norms
+        else:  # (by underflow: the division gives +-inf or NaN there, as in C++, where Python raises)
+            with np.errstate(all="ignore"):
+                raw["cosine"] = float(np.float64(raw["dot"]) / np.float64(norms))
     if math.isnan(mse):
         raw["psnr"] = raw["snr"] = math.nan
     elif mse == 0:
@@ -139,10 +152,9 @@ def _metrics(raw: dict, n: int, abs_sq: float, a_sq: float, b_sq: float) -> None
         peak = hi if lo < hi else lo  # std::max's choice, NaN included
         if peak == 0:
             peak = 1.0
-        with np.errstate(all="ignore"):
-            raw["psnr"] = float(20.0 * np.log10(np.float64(peak)) - 10.0 * np.log10(np.float64(mse)))
-            signal = sb["mean_sq"]
-            raw["snr"] = -math.inf if signal == 0 else float(10.0 * np.log10(np.float64(signal) / np.float64(mse)))
+        raw["psnr"] = 20.0 * _log10(peak) - 10.0 * _log10(mse)
+        signal = sb["mean_sq"]
+        raw["snr"] = -math.inf if signal == 0 else 10.0 * _log10(signal / mse)
 
 
 def count_zeros(run: DeviceRun) -> int:
