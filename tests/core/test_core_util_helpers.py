@@ -182,3 +182,22 @@ def test_array_functions_on_torch():
                        torch.tensor([[9.0, 1.0, -2.0], [9.0, 0.0, 4.0]]))
     counts, edges = util.array.histogram(t, range=(-2, 4))
     assert counts.sum().item() == 4 and len(edges) == 11
+
+
+def test_frozen_instance_is_what_the_dataclass_makes():
+    import dataclasses
+
+    from poly.core.util.attributes import frozen_instance
+
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: float
+        y: tuple[int, ...]
+        label: str = "p"
+
+    made = frozen_instance(Point, {"x": 1.5, "y": (2, 3), "label": "q"})
+    assert type(made) is Point and made == Point(1.5, (2, 3), "q") and hash(made) == hash(Point(1.5, (2, 3), "q"))
+    assert repr(made) == repr(Point(1.5, (2, 3), "q"))
+    assert dataclasses.replace(made, x=2.0) == Point(2.0, (2, 3), "q")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.x = 0.0  # type: ignore[misc]

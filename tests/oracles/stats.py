@@ -101,7 +101,11 @@ def moments(v: np.ndarray) -> dict:
             out["mean"] = _sum_or_none(v / v.size)
             out["var"] = _shifted_var(v)
         else:
-            out["mean"] = float(np.mean(v))
+            # an infinity's mean is +-inf or NaN whatever the order of the sum, unless the finite
+            # values' own sum leaves float64: inf plus that is then inf or NaN by the order the
+            # values are added in (NumPy's pairwise order against the engine's), not checked (None)
+            finite_sum = float(np.sum(v[np.isfinite(v)]))
+            out["mean"] = float(np.mean(v)) if math.isfinite(finite_sum) else None
             out["var"] = math.nan
         out["median"] = float(np.median(v))
         out["mean_abs"] = float(np.mean(np.abs(v)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,7 @@ import numpy.typing as npt
 from poly import _native
 from poly.compare.stats.on_device import may_compare_on_device
 from poly.core.arrays.host import host_array
+from poly.core.util.attributes import frozen_instance
 
 __all__ = ["error_stats", "ErrorStats", "DiffStats", "ValueSummary", "dtype_code"]
 
@@ -38,7 +39,6 @@ ErrorStatsInput = npt.ArrayLike | SupportsCudaArrayInterface
 
 _CODE_CACHE: dict[np.dtype, int] = {}
 _THREADS_ARG_MAX = 2**31 - 1  # the native argument is a C int
-_T = TypeVar("_T")
 
 
 def dtype_code(dtype: np.dtype) -> int:
@@ -180,19 +180,10 @@ def _as_array(x: ErrorStatsInput, name: str) -> npt.NDArray[Any]:
     return arr
 
 
-def _frozen(cls: type[_T], fields: dict[str, Any]) -> _T:
-    """An instance of frozen dataclass ``cls`` with every one of its ``fields`` given: what its
-    ``__init__`` makes, without the per-field ``object.__setattr__`` calls (a few microseconds a
-    result, which a comparison of a small output is made of)."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(fields)
-    return obj
-
-
 def _diff(d: dict[str, Any], shape: tuple[int, ...], median: bool, quantiles: Sequence[float]) -> DiffStats:
     order = list(d["order"]) or [math.nan] * (int(median) + len(quantiles))  # empty input: all NaN
     med = order.pop(0) if median else math.nan
-    return _frozen(DiffStats, {
+    return frozen_instance(DiffStats, {
         "min": d["min"], "max": d["max"], "mean": d["mean"], "std": d["std"], "var": d["var"], "median": med,
         "argmin": _unravel(d["argmin"], shape), "argmax": _unravel(d["argmax"], shape),
         "quantiles": dict(zip(quantiles, order, strict=True)), "nan_count": d["nan"], "inf_count": d["inf"],
@@ -278,7 +269,7 @@ def error_stats(
 
 def _from_raw(raw: dict[str, Any], shape: tuple[int, ...], atol: float, rtol: float, median: bool,
               qs: list[float], median_of: Callable[[str], Callable[[], float]]) -> ErrorStats:
-    return _frozen(ErrorStats, {
+    return frozen_instance(ErrorStats, {
         "shape": shape, "size": raw["size"], "atol": float(atol), "rtol": float(rtol),
         "compute_dtype": raw["compute_dtype"], "absdiff": _diff(raw["absdiff"], shape, median, qs),
         "reldiff": _diff(raw["reldiff"], shape, median, qs), "mismatches": raw["mismatches"], "l2": raw["l2"],

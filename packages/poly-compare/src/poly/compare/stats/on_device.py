@@ -29,4 +29,4 @@ def is_device_output(obj: Any) -> bool:
 def may_compare_on_device(a: Any, b: Any) -> bool:
     """Whether the pair may be compared on its GPU: both CUDA arrays (``is_device_array``) or
     ``DeviceOutput`` s. False means the GPU path would decline it (and need not be imported)."""
-    return (is_device_array(a) or is_device_output(a)) and (is_device_array(b) or is_device_output(b))
+    return (is_device_output(a) or is_device_array(a)) and (is_device_output(b) or is_device_array(b))

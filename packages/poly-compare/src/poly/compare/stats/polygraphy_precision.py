@@ -29,6 +29,7 @@ from poly.compare.stats.native import DiffStats, ErrorStats, error_stats
 from poly.compare.stats.on_device import is_device_output
 from poly.core import G_LOGGER
 from poly.core.arrays.host import host_array
+from poly.core.util.attributes import frozen_instance
 
 __all__ = [
     "polygraphy_error_stats",
@@ -377,10 +378,7 @@ def _replaced(frozen: Any, **changes: Any) -> Any:
         for name, value in changes.items():
             object.__setattr__(new, name, value)
         return new
-    new = object.__new__(type(frozen))
-    new.__dict__.update(frozen.__dict__)
-    new.__dict__.update(changes)
-    return new
+    return frozen_instance(type(frozen), {**frozen.__dict__, **changes})
 
 
 def _stat_of(diff: DiffStats, stat: str, quantile: float) -> Any:

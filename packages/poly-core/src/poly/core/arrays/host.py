@@ -43,7 +43,8 @@ def is_device_array(obj: Any) -> Any:
     if type(obj) is np.ndarray:  # (the common case, answered in 0.1 us instead of 3: asked per output)
         return False
     if is_torch(obj):
-        return obj.device.type != "cpu"
+        is_cpu = getattr(obj, "is_cpu", None)  # (a property of recent tensors: no device object built)
+        return not is_cpu if isinstance(is_cpu, bool) else obj.device.type != "cpu"
     return is_cupy(obj) or _is_device_view(obj) or hasattr(obj, "__cuda_array_interface__")
 
 

@@ -31,11 +31,21 @@ __all__ = [
 ]
 
 
+_TORCH_TYPES: dict[type, bool] = {}  # type -> whether it is torch.Tensor or derives from it
+
+
 def is_torch(obj: Any) -> bool:
     """Whether ``obj`` is a ``torch.Tensor`` (found without importing PyTorch)."""
-    if type(obj) is np.ndarray:  # (the common case, without walking its type's bases)
+    kind = type(obj)
+    if kind is np.ndarray:  # (the common case, without walking its type's bases)
         return False
-    return builtins.any(cls.__module__.startswith("torch") and cls.__name__ == "Tensor" for cls in type(obj).__mro__)
+    known = _TORCH_TYPES.get(kind)
+    if known is None:  # (asked per output of every comparison: each type's bases walked once)
+        if len(_TORCH_TYPES) >= 256:
+            _TORCH_TYPES.clear()
+        known = _TORCH_TYPES[kind] = builtins.any(
+            cls.__module__.startswith("torch") and cls.__name__ == "Tensor" for cls in kind.__mro__)
+    return known
 
 
 def is_numpy(obj: Any) -> bool:

@@ -271,6 +271,7 @@ class Logger:
         """
         self._lock = threading.RLock()
         self.logging_indent = 0
+        self._tty_of: tuple[IO[str], bool] | None = None  # the last stream printed to, and whether it is a terminal
         self.once_logged: set[str] = set()
         self.colors = colors
         self.letter = letter
@@ -520,10 +521,15 @@ class Logger:
     def _use_colors(self, stream: IO[str]) -> bool:
         if not self.colors or os.environ.get("NO_COLOR"):
             return False
+        known = self._tty_of
+        if known is not None and known[0] is stream:  # (a system call per line otherwise)
+            return known[1]
         try:
-            return bool(stream.isatty())
+            tty = bool(stream.isatty())
         except Exception:
-            return False
+            tty = False
+        self._tty_of = (stream, tty)
+        return tty
 
     def log(self, message: Message, severity: int, mode: LogMode = LogMode.EACH, stack_depth: int | None = None, error_ok: bool = False) -> None:
         """

@@ -37,6 +37,7 @@ from poly.compare.stats.gpu.order_select import order_values, plan_ranges
 from poly.compare.stats.gpu.statistics_pass import STREAM_NAMES, count_zeros, extreme_values, run_error_stats
 from poly.core import G_LOGGER, LogMode
 from poly.core.arrays.ops import is_torch
+from poly.core.util.attributes import frozen_instance
 
 __all__ = ["cuda_operand", "device_error_stats", "gpu_ready", "device_count_zeros", "DTYPE_CODES", "compare_setup",
            "kernel_variant", "kernel_variants"]
@@ -80,8 +81,9 @@ def _torch_operand(tensor: Any) -> DeviceOperand | None:
         torch = sys.modules[type(tensor).__module__.split(".")[0]]
         ordinal = int(tensor.get_device())  # a CUDA tensor's own GPU
         stream = _current_raw_stream(torch, ordinal)
-        return DeviceOperand(int(tensor.data_ptr()), tuple(tensor.shape),  # (torch.Size holds ints)
-                             tuple(s * item for s in tensor.stride()), code, item, stream or None, ordinal)
+        return frozen_instance(DeviceOperand, {  # (torch.Size holds ints)
+            "ptr": int(tensor.data_ptr()), "shape": tuple(tensor.shape), "strides": tuple(s * item for s in tensor.stride()),
+            "code": code, "itemsize": item, "stream": stream or None, "device": ordinal})
     except (AttributeError, TypeError, RuntimeError, KeyError):  # a tensor-like object that is not one
         return None
 
