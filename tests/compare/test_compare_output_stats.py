@@ -176,6 +176,9 @@ def test_a_detached_summary_keeps_its_figures_and_no_array():
     stats = error_stats(a, b)
     kept = stats.a.detached()
     assert (kept.mean, kept.min, kept.argmin, kept.max, kept.argmax) == (stats.a.mean, -1.0, (1,), 3.0, (0,))
+    for name in type(kept).__slots__:  # every figure copied (the copy names each slot)
+        if name not in ("_median", "_median_source"):
+            assert getattr(kept, name) == getattr(stats.a, name), name
     alive = weakref.ref(a)
     del a, b, stats
     gc.collect()
