@@ -96,8 +96,7 @@ class NumpyKernels:
         return [out for _, out in copies]
 
     def in_group(self, g, key: int) -> bool:
-        off = key - g.lo  # prefixes and digits are those of the offset from the group's lo
-        return g.lo <= key <= g.hi and (g.bits == 0 or (off >> (self.key_bits - g.bits)) == g.prefix)
+        return g.bits == 0 or (key >> (self.key_bits - g.bits)) == g.prefix
 
     def segment_keys(self, p, key_dtype) -> np.ndarray:
         """The keys a pass over a gather's buffer reads: up to its counter at p.out."""
@@ -284,7 +283,7 @@ class NumpyKernels:
                 j = next((j for j, g in enumerate(groups) if self.in_group(g, k)), None)
                 if j is not None:
                     g = groups[j]
-                    hist[j * (1 << DIGIT_BITS) + (((k - g.lo) >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
+                    hist[j * (1 << DIGIT_BITS) + ((k >> (kb - g.bits - g.dbits)) & ((1 << g.dbits) - 1))] += 1
         elif name == "poly_keys_collect":  # the same keys as poly_keys_hist reads, copied when in a group
             mine = [k for k in (int(k) for k in self.segment_keys(p, key_dtype))
                     if k != 0 and any(self.in_group(g, k) for g in groups)]

@@ -119,7 +119,7 @@ class _View(ctypes.Structure):
 
 class _Group(ctypes.Structure):
     _fields_ = [("prefix", ctypes.c_uint64), ("stream", ctypes.c_int32), ("bits", ctypes.c_int32),
-                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32), ("lo", ctypes.c_uint64), ("hi", ctypes.c_uint64)]
+                ("dbits", ctypes.c_int32), ("pad", ctypes.c_int32)]
 
 
 class LaunchParams(ctypes.Structure):

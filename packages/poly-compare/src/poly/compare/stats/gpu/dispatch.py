@@ -234,6 +234,8 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
     setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
     shape = oa.shape
+    nans: list[int] = []  # each stream's NaN count and extremes, for every select of this pair
+    extremes: dict[int, tuple[float, float]] = {}
     try:
         if n == 0:
             raw = _empty_raw()
@@ -244,9 +246,9 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 # input's ranks are then selected on the device, read back with its results)
                 ranges = plan_ranges(run, requests) if requests else None
                 raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges, requests)
+                nans, extremes = [raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)
                 if requests:
-                    nans = [raw[s]["nan"] for s in STREAM_NAMES]
-                    values = order_values(run, requests, nans, hists, ranges, selected, extreme_values(raw))
+                    values = order_values(run, requests, nans, hists, ranges, selected, extremes)
                     for (k, _), v in zip(requests, values, strict=True):
                         raw[STREAM_NAMES[k]]["order"].append(v)
     except (OverflowError, GpuUnavailableError) as err:
@@ -264,8 +266,7 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
             if n == 0:
                 return math.nan
             with DeviceRun(oa, ob, setup) as run:
-                return order_values(run, [(k, None)], [raw[s]["nan"] for s in STREAM_NAMES],
-                                    extremes=extreme_values(raw))[0]
+                return order_values(run, [(k, None)], nans, extremes=extremes)[0]
         return compute
 
     return raw, shape, median_of

@@ -158,7 +158,6 @@ def _set_groups(p: LaunchParams, groups: Sequence[_GroupKey], dbits: Sequence[in
     for j, ((stream, prefix, bits), d) in enumerate(zip(groups, dbits, strict=True)):
         g = p.groups[j]
         g.stream, g.prefix, g.bits, g.dbits = stream, prefix, bits, d
-        g.lo, g.hi = 0, 0xFFFFFFFFFFFFFFFF  # any key
 
 
 def _pending(targets: Sequence[_Target]) -> dict[_GroupKey, list[_Target]]:

@@ -203,12 +203,9 @@ __device__ __forceinline__ KT order_key(VT v) {
 #endif
 }
 
-// A group's prefix and digits are those of the key's offset from the group's lo (the key itself
-// for a group of any key, lo 0): a narrow range's offsets share many top bits even where its
-// keys straddle a power of two.
+// A group's keys: those whose top `bits` bits are its prefix (every key where bits is 0).
 __device__ __forceinline__ bool in_group(const Group& g, KT key) {
-    const KT off = key - (KT)g.lo;
-    return (u64)key >= g.lo && (u64)key <= g.hi && (g.bits == 0 || (u64)(off >> (POLY_KEY_BITS - g.bits)) == g.prefix);
+    return g.bits == 0 || (u64)(key >> (POLY_KEY_BITS - g.bits)) == g.prefix;
 }
 
 // The `width` key bits that follow its top `bits` (a digit of a plain prefix, no range offset).
@@ -225,8 +222,9 @@ __device__ __forceinline__ int shared_offset_bits(KT lo, KT hi) {
     return min(POLY_KEY_BITS - bit_length((KT)(hi - lo)), POLY_KEY_BITS - 1);
 }
 
+// The digit a group's pass counts: the `dbits` key bits after its prefix.
 __device__ __forceinline__ u32 digit_of(const Group& g, KT key) {
-    return (u32)(((KT)(key - (KT)g.lo) >> (POLY_KEY_BITS - g.bits - g.dbits)) & (KT)((1u << g.dbits) - 1u));
+    return key_digit(key, g.bits, g.dbits);
 }
 
 #endif  // POLY_ELEMENTS_CUH

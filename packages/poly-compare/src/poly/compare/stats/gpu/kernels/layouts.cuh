@@ -27,8 +27,6 @@ typedef struct Group {
     int bits;
     int dbits;   // digit bits counted by this pass
     int pad;
-    u64 lo, hi;  // and keys within [lo, hi] only (a predicted range's keys; 0 and all ones for any key),
-                 // prefix and digits taken of key - lo
 } Group;
 
 // Every kernel's one argument, passed by value (device_run.LaunchParams).
