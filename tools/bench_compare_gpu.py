@@ -13,6 +13,11 @@ On N float32 pairs held as torch CUDA tensors (default 10^9, or as many as fit),
 - Polygraphy's ``CompareFunc.simple`` and poly's on the same torch CUDA tensors (target: poly
   >= 50x faster). Polygraphy runs on at most ``--pg-size`` elements (torch's quantile refuses
   larger inputs), poly's CompareFunc on the same;
+- the kernel time a pair of the statistics pass and of the pass with predicted ranges with the
+  input in L2 (the difference between 2^21 and 2^22 pairs, 16 and 32 MB) against the same from
+  memory (``--size`` pairs): a pass as fast a pair in L2 as from memory is bound by the SMs, not
+  by the memory, and takes that time on any GPU of the same SMs and clocks (an H100 SXM and an
+  H200 share them; their memories differ). Kernel times through torch's profiler (CUPTI);
 - the first comparison of a dtype pair in a fresh process with an empty kernel cache, as it is
   (a quick build; target <= 2 s) and with the optimised build waited for
   (``POLY_GPU_KERNEL_BUILD=foreground``, how every first use went before quick builds).
@@ -36,7 +41,7 @@ figures measured at the same host speed. The figure is timed in rounds (``--cf-r
 ``--cf-repeat`` calls of poly's function and a tenth as many of Polygraphy's, alternating, so that
 both meet the same host speeds; each function is built once, as a comparator holds it.
 
-Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile] [--cpu C]
+Usage: python tools/bench_compare_gpu.py [--size N] [--repeat R] [--pg-size M] [--profile] [--cpu C] [--no-l2]
 """
 
 from __future__ import annotations
@@ -123,6 +128,49 @@ print(time.perf_counter() - t0)
 """
 
 
+def _kernel_us(fn, name: str, repeat: int) -> float:
+    """Median kernel time (us) of kernel ``name`` over ``repeat`` calls of ``fn``, from torch's
+    profiler (CUPTI): the GPU's own time, without the host's work around the launches."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(repeat):
+            fn()
+            torch.cuda.synchronize()
+    times = [e.device_time for e in prof.events()
+             if e.device_type == torch.autograd.DeviceType.CUDA and e.name == name]
+    return statistics.median(times) if times else float("nan")
+
+
+def _in_l2_and_from_memory(a, b, repeat: int) -> None:
+    """The statistics pass's and the ranged pass's kernel time a pair with the input in L2 against
+    the same from memory (module docstring)."""
+    from poly.compare import error_stats
+    from poly.compare.stats.gpu import order_select
+
+    quantiles = (0.9, 0.95, 0.99)
+    kept = order_select.MIN_ELEMENTS
+    order_select.MIN_ELEMENTS = 0  # (the ranges predicted at every size, as above MIN_ELEMENTS pairs)
+    try:
+        per_pair = {}
+        for label, n in (("small", 1 << 21), ("large", 1 << 22), ("memory", a.numel())):
+            u, v = a[:n].clone(), b[:n].clone()
+            per_pair[label] = (n, _kernel_us(lambda u=u, v=v: error_stats(u, v, median=False), "poly_stats", repeat),
+                               _kernel_us(lambda u=u, v=v: error_stats(u, v, quantiles=quantiles), "poly_stats_ranges",
+                                          repeat))
+            del u, v
+    finally:
+        order_select.MIN_ELEMENTS = kept
+    (n0, p0, r0), (n1, p1, r1), (nm, pm, rm) = per_pair["small"], per_pair["large"], per_pair["memory"]
+    for what, l2, mem in (("statistics pass", (p1 - p0) / (n1 - n0), pm / nm),
+                          ("pass with predicted ranges", (r1 - r0) / (n1 - n0), rm / nm)):
+        print(f"{what}: {l2 * 1e6:6.2f} ps a pair with the input in L2, {mem * 1e6:6.2f} ps from memory "
+              f"({nm:,} pairs) = {l2 / mem:5.2f} (1: bound by the SMs)")
+
+
 def _host_loop_ms() -> float:
     """A fixed pure-Python loop's best time of three (ms): the host CPU's speed at this moment."""
     best = float("inf")
@@ -158,6 +206,8 @@ def main() -> int:
                         help="poly's timed calls a round (Polygraphy's: a tenth, at least one; default 50)")
     parser.add_argument("--profile", action="store_true", help="print the time of each kernel launch of one full call")
     parser.add_argument("--no-first-use", action="store_true", help="skip the first-use figures (two compilations)")
+    parser.add_argument("--no-l2", action="store_true",
+                        help="skip the kernel times a pair with the input in L2 against those from memory")
     parser.add_argument("--ties-size", type=int, default=1 << 28,
                         help="pairs of the tied outputs (equal, ReLU zeros; default 2^28, at most --size)")
     parser.add_argument("--cpu", type=int, default=None,
@@ -216,6 +266,10 @@ def main() -> int:
     t_full = _timed(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, args.repeat)
     print(f"poly error_stats, median + p90/95/99: {t_full * 1e3:9.2f} ms  = {t_full / floor:5.2f}x the floor "
           f"(target <= 2.5x)")
+
+    print(f"read floor a pair: {floor / n * 1e12:6.2f} ps")
+    if not args.no_l2:
+        _in_l2_and_from_memory(a, b, args.repeat)
 
     if args.profile:
         _profile(lambda: error_stats(a, b, quantiles=(0.9, 0.95, 0.99)), sync, floor)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from poly.compare.stats.gpu import device_run, order_select, predicted_ranges, statistics_pass
+from poly.compare.stats.gpu.cuda_api import GpuError
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     FIRST_BITS,
@@ -591,6 +592,48 @@ def test_merged_record_gives_numpy_figures_of_the_whole(kind):
             assert g["mean"] == pytest.approx(s.mean(), rel=1e-12)
             assert g["var"] == pytest.approx(s.var(), rel=1e-12)
             assert g["mean_sq"] == pytest.approx((s ** 2).mean(), rel=1e-12)
+
+
+def test_record_unpacks_field_by_field():
+    """The host reads the merged record with one struct unpack: every field of every stream, dot and
+    fails land where NumPy's view of PART_RECORD has them (distinct values in every field)."""
+    part = np.zeros(1, dtype=device_run.PART_RECORD)
+    values = iter(range(1, 1000))
+    for k in range(4):
+        for name, _ in device_run.ACC_FIELDS:
+            part["s"][0, k][name] = next(values)
+    part["dot"], part["fails"] = 0.5, 2**63 + 5  # (fails above int64: read unsigned)
+    got = statistics_pass._RECORD.unpack_from(part)
+    want = [v for k in range(4) for v in part["s"][0, k].tolist()] + [0.5, 2**63 + 5]
+    assert statistics_pass._RECORD.size == device_run.PART_RECORD.itemsize
+    assert list(got) == want
+    assert [type(v) for v in got] == [type(v) for v in want]
+
+
+def test_record_struct_reads_select_targets_and_refuses_what_it_cannot_read():
+    state = np.zeros(1, dtype=device_run.SELECT_STATE)
+    state["t"][0]["prefix"][:3] = [2**64 - 1, 7, 9]
+    state["t"][0]["rank"][:3] = [1, 2, 3]
+    state["t"][0]["stream"][:3], state["t"][0]["bits"][:3] = [2, 3, 2], [32, 12, -1]
+    layout = device_run.record_struct(device_run.SELECT_TARGET)
+    got = [layout.unpack_from(state, i * layout.size) for i in range(3)]
+    assert got == [(2**64 - 1, 1, 2, 32), (7, 2, 3, 12), (9, 3, 2, -1)]
+    assert device_run.record_struct(device_run.SELECT_STATE).size == device_run.SELECT_STATE.itemsize
+    with pytest.raises(ValueError, match="padding"):
+        device_run.record_struct(np.dtype({"names": ["a", "b"], "formats": ["u8", "u4"], "offsets": [0, 8], "itemsize": 16}))
+    with pytest.raises(ValueError, match="no struct code"):
+        device_run.record_struct(np.dtype([("a", "f2")]))
+
+
+def test_device_select_keys_read_back_and_an_unfinished_target_is_an_error():
+    wanted = ((2, 10), (3, 11))
+    state = np.zeros(1, dtype=device_run.SELECT_STATE)
+    state["t"][0]["prefix"][:2], state["t"][0]["bits"][:2] = [0x3F800000, 0x40000000], [32, 32]
+    select = order_select.DeviceSelect(wanted=wanted, state=0, key_bits=32)
+    assert select.keys(state) == {(2, 10): 0x3F800000, (3, 11): 0x40000000}
+    state["t"][0]["bits"][1] = 22
+    with pytest.raises(GpuError, match="rank 11 of stream 3 with 22 of 32 key bits"):
+        select.keys(state)
 
 
 def _ranged_order_values(run: NumpyKernels, requests, nans=(0, 0, 0, 0)) -> list[float]:

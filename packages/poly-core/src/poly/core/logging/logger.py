@@ -515,21 +515,24 @@ class Logger:
         if self.line_info:
             prefix += f"[{_display_path(file_path)}:{line_no}] "
         tab = constants.TAB * self.logging_indent
+        if message.isprintable():  # one line (every line break str.splitlines knows is unprintable)
+            return prefix + tab + message
         continuation = "\n" + tab + " " * len(prefix)
-        return prefix + tab + continuation.join(str(message).splitlines())
+        return prefix + tab + continuation.join(message.splitlines())
 
     def _use_colors(self, stream: IO[str]) -> bool:
-        if not self.colors or os.environ.get("NO_COLOR"):
+        if not self.colors:
             return False
         known = self._tty_of
         if known is not None and known[0] is stream:  # (a system call per line otherwise)
-            return known[1]
-        try:
-            tty = bool(stream.isatty())
-        except Exception:
-            tty = False
-        self._tty_of = (stream, tty)
-        return tty
+            tty = known[1]
+        else:
+            try:
+                tty = bool(stream.isatty())
+            except Exception:
+                tty = False
+            self._tty_of = (stream, tty)
+        return tty and not os.environ.get("NO_COLOR")
 
     def log(self, message: Message, severity: int, mode: LogMode = LogMode.EACH, stack_depth: int | None = None, error_ok: bool = False) -> None:
         """

@@ -34,7 +34,13 @@ from typing import ClassVar
 import numpy as np
 
 from poly.compare.stats.gpu.cuda_api import GpuError
-from poly.compare.stats.gpu.device_run import SELECT_STATE, DeviceRun, LaunchParams
+from poly.compare.stats.gpu.device_run import (
+    SELECT_STATE,
+    SELECT_TARGET,
+    DeviceRun,
+    LaunchParams,
+    record_struct,
+)
 from poly.compare.stats.gpu.kernel_source import (
     DIGIT_BITS,
     FIRST_BITS,
@@ -449,6 +455,10 @@ def _select_keys_of_input(run: DeviceRun, wanted: Sequence[tuple[int, int]], fir
     return [t.prefix for t in targets]
 
 
+# One SelTarget of a SelState read back (its targets come first): prefix, rank, stream, bits.
+_TARGET = record_struct(SELECT_TARGET)
+
+
 class DeviceSelect(_QueuedSelect):
     """A select of ranks queued on the device behind the statistics pass (``select_behind_stats``;
     a ``SelState``)."""
@@ -457,12 +467,14 @@ class DeviceSelect(_QueuedSelect):
 
     def keys(self, state: np.ndarray) -> dict[tuple[int, int], int]:
         """Each target's key, from the ``SelState`` read back."""
-        targets = state["t"][0][:len(self.wanted)]
-        for target, bits in zip(self.wanted, targets["bits"].tolist(), strict=True):
+        keys = {}
+        for i, target in enumerate(self.wanted):  # (a struct a target: NumPy's field access costs more)
+            prefix, _, _, bits = _TARGET.unpack_from(state, i * _TARGET.size)
             if bits != self.key_bits:
                 raise GpuError(f"the device-side select left rank {target[1]} of stream {target[0]} with {bits} of "
                                f"{self.key_bits} key bits known")
-        return dict(zip(self.wanted, targets["prefix"].tolist(), strict=True))
+            keys[target] = prefix
+        return keys
 
 
 def select_behind_stats(run: DeviceRun, requests: Sequence[tuple[int, float | None]], hist: int,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_run import PART_RECORD, DeviceRun
+from poly.compare.stats.gpu.device_run import ACC_FIELDS, PART_RECORD, DeviceRun, record_struct
 from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_HIST_BYTES
 from poly.compare.stats.gpu.order_select import select_behind_stats, select_in_ranges
 from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
@@ -28,15 +28,25 @@ _FIRST_BINS = 1 << FIRST_BITS
 # The four streams of the kernels' records (0 a, 1 b, 2 absdiff, 3 reldiff), as ``raw`` names them.
 STREAM_NAMES = ("a", "b", "absdiff", "reldiff")
 
+# The merged record read in one unpack: the four streams' Acc fields, then dot and fails.
+_RECORD = record_struct(PART_RECORD)
+_ACC_LEN = len(ACC_FIELDS)
+_SQ = [name for name, _ in ACC_FIELDS].index("sq")
+
 
 def _streams_of(part: np.ndarray, n: int) -> list[dict]:
     """The four streams' statistics from the merged record (``poly_merge_parts``; ``part``: one
-    PART_RECORD), with the CPU engine's NumPy semantics. Plain Python on one record: a comparison
-    of a small output is made of little else."""
+    PART_RECORD), with the CPU engine's NumPy semantics."""
+    return _streams(_RECORD.unpack_from(part), n)
+
+
+def _streams(values: tuple, n: int) -> list[dict]:
+    """``_streams_of`` from the record's unpacked ``values`` (``_RECORD``). Plain Python on one
+    record: a comparison of a small output is made of little else."""
     out = []
     nan_value = math.nan
-    for _count, mean, m2, plain, sq, ab, mn, mx, imn, imx, inan, nan, inf, _ in part["s"][0].tolist():
-        # (tolist gives Python ints and floats)
+    for k in range(0, 4 * _ACC_LEN, _ACC_LEN):
+        _count, mean, m2, plain, sq, ab, mn, mx, imn, imx, inan, nan, inf, _ = values[k:k + _ACC_LEN]
         if nan or inf:
             var = nan_value
             mean = plain / n
@@ -100,11 +110,10 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         plan.selected = ranged.keys(got["ranged"])
         hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
     selected = behind.keys(got["select"]) if behind is not None else None
-    streams = _streams_of(part, n)
-    raw = {"size": n, "mismatches": int(part["fails"][0]), **dict(zip(STREAM_NAMES, streams, strict=True)),
-           "dot": float(part["dot"][0])}
-    squares = part["s"][0]["sq"].tolist()
-    _metrics(raw, n, squares[2], squares[0], squares[1])
+    values = _RECORD.unpack_from(part)
+    raw = {"size": n, "mismatches": values[-1], **dict(zip(STREAM_NAMES, _streams(values, n), strict=True)),
+           "dot": values[-2]}
+    _metrics(raw, n, values[2 * _ACC_LEN + _SQ], values[_SQ], values[_ACC_LEN + _SQ])
     return raw, hists, selected
 
 
