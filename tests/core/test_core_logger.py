@@ -367,3 +367,22 @@ def test_polygraphys_logger_context_manager_classes(logger, capsys):
         logger.warning("dropped")
     logger.warning("back")
     assert capsys.readouterr().out == "[I] " + TAB * 2 + "deep\n[W] back\n"
+
+
+@pytest.mark.parametrize("message, lines", [
+    ("one line", ["one line"]),
+    ("", [""]),
+    ("tab\tinside", ["tab\tinside"]),
+    ("two\nlines", ["two", "lines"]),
+    ("crlf\r\nand\rcr", ["crlf", "and", "cr"]),
+    ("form\x0cfeed and\u2028separator", ["form", "feed and", "separator"]),
+])
+def test_every_line_break_continues_under_the_prefix_and_indent(logger, capsys, message, lines):
+    """A message is split where str.splitlines splits it (a one-line message is written as it is),
+    each further line aligned under the first line's text."""
+    with logger.indent():
+        logger.info(message)
+    out, _ = capsys.readouterr()
+    lead = "[I] " + TAB
+    want = lead + ("\n" + TAB + " " * len("[I] ")).join(lines) + "\n"
+    assert out == want
