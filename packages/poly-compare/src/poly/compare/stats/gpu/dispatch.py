@@ -234,8 +234,15 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
     setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
     shape = oa.shape
-    nans: list[int] = []  # each stream's NaN count and extremes, for every select of this pair
-    extremes: dict[int, tuple[float, float]] = {}
+    known: list[tuple[list[int], dict[int, tuple[float, float]]]] = []
+
+    def nans_and_extremes() -> tuple[list[int], dict[int, tuple[float, float]]]:
+        # each stream's NaN count and extremes, worked out once for the selects of this pair (none
+        # without order statistics)
+        if not known:
+            known.append(([raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)))
+        return known[0]
+
     try:
         if n == 0:
             raw = _empty_raw()
@@ -246,8 +253,8 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
                 # input's ranks are then selected on the device, read back with its results)
                 ranges = plan_ranges(run, requests) if requests else None
                 raw, hists, selected = run_error_stats(run, bool(requests) and ranges is None, ranges, requests)
-                nans, extremes = [raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)
                 if requests:
+                    nans, extremes = nans_and_extremes()
                     values = order_values(run, requests, nans, hists, ranges, selected, extremes)
                     for (k, _), v in zip(requests, values, strict=True):
                         raw[STREAM_NAMES[k]]["order"].append(v)
@@ -266,6 +273,7 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
             if n == 0:
                 return math.nan
             with DeviceRun(oa, ob, setup) as run:
+                nans, extremes = nans_and_extremes()
                 return order_values(run, [(k, None)], nans, extremes=extremes)[0]
         return compute
 

@@ -65,6 +65,7 @@ from poly.compare.stats.gpu.predicted_ranges import (
     PLAN_STATE,
     RANGE_SELECT_STATE,
     RANGE_TABLE,
+    RANGE_TARGET,
     SAMPLE_MIN,
     SAMPLE_SHARE,
     SAMPLE_SIZE,
@@ -395,6 +396,10 @@ class _QueuedSelect:
         return self.state, np.empty(1, dtype=self.RECORD)
 
 
+# One RangeTarget of a RangeSelState read back: prefix, rank, lo, hi, stream, bits, ask, missed.
+_RANGE_TARGET = record_struct(RANGE_TARGET)
+
+
 class DeviceRangeSelect(_QueuedSelect):
     """The select of ranks in the predicted ranges queued behind the statistics pass
     (``select_in_ranges``; a ``RangeSelState``)."""
@@ -405,10 +410,12 @@ class DeviceRangeSelect(_QueuedSelect):
         """The key of each target its range gave (its offset from the range's low end, all bits
         known), from the ``RangeSelState`` read back; the others (a stream left unpredicted, its
         regions overflowed, the rank outside its range) are for the ordinary select."""
-        targets = state["t"][0][:len(self.wanted)]
-        found = (targets["missed"] == 0) & (targets["bits"] == self.key_bits)
-        return {w: lo + prefix for w, ok, lo, prefix in zip(self.wanted, found.tolist(), targets["lo"].tolist(),
-                                                            targets["prefix"].tolist(), strict=True) if ok}
+        keys = {}
+        for i, target in enumerate(self.wanted):  # (a struct a target, as DeviceSelect.keys)
+            prefix, _, lo, _, _, bits, _, missed = _RANGE_TARGET.unpack_from(state, i * _RANGE_TARGET.size)
+            if missed == 0 and bits == self.key_bits:
+                keys[target] = lo + prefix
+        return keys
 
 
 def _select_keys(run: DeviceRun, wanted: Sequence[tuple[int, int]], first: dict[int, np.ndarray] | None,

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from poly.compare.stats.gpu.device_run import SELECT_TARGET
+from poly.compare.stats.gpu.device_run import SELECT_TARGET, record_struct
 from poly.compare.stats.gpu.kernel_source import PLAN_RANKS, RANGES
 
 __all__ = ["SAMPLE_SIZE", "SAMPLE_MIN", "SAMPLE_SHARE", "MAX_KEYS_PER_THREAD", "SIGMAS", "MIN_ELEMENTS",
@@ -76,6 +76,8 @@ RANGE_TARGET = np.dtype([("prefix", "u8"), ("rank", "u8"), ("lo", "u8"), ("hi", 
                          ("bits", "i4"), ("ask", "i4"), ("missed", "i4")], align=True)
 RANGE_SELECT_STATE = np.dtype([("t", RANGE_TARGET, (2 * PLAN_RANKS,)), ("done_blocks", "u4"), ("ntargets", "i4")],
                               align=True)
+# One unpack of a RangeTable read back: lo, hi (2 RANGES each), expected (2), nranges (2), range_of (2 PLAN_RANKS).
+_TABLE = record_struct(RANGE_TABLE)
 
 
 @dataclass
@@ -247,18 +249,21 @@ class RangePlan:
 
     def take(self, table: np.ndarray) -> None:
         """Keeps the ranges of the device's ``table`` (one RANGE_TABLE record)."""
-        t = table[0]
+        values = _TABLE.unpack_from(table)  # (Python numbers at once: NumPy's field reads cost more)
+        los, his = values[:2 * RANGES], values[2 * RANGES:4 * RANGES]
+        expected, nranges, range_of = values[4 * RANGES:4 * RANGES + 2], values[4 * RANGES + 2:4 * RANGES + 4], \
+            values[4 * RANGES + 4:]
         for stream, ranks in self.ranks.items():
             i = stream - 2
-            count = int(t["nranges"][i])
+            count = nranges[i]
             if count == 0:
-                learn_budget(self.n, ranks, int(t["expected"][i]))
+                learn_budget(self.n, ranks, expected[i])
                 continue
-            los, his = t["lo"][i * RANGES:i * RANGES + count].tolist(), t["hi"][i * RANGES:i * RANGES + count].tolist()
-            range_of = t["range_of"][i * PLAN_RANKS:i * PLAN_RANKS + len(ranks)].tolist()
-            self.streams[stream] = StreamRanges(bounds=list(zip(los, his, strict=True)),
-                                                range_of=dict(zip(ranks, range_of, strict=True)),
-                                                expected=int(t["expected"][i]))
+            lo = i * RANGES
+            self.streams[stream] = StreamRanges(
+                bounds=list(zip(los[lo:lo + count], his[lo:lo + count], strict=True)),
+                range_of=dict(zip(ranks, range_of[i * PLAN_RANKS:i * PLAN_RANKS + len(ranks)], strict=True)),
+                expected=expected[i])
 
     def unpredicted(self) -> list[int]:
         """The streams (2, 3) the statistics pass counted the first key digit of (no ranges)."""
