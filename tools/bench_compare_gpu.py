@@ -151,17 +151,19 @@ def _in_l2_and_from_memory(a, b, repeat: int) -> None:
     from poly.compare import error_stats
     from poly.compare.stats.gpu import order_select
 
+    if a.numel() < 1 << 24:  # (the input must be far larger than L2 for the second figure)
+        print("kernel times a pair in L2 against memory: skipped (needs --size of 2^24 pairs or more)")
+        return
     quantiles = (0.9, 0.95, 0.99)
     kept = order_select.MIN_ELEMENTS
     order_select.MIN_ELEMENTS = 0  # (the ranges predicted at every size, as above MIN_ELEMENTS pairs)
     try:
         per_pair = {}
         for label, n in (("small", 1 << 21), ("large", 1 << 22), ("memory", a.numel())):
-            u, v = a[:n].clone(), b[:n].clone()
+            u, v = a[:n], b[:n]  # (views: the first n pairs, no copy of the whole input)
             per_pair[label] = (n, _kernel_us(lambda u=u, v=v: error_stats(u, v, median=False), "poly_stats", repeat),
                                _kernel_us(lambda u=u, v=v: error_stats(u, v, quantiles=quantiles), "poly_stats_ranges",
                                           repeat))
-            del u, v
     finally:
         order_select.MIN_ELEMENTS = kept
     (n0, p0, r0), (n1, p1, r1), (nm, pm, rm) = per_pair["small"], per_pair["large"], per_pair["memory"]
