@@ -576,7 +576,7 @@ def test_merged_record_gives_numpy_figures_of_the_whole(kind):
         streams[2][[17, 2000]] = np.inf
     part = np.zeros(1, dtype=device_run.PART_RECORD)
     part["s"][0] = _merged(np.stack([_block_records(s, blocks) for s in streams], axis=1))
-    got = statistics_pass._streams_of(part, n)
+    got = statistics_pass._streams_of(statistics_pass._RECORD.unpack_from(part), n)
     for s, g in zip(streams, got, strict=True):
         nan, inf = int(np.isnan(s).sum()), int(np.isinf(s).sum())
         assert (g["nan"], g["inf"]) == (nan, inf)

@@ -234,14 +234,11 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
     setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
     shape = oa.shape
-    known: list[tuple[list[int], dict[int, tuple[float, float]]]] = []
-
+    @functools.cache
     def nans_and_extremes() -> tuple[list[int], dict[int, tuple[float, float]]]:
         # each stream's NaN count and extremes, worked out once for the selects of this pair (none
         # without order statistics)
-        if not known:
-            known.append(([raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)))
-        return known[0]
+        return [raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)
 
     try:
         if n == 0:

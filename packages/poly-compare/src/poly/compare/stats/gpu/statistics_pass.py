@@ -34,14 +34,9 @@ _ACC_LEN = len(ACC_FIELDS)
 _SQ = [name for name, _ in ACC_FIELDS].index("sq")
 
 
-def _streams_of(part: np.ndarray, n: int) -> list[dict]:
-    """The four streams' statistics from the merged record (``poly_merge_parts``; ``part``: one
-    PART_RECORD), with the CPU engine's NumPy semantics."""
-    return _streams(_RECORD.unpack_from(part), n)
-
-
-def _streams(values: tuple, n: int) -> list[dict]:
-    """``_streams_of`` from the record's unpacked ``values`` (``_RECORD``). Plain Python on one
+def _streams_of(values: tuple, n: int) -> list[dict]:
+    """The four streams' statistics from the merged record (``poly_merge_parts``; ``values``: one
+    PART_RECORD unpacked by ``_RECORD``), with the CPU engine's NumPy semantics. Plain Python on one
     record: a comparison of a small output is made of little else."""
     out = []
     nan_value = math.nan
@@ -111,7 +106,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
     selected = behind.keys(got["select"]) if behind is not None else None
     values = _RECORD.unpack_from(part)
-    raw = {"size": n, "mismatches": values[-1], **dict(zip(STREAM_NAMES, _streams(values, n), strict=True)),
+    raw = {"size": n, "mismatches": values[-1], **dict(zip(STREAM_NAMES, _streams_of(values, n), strict=True)),
            "dot": values[-2]}
     _metrics(raw, n, values[2 * _ACC_LEN + _SQ], values[_SQ], values[_ACC_LEN + _SQ])
     return raw, hists, selected
