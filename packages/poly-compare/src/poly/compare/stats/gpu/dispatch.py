@@ -234,10 +234,9 @@ def device_error_stats(a: Any, b: Any, *, atol: float, rtol: float, quantiles: S
     requests = sorted(requests, key=lambda r: r[0])  # absdiff's first, each in request order
     setup = compare_setup(oa, ob, atol, rtol, infinities_compare_equal)
     shape = oa.shape
-    @functools.cache
     def nans_and_extremes() -> tuple[list[int], dict[int, tuple[float, float]]]:
-        # each stream's NaN count and extremes, worked out once for the selects of this pair (none
-        # without order statistics)
+        # each stream's NaN count and extremes, for a select of this pair (none without order
+        # statistics; a few dict reads: not kept, where a cache per call cost more than they do)
         return [raw[s]["nan"] for s in STREAM_NAMES], extreme_values(raw)
 
     try:

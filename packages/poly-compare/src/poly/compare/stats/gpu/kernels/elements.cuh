@@ -135,7 +135,11 @@ __device__ __forceinline__ void element_raw(const Params& P, u64 ra, u64 rb, Val
     const float fx = fvalue_of<POLY_DTA>(ra), fy = fvalue_of<POLY_DTB>(rb);
     float d = fabsf(__fsub_rn(fx, fy));
     if (INF_EQ && P.inf_equal && fx == fy) d = 0.0f;  // equal infinities (equal finite values give 0 anyway)
-    const float den = (fy == 0.0f) ? P.eps32 : fabsf(fy);
+    // den = b == 0 ? eps : |b|, as one select of |b| and the parameter (the compilers moved eps
+    // into a register and overwrote it with |b| under a predicate: a third instruction an element)
+    float den;
+    asm("{\n\t.reg .pred z;\n\tsetp.eq.f32 z, %1, 0f00000000;\n\tabs.f32 %0, %1;\n\tselp.f32 %0, %2, %0, z;\n\t}"
+        : "=f"(den) : "f"(fy), "f"(P.eps32));
     out.v[0] = fx;
     out.v[1] = fy;
     out.v[2] = d;

@@ -101,14 +101,17 @@ __device__ __forceinline__ void extrema_finite(Stream& r, const Vals* v, u32 ord
     r.imx = hi ? (ord0 | POLY_IN_SUBCHUNK) : r.imx;
 }
 
-// Whether a sub-chunk's values (computed without `infinities_compare_equal`) are all finite: the
-// sum of absdiff and reldiff is NaN or infinite when a or b is (Inf - b, a - Inf, Inf - Inf and NaN
-// propagate; b infinite makes reldiff Inf / Inf) or when they overflow, which only sends the
-// sub-chunk down the element-wise path, where the values are computed again with every rule.
+// Whether a sub-chunk's values (computed without `infinities_compare_equal`) are all finite: its
+// reldiffs summed are NaN or infinite when any of its a, b or absdiff is not finite (a NaN
+// propagates into absdiff and reldiff; an infinite a alone makes absdiff infinite and reldiff
+// infinite, an infinite b makes reldiff Inf / Inf, and equal infinities give NaN without that
+// rule), or when a reldiff is infinite by itself or their sum overflows, which only sends the
+// sub-chunk down the element-wise path, where the values are computed again with every rule. A
+// zero absdiff is two equal finite values (its reldiff is set to zero without the division).
 __device__ __forceinline__ bool sub_chunk_finite(const Vals* v) {
-    VT s = 0;
+    VT s = v[0].v[3];
 #pragma unroll
-    for (int e = 0; e < POLY_SUB; ++e) s += v[e].v[2] + v[e].v[3];
+    for (int e = 1; e < POLY_SUB; ++e) s += v[e].v[3];
     return s < POLY_INF;
 }
 

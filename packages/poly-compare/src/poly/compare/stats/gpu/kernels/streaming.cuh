@@ -60,6 +60,7 @@ __device__ __forceinline__ void for_each_pair(const Params& P, uint4* ring, FC&&
         // time. Slot s of array a (b) of this thread is mine[s * SLOT] (mine[s * SLOT + T]); the
         // slot filled and the slot read move by SLOT, wrapping at RING.
         constexpr u32 T = POLY_THREADS, SLOT = 2 * T, RING = POLY_STAGES * SLOT;
+        static_assert((RING & (RING - 1)) == 0, "the ring wraps by a mask");
         uint4* const mine = ring + threadIdx.x;
         const u32 mine_shared = (u32)__cvta_generic_to_shared(mine);
 #pragma unroll
@@ -71,19 +72,31 @@ __device__ __forceinline__ void for_each_pair(const Params& P, uint4* ring, FC&&
             }
             copies_commit();
         }
+        // The loop counts its steps in 32 bits (a thread's chunks number fewer than 2^32: device
+        // memory holds fewer than 2^32 grid strides of chunks) and moves one byte offset into both
+        // arrays, where working out each step's chunk index and both addresses afresh took a dozen
+        // instructions a chunk of a pass bound by its instruction issue. UNIFORM: as many steps as
+        // the warp's first lane takes (its later lanes end no later).
+        const u64 lead = first - lane;
+        const u32 steps = lead < nchunks ? (u32)((nchunks - lead + stride - 1) / stride) : 0u;
+        const u32 own = first < nchunks ? (u32)((nchunks - first + stride - 1) / stride) : 0u;  // this thread's chunks
+        u64 ahead = (first + (u64)(POLY_STAGES - 1) * stride) * 16;  // byte offset of the chunk POLY_STAGES - 1 steps on
+        const u64 step_bytes = stride * 16;
         u32 read = 0, fill = (POLY_STAGES - 1) * SLOT;  // uint4 offsets of the slot read and the slot filled
-        for (u64 k = first; k - lane < nchunks; k += stride) {
-            const u64 kn = k + (u64)(POLY_STAGES - 1) * stride;
-            if (kn < nchunks) {  // into the slot read last time
-                copy16_async(mine + fill, mine_shared + fill * 16, ga + kn);
-                copy16_async(mine + fill + T, mine_shared + (fill + T) * 16, gb + kn);
+        u64 k = first;
+        for (u32 it = 0; it < steps; ++it) {
+            if (it + (POLY_STAGES - 1) < own) {  // into the slot read last time
+                copy16_async(mine + fill, mine_shared + fill * 16, (const uint4*)((const char*)ga + ahead));
+                copy16_async(mine + fill + T, mine_shared + (fill + T) * 16, (const uint4*)((const char*)gb + ahead));
             }
             copies_commit();
             copies_wait_all_but_newest();
             const uint4 ra = mine[read], rb = mine[read + T];
-            chunk(k * E, ra, rb, !UNIFORM || k < nchunks);
+            chunk(k * E, ra, rb, !UNIFORM || it < own);
             fill = read;
-            read = read + SLOT == RING ? 0 : read + SLOT;
+            read = (read + SLOT) & (RING - 1);
+            ahead += step_bytes;
+            k += stride;
         }
         start = nchunks * E;
     }
