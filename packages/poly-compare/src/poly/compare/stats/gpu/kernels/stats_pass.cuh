@@ -144,7 +144,7 @@ __device__ __forceinline__ Ordinals thread_ordinals(const Params& P) {
     if (POLY_CAN_CHUNK && P.chunked) {
         const u64 nchunks = P.n / POLY_ELEMS;
         o.start = nchunks * POLY_ELEMS;
-        o.mine = o.first < nchunks ? (nchunks - o.first + o.stride - 1) / o.stride : 0;
+        o.mine = strided_count(o.first, nchunks, o.stride);
     }
     return o;
 }

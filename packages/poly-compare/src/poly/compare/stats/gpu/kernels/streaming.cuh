@@ -36,6 +36,11 @@ __device__ __forceinline__ void copies_wait_all_but_newest() {
 #endif
 }
 
+// How many of first, first + stride, first + 2 stride... lie below n: a grid-stride loop's steps.
+__device__ __forceinline__ u64 strided_count(u64 first, u64 n, u64 stride) {
+    return first < n ? (n - first + stride - 1) / stride : 0;
+}
+
 #define POLY_ELEMS (16 / Size<POLY_DTA>::value)  // elements per 16-byte chunk
 #define POLY_CAN_CHUNK (Size<POLY_DTA>::value == Size<POLY_DTB>::value)
 
@@ -78,8 +83,8 @@ __device__ __forceinline__ void for_each_pair(const Params& P, uint4* ring, FC&&
         // instructions a chunk of a pass bound by its instruction issue. UNIFORM: as many steps as
         // the warp's first lane takes (its later lanes end no later).
         const u64 lead = first - lane;
-        const u32 steps = lead < nchunks ? (u32)((nchunks - lead + stride - 1) / stride) : 0u;
-        const u32 own = first < nchunks ? (u32)((nchunks - first + stride - 1) / stride) : 0u;  // this thread's chunks
+        const u32 steps = (u32)strided_count(lead, nchunks, stride);
+        const u32 own = (u32)strided_count(first, nchunks, stride);  // this thread's chunks
         u64 ahead = (first + (u64)(POLY_STAGES - 1) * stride) * 16;  // byte offset of the chunk POLY_STAGES - 1 steps on
         const u64 step_bytes = stride * 16;
         u32 read = 0, fill = (POLY_STAGES - 1) * SLOT;  // uint4 offsets of the slot read and the slot filled
