@@ -246,6 +246,7 @@ template <typename T, bool INF_EQ>
 bool fused_loop(const CompareConfig& cfg, const T* a, const T* b, std::size_t m, const WindowSet* w,
                 WindowTallyOf<WindowKey<T>>* t, BlockStats& out, FusedScratchOf<T>& sc) {
     constexpr std::size_t n = WideLanes<T>::n;
+    static_assert(tally_room(1) % n == 0, "tally_room() covers the padding below: whole vectors of n lanes");
     if (m == 0 || m > kBlock) return false;
     const std::size_t mv = (m + n - 1) / n * n;
     if (mv != m) {

@@ -41,14 +41,19 @@ struct WindowSet {
 template <typename T>
 using WindowKey = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
 // What the kernel tallies for a WindowSet: per window the elements above lo_minus1, and the
-// bits of the elements inside any window, appended at dst[s] + used[s] (room for the block
-// plus a vector more).
+// bits of the elements inside any window, appended at dst[s] + used[s] (room for
+// tally_room(m) keys for a block of m elements).
 template <typename K>
 struct WindowTallyOf {
     std::uint64_t at_or_above[2][kMaxWindows] = {};
     K* dst[2] = {nullptr, nullptr};
     std::size_t used[2] = {0, 0};
 };
+// The keys a block of m elements may write at dst[s] + used[s]: a partial block is tallied
+// padded to whole vectors of the widest lanes (64 bytes: up to 15 float32 elements more), and
+// every compaction stores a whole 32-byte vector at the cursor, which never passes the padded
+// length (fused_pass.cpp checks the widest lanes against it).
+constexpr std::size_t tally_room(std::size_t m) { return (m + 15) / 16 * 16; }
 using WindowTally32 = WindowTallyOf<std::uint32_t>;
 using WindowTally64 = WindowTallyOf<std::uint64_t>;
 

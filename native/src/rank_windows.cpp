@@ -208,7 +208,8 @@ WindowTallyOf<K>* RankWindows::tally_for(Counts& c, std::size_t m) const {
     WindowTallyOf<K>& tally = c.tally<K>();
     for (int s = 0; s < 2; ++s) {
         auto& keys = c.keys<K>()[streams[s]];
-        if (keys.size() < tally.used[s] + m + 8) keys.resize(std::max(2 * keys.size(), tally.used[s] + m + 8));
+        const std::size_t need = tally.used[s] + tally_room(m);
+        if (keys.size() < need) keys.resize(std::max(2 * keys.size(), need));
         tally.dst[s] = keys.data();
     }
     return &tally;

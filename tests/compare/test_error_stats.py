@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - ml-dtypes is a dev dependency
     BF16 = None
 
 from oracles import stats as oracle
+from sanitizers.reports import report_excerpt
 
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -393,6 +394,55 @@ def test_order_statistics_exact_when_the_sample_misleads():
         a[start : start + 32] = 0.0
     b = np.zeros(n, np.float32)
     check_all(a, b, qs=(0.25, 0.5, 0.75))
+
+
+_GATHER_TO_THE_BUFFER_END = textwrap.dedent(
+    """
+    import json, sys, numpy as np
+    from poly.compare import error_stats
+    n = (1 << 16) + 1  # 64 whole blocks and a partial one of a single element
+    sampled = np.zeros(n, bool)
+    for c in range(512):  # where the engine samples: 512 chunks of 32, evenly spread
+        start = (n - 32) * c // 511
+        sampled[start : start + 32] = True
+    rng = np.random.default_rng(0)
+    a = np.empty(n, np.float32)
+    a[sampled] = rng.permutation(np.geomspace(1e-3, 1e3, int(sampled.sum()))).astype(np.float32)
+    median = np.median(a[sampled])
+    a[~sampled] = median
+    a[n - 2048 :] = median  # the last blocks (and the partial one) gather every element
+    b = np.zeros(n, np.float32)
+    unsampled = np.flatnonzero(~sampled[: n - 1])
+    got, want = [], []
+    for r in range(int(sys.argv[1]), int(sys.argv[2])):
+        x = a.copy()
+        x[unsampled[:r]] = 1e6  # outside every window: fewer keys gathered before the end
+        s = error_stats(x, b, threads=1)  # (the medians alone: other ranks move the windows)
+        d = np.abs(x - b)
+        got.append([s.absdiff.median, s.reldiff.median])
+        want.append([float(np.median(d)), float(np.median(d / np.float32(2.220446049250313e-16)))])
+    print(json.dumps({"got": got, "want": want}))
+    """
+)
+
+
+def test_keys_gathered_up_to_the_end_of_their_buffer():
+    """The one-pass kernel tallies a partial block padded to whole vectors (16 float32 lanes
+    with AVX-512) and gathers the padding's keys before taking them back out: the keys' buffer
+    must have room for the padded block, not only for its elements. Here the sample predicts a
+    small share of the keys while the pass gathers three quarters of them, so the buffer grows
+    block by block; across the range of outliers below, its end falls a few keys past the last
+    element for some of them (under AddressSanitizer, tests/native/test_native_sanitizers.py, a
+    write there is reported). Each call's order statistics must be NumPy's exactly. In a fresh
+    process: buffers cached by earlier calls are larger than the ones grown here."""
+    import json
+
+    res = subprocess.run([sys.executable, "-c", _GATHER_TO_THE_BUFFER_END, "33100", "33400"], capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, report_excerpt(res.stderr, 6000)
+    out = json.loads(res.stdout)
+    assert len(out["got"]) == 300
+    assert out["got"] == out["want"]
 
 
 @pytest.mark.parametrize("stream", ["a", "absdiff", "reldiff"])

@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from sanitizers.reports import report_excerpt
 
 from poly import _native
 from poly.compare import error_stats
@@ -176,7 +177,7 @@ def test_a_refused_thread_start_runs_the_work_on_the_threads_that_started():
         print(json.dumps({"refused": True, "want": want, "got": got}))
         """
     )
-    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-2000:]}"
+    assert out.returncode == 0, f"exit {out.returncode}: {report_excerpt(out.stderr, 4000)}"
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if not result["refused"]:
         pytest.skip("this machine starts threads beyond RLIMIT_NPROC (no way to make thread starts fail here)")
@@ -260,7 +261,7 @@ def test_inputs_rewritten_during_calls_give_garbage_but_no_crash_or_hang(dtype):
     n = 300_000
     script = _MUTATION_SCRIPT.format(n=n, dtype=dtype, seconds=2)
     out = _run_python(script, timeout=240)
-    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
+    assert out.returncode == 0, f"exit {out.returncode}: {report_excerpt(out.stderr, 6000)}"
     assert int(out.stdout.split()[-1]) > 0
 
 
@@ -273,5 +274,5 @@ def test_inputs_rewritten_during_radix_select_passes(n):
     makes them miss."""
     script = _MUTATION_SCRIPT.format(n=n, dtype="float32", seconds=2)
     out = _run_python(script, timeout=240)
-    assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-3000:]}"
+    assert out.returncode == 0, f"exit {out.returncode}: {report_excerpt(out.stderr, 6000)}"
     assert int(out.stdout.split()[-1]) > 0

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from sanitizers.native_build import ROOT, SanitizerUnavailable, build
+from sanitizers.reports import REPORT, report_excerpt
 
 ADDRESS_UB = "address,undefined"
 THREAD = "thread"
@@ -100,9 +101,6 @@ class KnownReport:
 # None open: the misaligned loads UBSan found in diff.cpp, block_stats.cpp and element_loader.cpp
 # are read byte-wise now (element_loader.cpp), and their tests are back in the main run.
 KNOWN_REPORTS: list[KnownReport] = []
-
-REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer|ThreadSanitizer)|WARNING: ThreadSanitizer"
-                    r"|runtime error:|SUMMARY: \w+Sanitizer")
 
 
 class SanitizerReport(AssertionError):
@@ -187,7 +185,7 @@ def run_tests(native, tests, deselect=(), junit_xml=None) -> None:
         return
     summary = "\n".join(res.stdout.splitlines()[-30:])
     if found:
-        report = res.stderr[max(0, found.start() - 200):][:12000]
+        report = report_excerpt(res.stderr)
         raise SanitizerReport(f"-fsanitize={native.sanitize}: pytest exited {res.returncode} with a sanitizer "
                               f"report\n--- report (stderr) ---\n{report}\n--- pytest ---\n{summary}")
     pytest.fail(f"-fsanitize={native.sanitize}: pytest exited {res.returncode}\n--- stderr ---\n"
