@@ -208,13 +208,55 @@ def test_validate_progress_shows_percent_and_time_left(dataset, models):
     progress = Progress(total=8)
     acc.samples = 2
     line = progress.line(acc, 4.0)
-    assert "2/8 samples (25%)" in line and "12s left" in line
+    assert "2/8 samples (25%)" in line and "? left" in line and "? samples/s" in line  # no results yet
     assert "/" not in Progress().line(acc, 4.0).split("|")[0]  # unknown size: a count only
     ds, golden = dataset
     proc = subprocess.run([POLY, "validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden],
                           capture_output=True, text=True, timeout=120)
     # Not a terminal: a log line at the first sample, then every 5 seconds.
     assert re.search(r"\[I\] validate \| \d/4 samples \(\d+%\) \| \S+ left", proc.stderr), proc.stderr
+
+
+def test_validate_progress_rate_leaves_out_the_start_and_follows_the_run():
+    """The rate and the time left come from the results' own pace: 3 s of start-up before the
+    first result do not slow them, a first result alone gives no figure, a pace that changes is
+    followed within the window, and the last line has the whole run's rate."""
+    import io
+
+    from poly.cli.validate import Progress
+    from poly.compare.dataset import Accumulator
+
+    acc = Accumulator()
+    out = io.StringIO()
+    progress = Progress(total=1000, stream=out, interval=0.0, window=10.0)
+
+    def at(samples, elapsed):
+        acc.samples = samples
+        progress(acc, elapsed)
+        return out.getvalue().splitlines()[-1]
+
+    first = at(1, 3.0)
+    assert "1/1000 samples" in first and "? left" in first and "? samples/s" in first
+    t, n = 3.25, 6
+    assert "? left" in at(n, t)  # 0.25 s of results: too short to tell
+    while t < 13.0:  # 20 samples a second from the first result on
+        t, n = t + 0.25, n + 5
+        line = at(n, t)
+    assert "20.0 samples/s" in line, line
+    assert f"{round((1000 - n) / 20)}s left" in line, line  # (1000 - 201) / 20 s; from the start: 52 s
+    while t < 30.0:  # then 2 samples a second: after a window of it, the rate is the new one
+        t, n = t + 0.5, n + 1
+        line = at(n, t)
+    rate = float(line.split(" samples/s")[0].rsplit("| ", 1)[1])
+    assert 1.9 <= rate <= 2.1, line
+    assert "m" in line.split(" left")[0].rsplit("| ", 1)[1]  # (1000 - 235) / 2 s: minutes
+    tty = io.StringIO()
+    tty.isatty = lambda: True
+    last = Progress(total=1000, stream=tty)
+    last(acc, 3.0)
+    last.finish(acc, 30.0)
+    final = tty.getvalue().rsplit("\r\033[K", 1)[1]
+    assert final.startswith(f"{n} samples | {n / 30.0:.1f} samples/s") and "left" not in final, final
 
 
 def test_validate_html_histogram_labels_do_not_overlap(poly, models, dataset, tmp_path):

@@ -70,8 +70,10 @@ def validate(dataset: Any, data_loader_script: Any, golden: Any, workers: Any, p
              worst_k: Any, report_json: Any, report_html: Any, **kwargs: Any) -> Any:
     """Validate a model over a whole dataset against golden outputs, streaming.
 
-    Memory stays bounded whatever the dataset size. Exit status: 0 when every sample passed,
-    1 when a sample failed or could not be read, 2 for a usage error.
+    Memory stays bounded whatever the dataset size. Progress: a line on a terminal, else a log
+    line every 5 seconds; its rate and time left are taken over the last 10 seconds of results
+    (`?` until half a second of them is in). Exit status: 0 when every sample passed, 1 when a
+    sample failed or could not be read, 2 for a usage error.
     """
     from poly.cli.validate.driver import check_sources, pick_engine, run_validation
     from poly.cli.validate.engine import ValidationSources
