@@ -78,6 +78,19 @@ def test_check_error_stat_matches_poly_run(poly, models, data, stat):
     assert result.exit_code == (1 if expected else 0), result.output
 
 
+def test_an_html_report_named_json_is_pointed_out(poly, models, data, tmp_path):
+    """`--report r.json` writes HTML (as its help says) and warns that --report-json writes JSON."""
+    ds, golden = data
+    named = tmp_path / "r.json"
+    result = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1", "--report", named)
+    assert result.exit_code == 0, result.output
+    assert "--report-json writes the JSON one" in result.output and str(named) in result.output
+    assert named.read_text().lstrip().lower().startswith("<!doctype html")
+    plain = poly("validate", models["mlp"], "--onnxrt", "--dataset", ds, "--golden", golden, "--atol", "1",
+                 "--report", tmp_path / "r.html")
+    assert plain.exit_code == 0 and "--report-json writes" not in plain.output
+
+
 def test_second_backend_as_reference_passes(poly, models, data):
     ds, _ = data
     result = poly("validate", models["mlp"], "--onnxrt", "--onnx-ref", "--dataset", ds, "--atol", "1e-5",

@@ -19,6 +19,7 @@ from poly.cli.args.trt.network import TrtNetworkArgs
 from poly.cli.errors import handle_errors
 from poly.cli.help_sections import SectionedCommand
 from poly.cli.multi_option import multi_option
+from poly.core import G_LOGGER
 
 
 @click.command(cls=SectionedCommand, context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,6 +84,8 @@ def validate(dataset: Any, data_loader_script: Any, golden: Any, workers: Any, p
     model = ModelArgs.from_kwargs(kwargs)
     sources = ValidationSources(tuple(dataset or ()), data_loader_script, tuple(golden or ()))
     check_sources(runners, sources)
+    if report_html is not None and str(report_html).lower().endswith(".json"):
+        G_LOGGER.warning(f"--report {report_html}: --report writes the HTML report; --report-json writes the JSON one")
     comparison = ComparisonArgs.from_kwargs(kwargs)
     ray_args = RayArgs.from_kwargs(kwargs)
     ray_args.check_paths(dataset=dataset, golden=golden)
