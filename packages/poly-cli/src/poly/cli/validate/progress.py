@@ -36,7 +36,7 @@ class Progress:
     >>> import io
     >>> from types import SimpleNamespace
     >>> p = Progress(total=100, stream=io.StringIO())
-    >>> for t in range(3, 8):  # 2 s of start-up, then 10 samples a second
+    >>> for t in range(3, 8):  # the first results at 3 s, then 10 samples a second
     ...     p(SimpleNamespace(samples=10 * (t - 2), pass_rate=1.0, failed=0, errors=0), t)
     >>> p.rate(50, 7.0)
     10.0
