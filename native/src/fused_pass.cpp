@@ -86,53 +86,56 @@ void diff_sums(const T* v, std::size_t m, StreamBlock& out) {
     out.mx = static_cast<double>(hmax((V)mx));
 }
 
-// One input stream over m (a multiple of 2 kD) values: s1, s2 and the sum of |x|, and with DOT
-// the dot product with `other` (read in the same loop, so that it is widened to float64 once).
-template <typename T, bool DOT>
-void input_sums(const T* v, const T* other, std::size_t m, StreamBlock& out, double* dot_out) {
-    const D c = broadcast<D>(out.shift), zero = broadcast<D>(0.0);
-    const SumBits magnitude = broadcast<SumBits>(std::numeric_limits<long long>::max());
-    D s1 = zero, s2 = zero, sa = zero, dot = zero;
-    for (std::size_t i = 0; i < m; i += 2 * kD) {
-        const D u0 = widen(v + i), u1 = widen(v + i + kD);
+// One input stream's sums around its shift: s1, s2 and the sum of |x|, taken two vectors of
+// widened values at a time (added pairwise, as the difference streams' sums).
+struct InputSums {
+    D c, s1, s2, sa;
+    explicit InputSums(double shift) : c(broadcast<D>(shift)), s1(broadcast<D>(0.0)), s2(s1), sa(s1) {}
+    void add(D u0, D u1) {
+        const SumBits magnitude = broadcast<SumBits>(std::numeric_limits<long long>::max());
         const D x0 = minus(u0, c), x1 = minus(u1, c);
         s1 += x0 + x1;
         s2 += squares(x0, x1);
         sa += plus((D)((SumBits)u0 & magnitude), (D)((SumBits)u1 & magnitude));
+    }
+    void finish(StreamBlock& out) const {
+        out.s1 = hsum(s1);
+        out.s2 = hsum(s2);
+        out.sum_abs = hsum(sa);
+    }
+};
+
+// One input stream over m (a multiple of 2 kD) values, and with DOT the dot product with `other`
+// (read in the same loop, so that it is widened to float64 once).
+template <typename T, bool DOT>
+void input_sums(const T* v, const T* other, std::size_t m, StreamBlock& out, double* dot_out) {
+    InputSums sums(out.shift);
+    D dot = broadcast<D>(0.0);
+    for (std::size_t i = 0; i < m; i += 2 * kD) {
+        const D u0 = widen(v + i), u1 = widen(v + i + kD);
+        sums.add(u0, u1);
         if constexpr (DOT) dot += fma4(u1, widen(other + i + kD), u0 * widen(other + i));
     }
-    out.s1 = hsum(s1);
-    out.s2 = hsum(s2);
-    out.sum_abs = hsum(sa);
+    sums.finish(out);
     if constexpr (DOT) *dot_out = hsum(dot);
 }
 
 // Both input streams over m (a multiple of 2 kD) values in one loop: each element of a and b
 // widened to float64 once (input_sums widens b twice: for a's dot product and for its own sums),
-// the same operations on each stream as input_sums, so the same figures to the bit. Ten vector
+// each stream's operations those of input_sums, so the same figures to the bit. Ten vector
 // registers of accumulators and constants: for the 32 of AVX-512 (16 would spill them).
 template <typename T>
 void both_input_sums(const T* a, const T* b, std::size_t m, StreamBlock& oa, StreamBlock& ob, double* dot_out) {
-    const D ca = broadcast<D>(oa.shift), cb = broadcast<D>(ob.shift), zero = broadcast<D>(0.0);
-    const SumBits magnitude = broadcast<SumBits>(std::numeric_limits<long long>::max());
-    D s1a = zero, s2a = zero, saa = zero, s1b = zero, s2b = zero, sab = zero, dot = zero;
+    InputSums sa(oa.shift), sb(ob.shift);
+    D dot = broadcast<D>(0.0);
     for (std::size_t i = 0; i < m; i += 2 * kD) {
         const D a0 = widen(a + i), a1 = widen(a + i + kD), b0 = widen(b + i), b1 = widen(b + i + kD);
-        const D x0 = minus(a0, ca), x1 = minus(a1, ca), y0 = minus(b0, cb), y1 = minus(b1, cb);
-        s1a += x0 + x1;
-        s2a += squares(x0, x1);
-        saa += plus((D)((SumBits)a0 & magnitude), (D)((SumBits)a1 & magnitude));
-        s1b += y0 + y1;
-        s2b += squares(y0, y1);
-        sab += plus((D)((SumBits)b0 & magnitude), (D)((SumBits)b1 & magnitude));
+        sa.add(a0, a1);
+        sb.add(b0, b1);
         dot += fma4(a1, b1, a0 * b0);
     }
-    oa.s1 = hsum(s1a);
-    oa.s2 = hsum(s2a);
-    oa.sum_abs = hsum(saa);
-    ob.s1 = hsum(s1b);
-    ob.s2 = hsum(s2b);
-    ob.sum_abs = hsum(sab);
+    sa.finish(oa);
+    sb.finish(ob);
     *dot_out = hsum(dot);
 }
 
