@@ -482,6 +482,11 @@ void register_cuda(py::module_& m) {
                                  reinterpret_cast<CUstream>(stream), args, nullptr), "cuLaunchKernel");
     }, py::arg("function"), py::arg("grid"), py::arg("block"), py::arg("shared"), py::arg("stream"), py::arg("params"),
           "Launches the kernel with this CUfunction handle on a 1-D grid, its single parameter the bytes of `params`.");
+    m.def("cuda_graph_launch", [](std::uintptr_t graph_exec, std::uintptr_t stream) {
+        const Driver& d = driver();
+        d.check(d.cuGraphLaunch(reinterpret_cast<void*>(graph_exec), reinterpret_cast<CUstream>(stream)), "cuGraphLaunch");
+    }, py::arg("graph_exec"), py::arg("stream"),
+          "Launches the instantiated CUDA graph with this CUgraphExec handle on a stream, in stream order.");
     m.def("cuda_memset_async", [](std::uintptr_t ptr, std::size_t nbytes, std::uintptr_t stream) {
         const Driver& d = driver();
         d.check(d.cuMemsetD8Async(static_cast<CUdeviceptr>(ptr), 0, nbytes, reinterpret_cast<CUstream>(stream)),

@@ -52,6 +52,7 @@ Driver load() {
     bind(lib, d.cuGetErrorString, "cuGetErrorString");
     bind(lib, d.cuLaunchKernel, "cuLaunchKernel");
     bind(lib, d.cuMemsetD8Async, "cuMemsetD8Async");
+    bind(lib, d.cuGraphLaunch, "cuGraphLaunch");
     bind(lib, d.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
     bind(lib, d.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
     const CUresult rc = d.cuInit(0);

@@ -58,6 +58,7 @@ struct Driver {
     CUresult (*cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                                void**, void**);
     CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+    CUresult (*cuGraphLaunch)(void*, CUstream);  // a CUgraphExec poly-compare instantiated
     CUresult (*cuCtxPushCurrent)(CUcontext);
     CUresult (*cuCtxPopCurrent)(CUcontext*);
     CUcontext primary = nullptr;

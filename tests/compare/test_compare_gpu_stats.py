@@ -164,12 +164,22 @@ def assert_stats_equal(got, want):
         assert _same(g, w) or abs(g - w) <= 1e-9 * max(1.0, abs(w)), (f, g, w)
 
 
+@pytest.fixture(autouse=True)
+def _no_graphs_from_other_tests():
+    # a run's graph is keyed by its buffers' addresses, which the frameworks' pools hand out again:
+    # each test starts with no graph kept and no run seen
+    gpu.drop_run_graphs()
+    yield
+    gpu.drop_run_graphs()
+
+
 @pytest.fixture
 def launched(monkeypatch) -> list[str]:
     """The names of the kernels launched through ``DeviceRun.launch``, in order (clear it between
-    comparisons)."""
+    comparisons). Repeated runs are not made into graphs here: a replay launches none of them."""
     from poly.compare.stats.gpu import device_run
 
+    monkeypatch.setattr(device_run.DeviceRun, "capture_if_repeated", lambda self, key: False)
     names: list[str] = []
     launch = device_run.DeviceRun.launch
     monkeypatch.setattr(device_run.DeviceRun, "launch", lambda self, name, *a, **k: (names.append(name),
@@ -759,6 +769,103 @@ def test_no_host_copy_of_the_arrays(framework, monkeypatch):
         assert bool(func(IterationResult({"x": da}, runner_name="r0"), IterationResult({"x": db}, runner_name="r1"))["x"])
     assert gpu.transfer_counter["dtoh_bytes"] > before
     assert 0 < gpu.transfer_counter["largest"] < a.nbytes  # per-block records and histograms, never an array
+
+
+def _refill(dev, host: np.ndarray) -> None:
+    """Writes ``host`` into the CUDA array ``dev`` in place (its address stays)."""
+    if torch is not None and isinstance(dev, torch.Tensor):
+        dev.copy_(_to_device(host, "torch"))
+    else:
+        dev[...] = cp.asarray(host)
+
+
+@needs_gpu
+@pytest.mark.parametrize("framework", ["cupy", "torch"])
+@pytest.mark.parametrize(("n", "quantiles"), [(1000, SELECT_QUANTILES), ((1 << 22) + 3, (0.5,))],
+                         ids=["small", "two-digit-select-pass"])
+def test_a_repeated_comparison_replays_its_graph_on_the_arrays_current_data(framework, n, quantiles):
+    # The same two buffers compared again and again (a runner's outputs): the second run is
+    # captured into a CUDA graph and the later ones are that graph launched once; every run gives
+    # the CPU engine's statistics of what the buffers hold then, order statistics included.
+    if (cp if framework == "cupy" else torch) is None:
+        pytest.skip(GPU_REASON + f" (with {framework})")
+    rng = np.random.default_rng(n)
+    a = _data("float32", n, rng, False)
+    b = _data("float32", n, rng, False, base=a)
+    da, db = _to_device(a, framework), _to_device(b, framework)
+    for step in range(5):
+        if step:
+            a = _data("float32", n, rng, step == 3)  # (NaN and infinities in one of the replays)
+            b = _data("float32", n, rng, step == 3, base=a)
+            _refill(da, a)
+            _refill(db, b)
+        got = error_stats(da, db, quantiles=quantiles)
+        assert_stats_equal(got, error_stats(a, b, quantiles=quantiles, threads=1))
+    kept = gpu.kept_run_graphs()
+    assert len(kept) == 1 and kept[0].replays == 3, [g.replays for g in kept]
+    gpu.drop_run_graphs()
+    assert gpu.kept_run_graphs() == []
+    assert_stats_equal(error_stats(da, db, quantiles=quantiles),  # (and the pool's buffers serve again)
+                       error_stats(a, b, quantiles=quantiles, threads=1))
+
+
+@needs_gpu
+def test_graphs_of_one_pair_follow_its_arithmetic_and_requests():
+    # one graph a tolerance and request set: alternating them on the same buffers, each run still
+    # counts its own mismatches and order statistics
+    framework = "cupy" if cp is not None else "torch"
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(50_000).astype(np.float32)
+    b = (a + rng.standard_normal(50_000) * 1e-4).astype(np.float32)
+    da, db = _to_device(a, framework), _to_device(b, framework)
+    runs = [dict(atol=1e-5, rtol=0.0, quantiles=(0.5,)), dict(atol=1e-4, rtol=0.0, quantiles=(0.5,)),
+            dict(atol=1e-5, rtol=0.0, quantiles=(0.5, 0.9))]
+    for _ in range(3):
+        for kw in runs:
+            want = error_stats(a, b, threads=1, **kw)
+            got = error_stats(da, db, **kw)
+            assert_stats_equal(got, want)
+    assert len({want.mismatches for want in (error_stats(a, b, threads=1, **kw) for kw in runs)}) == 2
+    assert sorted(g.replays for g in gpu.kept_run_graphs()) == [1, 1, 1]
+
+
+@needs_gpu
+def test_where_a_run_cannot_be_captured_it_runs_as_before(monkeypatch):
+    # a driver that refuses stream capture: every comparison still runs (and is right), and the
+    # run is not offered for capture again
+    from poly.compare.stats.gpu.cuda_api import driver_api
+
+    drv = driver_api.load()
+    tries = []
+    monkeypatch.setattr(drv, "cuStreamBeginCapture",
+                        lambda *args: (tries.append(args), drv.CUresult.CUDA_ERROR_NOT_SUPPORTED)[1])
+    framework = "cupy" if cp is not None else "torch"
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(10_000).astype(np.float32)
+    b = (a + rng.standard_normal(10_000) * 1e-3).astype(np.float32)
+    da, db = _to_device(a, framework), _to_device(b, framework)
+    for _ in range(5):
+        assert_stats_equal(error_stats(da, db, quantiles=(0.5,)), error_stats(a, b, quantiles=(0.5,), threads=1))
+    assert len(tries) == 1 and gpu.kept_run_graphs() == []
+
+
+@needs_torch
+def test_compare_func_on_the_same_torch_outputs_matches_host_copies_every_time():
+    # CompareFunc.simple over the same torch CUDA outputs, as a comparator's loop runs it: the
+    # replayed runs give the host copies' verdicts and figures
+    rng = np.random.default_rng(8)
+    func = CompareFunc.simple(atol=1e-3, rtol=1e-3)
+    a = rng.standard_normal((64, 512)).astype(np.float32)
+    da, db = _to_device(a, "torch"), _to_device(a, "torch")
+    for step in range(5):
+        b = (a + rng.standard_normal(a.shape) * (1e-4 if step % 2 else 1e-2)).astype(np.float32)
+        _refill(db, b)
+        on_host = func(IterationResult({"x": a}, runner_name="r0"), IterationResult({"x": b}, runner_name="r1"))["x"]
+        on_dev = func(IterationResult({"x": da}, runner_name="r0"), IterationResult({"x": db}, runner_name="r1"))["x"]
+        assert bool(on_dev) == bool(on_host) == bool(step % 2), step
+        for field in ("max_absdiff", "max_reldiff", "mean_absdiff", "median_absdiff", "median_reldiff"):
+            assert _close(float(getattr(on_dev, field)), float(getattr(on_host, field))), (step, field)
+    assert [g.replays for g in gpu.kept_run_graphs()] == [3]
 
 
 @needs_cupy

@@ -38,9 +38,11 @@ from poly.compare.stats.gpu.kernel_source import (
     KernelVariant,
 )
 from poly.compare.stats.gpu.program_cache import load_program
+from poly.compare.stats.gpu.run_graph import BUDGET_SHARE, RunGraph, RunGraphs
+from poly.core import G_LOGGER
 
 __all__ = ["DeviceOperand", "CompareSetup", "DeviceRun", "LaunchParams", "ACC_FIELDS", "PART_RECORD", "SELECT_STATE", "SELECT_TARGET", "record_struct",
-           "transfer_counter"]
+           "transfer_counter", "kept_run_graphs", "drop_run_graphs"]
 
 POOLED_MAX = 1 << 26  # scratch buffers up to this size are kept for the next comparison...
 LARGE_POOL_KEEP = 32  # ... larger ones freed to a pool that keeps 1/LARGE_POOL_KEEP of the device's memory mapped
@@ -203,6 +205,34 @@ class _Device:
         self.total_memory = int(check(drv.cuDeviceTotalMem(dev), "cuDeviceTotalMem"))
         self._large_pool = None
         self._staging: np.ndarray | None = None
+        self.graphs = RunGraphs(self.total_memory // BUDGET_SHARE, self._free_graph)
+        self._capture_stream: int | None = None
+
+    def capture_stream(self) -> int:
+        """The private stream runs are captured on (created once; capture is not allowed on the legacy
+        default stream that torch's and CuPy's default streams are)."""
+        if self._capture_stream is None:
+            drv = driver_api
+            stream = check(drv.cuStreamCreate(int(drv.CUstream_flags.CU_STREAM_NON_BLOCKING)), "cuStreamCreate")
+            self._capture_stream = int(stream)
+        return self._capture_stream
+
+    def _free_graph(self, graph: RunGraph) -> None:
+        # (under the device's lock, no launch of it in flight: see RunGraphs)
+        graph.release_graph()
+        self._free_owned(graph.buffers)
+
+    def _free_owned(self, buffers: Sequence[tuple[int, int, bool]]) -> None:
+        for size, ptr, pooled in buffers:
+            if pooled:
+                self.free_buffers.setdefault(size, []).append(ptr)
+            else:
+                check(driver_api.cuMemFree(ptr), "cuMemFree")
+
+    @staticmethod
+    def pinned(nbytes: int) -> np.ndarray:
+        """A new page-locked host array of ``nbytes`` bytes (freed with its last reference)."""
+        return _native.PinnedBuffer(max(int(nbytes), 1)).array(np.uint8, [max(int(nbytes), 1)])
 
     def staging(self, nbytes: int) -> np.ndarray:
         """Page-locked host memory of at least ``nbytes`` (kept, grown by powers of two up to
@@ -210,7 +240,7 @@ class _Device:
         returns only once done (a round trip of about 20 us a copy). Used under the device's lock."""
         if self._staging is None or self._staging.size < nbytes:
             size = 1 << max(int(nbytes) - 1, 4095).bit_length()
-            self._staging = _native.PinnedBuffer(size).array(np.uint8, [size])
+            self._staging = self.pinned(size)
         return self._staging
 
     def large_pool(self):
@@ -237,6 +267,27 @@ _DEVICES_LOCK = threading.Lock()
 _INIT = []
 
 
+def kept_run_graphs() -> list[RunGraph]:
+    """The graphs of repeated runs every device keeps now (``DeviceRun.capture_if_repeated``)."""
+    with _DEVICES_LOCK:
+        devices = list(_DEVICES.values())
+    kept = []
+    for dev in devices:
+        with dev.lock:
+            kept.extend(dev.graphs.graphs())
+    return kept
+
+
+def drop_run_graphs() -> None:
+    """Drops every device's graphs of repeated runs and what it remembers of runs seen once,
+    giving their scratch memory back to the devices' pools."""
+    with _DEVICES_LOCK:
+        devices = list(_DEVICES.values())
+    for dev in devices:
+        with dev.lock:
+            dev.graphs.clear()
+
+
 def _device_of(op: DeviceOperand) -> _Device:
     drv = driver_api
     with _DEVICES_LOCK:
@@ -256,9 +307,23 @@ def _device_of(op: DeviceOperand) -> _Device:
         return dev
 
 
+@dataclass
+class _Capture:
+    """A run's operations being recorded into a graph (``DeviceRun.capture_if_repeated``): the run's
+    key and own stream, and the memory the graph will own."""
+
+    key: Any
+    stream: int
+    buffers: list[tuple[int, int, bool]]
+    pinned: list[np.ndarray]
+
+
 class DeviceRun:
     """One comparison's work on the device: its context made current, its stream ordered after
-    the arrays' streams, scratch memory freed at the end. Use as a context manager."""
+    the arrays' streams, scratch memory freed at the end. Use as a context manager.
+
+    A run seen before (``capture_if_repeated``) is captured into a CUDA graph that the device keeps
+    (``run_graph``); the next time it comes, ``replay`` launches that graph instead."""
 
     def __init__(self, a: DeviceOperand, b: DeviceOperand, setup: CompareSetup):
         self.a, self.b, self.setup = a, b, setup
@@ -273,6 +338,8 @@ class DeviceRun:
         self._params: LaunchParams | None = None
         self._busy = False  # work queued on the stream since it was last waited for
         self._drv = driver_api.load()  # the module itself: a run makes a few dozen driver calls
+        self._capture: _Capture | None = None  # operations being recorded (stream: the capture stream)
+        self._captured: RunGraph | None = None  # the graph read_all made, until keep_graph takes it
 
     def __enter__(self) -> DeviceRun:
         drv = self._drv
@@ -295,12 +362,23 @@ class DeviceRun:
     def __exit__(self, *exc) -> None:
         drv = self._drv
         try:
+            if self._capture is not None:  # a capture left unfinished: nothing of it ran
+                capture, self._capture = self._capture, None
+                self.device.graphs.refuse(capture.key)
+                with contextlib.suppress(Exception):
+                    graph = check(drv.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+                    drv.cuGraphDestroy(graph)
+                self.stream = capture.stream
+                self.device._free_owned(capture.buffers)
             for ptr in self._async_allocs:
                 drv.cuMemFreeAsync(ptr, self.stream)
             if self._allocs and self._busy:  # pooled buffers go back once no kernel can touch them
                 drv.cuStreamSynchronize(self.stream)
             for size, ptr in self._allocs:
                 self.device.free_buffers[size].append(ptr)
+            if self._captured is not None:  # launched (and waited for) but not kept
+                self.device._free_graph(self._captured)
+                self._captured = None
             if self._event is not None:
                 drv.cuEventDestroy(self._event)
             if self._pushed:
@@ -313,9 +391,17 @@ class DeviceRun:
     def alloc(self, nbytes: int, zero: bool = False) -> int:
         """Scratch memory for this run: small buffers come from the device's pool (no allocation
         per comparison); large ones are allocated and freed in stream order (no synchronisation),
-        from the device's large-scratch pool (``_Device.large_pool``)."""
+        from the device's large-scratch pool (``_Device.large_pool``). In a capture, the graph owns
+        the buffer until it is dropped (a large one allocated apart, not in stream order)."""
         size = 1 << max(int(nbytes) - 1, 255).bit_length()
-        if size > POOLED_MAX:
+        if self._capture is not None:
+            pooled = size <= POOLED_MAX
+            if not pooled:
+                size = int(nbytes)
+            pool = self.device.free_buffers.setdefault(size, []) if pooled else None
+            ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
+            self._capture.buffers.append((size, ptr, pooled))
+        elif size > POOLED_MAX:
             ptr = int(check(self._drv.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
                             "cuMemAllocFromPoolAsync"))
             self._async_allocs.append(ptr)
@@ -331,7 +417,13 @@ class DeviceRun:
     def write(self, ptr: int, data: np.ndarray) -> None:
         """Copies ``data`` to ``ptr`` in stream order (the host array may be dropped on return:
         the driver stages pageable memory before returning)."""
-        _native_call(_native.cuda_copy_to_device_async, ptr, np.ascontiguousarray(data), self.stream)
+        data = np.ascontiguousarray(data)
+        if self._capture is not None:  # (a graph copies from page-locked memory it owns)
+            source = self.device.pinned(data.nbytes)[:data.nbytes]
+            source[:] = data.reshape(-1).view(np.uint8)
+            self._capture.pinned.append(source)
+            data = source
+        _native_call(_native.cuda_copy_to_device_async, ptr, data, self.stream)
         self._busy = True
 
     def set_range_table(self, ptr: int, nbytes: int) -> None:
@@ -350,7 +442,10 @@ class DeviceRun:
 
     def read_all(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
         """``read`` of each (ptr, out) pair, with one wait for the stream (a synchronisation costs
-        tens of microseconds: a small comparison is made of little else)."""
+        tens of microseconds: a small comparison is made of little else). In a capture, the copies
+        end it: the graph is made, launched on the run's stream and waited for."""
+        if self._capture is not None:
+            return self._read_captured(copies)
         total = sum(_staged_size(out.nbytes) for _, out in copies)
         staging = _native_call(self.device.staging, total) if total <= STAGED_MAX else None
         placed = []
@@ -370,6 +465,89 @@ class DeviceRun:
         for out, offset in placed:
             np.copyto(out.reshape(-1).view(np.uint8), staging[offset:offset + out.nbytes])
         return [out for _, out in copies]
+
+    def _read_captured(self, copies: Sequence[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+        drv, capture = self._drv, self._capture
+        readback = self.device.pinned(sum(_staged_size(out.nbytes) for _, out in copies))
+        reads, offset = [], 0
+        for ptr, out in copies:
+            reads.append((offset, out.dtype, out.shape))
+            if out.nbytes:
+                _native_call(_native.cuda_copy_to_host_async, readback[offset:offset + out.nbytes], ptr, self.stream)
+                offset += _staged_size(out.nbytes)
+        graph = check(drv.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
+        self._capture, self.stream = None, capture.stream
+        try:
+            graph_exec = check(drv.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        except GpuError:
+            drv.cuGraphDestroy(graph)
+            self.device._free_owned(capture.buffers)
+            self.device.graphs.refuse(capture.key)
+            raise
+
+        def release() -> None:
+            drv.cuGraphExecDestroy(graph_exec)
+            drv.cuGraphDestroy(graph)
+
+        self._captured = RunGraph(exec_handle=int(graph_exec), release_graph=release, buffers=capture.buffers,
+                                  pinned=[*capture.pinned, readback], readback=readback, reads=reads)
+        results = self._launch_graph(self._captured)
+        for (_, out), result in zip(copies, results, strict=True):
+            np.copyto(out, result)
+        return [out for _, out in copies]
+
+    def _launch_graph(self, graph: RunGraph) -> list[np.ndarray]:
+        _native_call(_native.cuda_graph_launch, graph.exec_handle, self.stream, what="cuGraphLaunch")
+        self._busy = True
+        _native_call(_native.synchronize_stream, self.stream)
+        self._busy = False
+        results = graph.results()
+        for out in results:
+            transfer_counter["dtoh_bytes"] += out.nbytes
+            transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)
+        return results
+
+    # -- graphs of repeated runs ----------------------------------------------------------------
+    def graph_key(self, *what: Any) -> tuple:
+        """The key of this run's graph when it computes ``what`` (hashable): the same arrays
+        (address, layout, dtype, stream), arithmetic and ``what`` make the same run."""
+        return (self.a, self.b, self.setup, *what)
+
+    def replay(self, key: Any) -> tuple[list[np.ndarray], Any] | None:
+        """The results of run ``key`` (what its ``read_all`` returned) from its graph, launched on this
+        run's stream and waited for, with the context ``keep_graph`` kept; None when it has no graph."""
+        graph = self.device.graphs.get(key)
+        if graph is None:
+            return None
+        results = self._launch_graph(graph)
+        graph.replays += 1
+        return results, graph.context
+
+    def capture_if_repeated(self, key: Any) -> bool:
+        """Starts recording this run's operations for a graph when run ``key`` was seen before (they
+        are recorded, not run, until ``read_all`` makes the graph and launches it); whether it did."""
+        if not self.device.graphs.repeated(key):
+            return False
+        drv = self._drv
+        try:
+            stream = self.device.capture_stream()
+            check(drv.cuStreamBeginCapture(stream, drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED),
+                  "cuStreamBeginCapture")
+        except GpuError as err:  # (a driver that cannot capture: the run goes on as it is, and so will the next)
+            G_LOGGER.verbose(f"Comparisons run without CUDA graphs here: {err}")
+            self.device.graphs.refuse(key)
+            return False
+        self._capture = _Capture(key=key, stream=self.stream, buffers=[], pinned=[])
+        self.stream = stream
+        return True
+
+    def keep_graph(self, key: Any, context: Any) -> None:
+        """Keeps the graph this run's ``read_all`` made as run ``key``'s, with ``context`` (what the
+        caller needs to read its results again)."""
+        graph, self._captured = self._captured, None
+        if graph is not None:
+            graph.context = context
+            self.device.graphs.add(key, graph)
 
     # -- launches -----------------------------------------------------------------------------
     def free_memory(self) -> int:

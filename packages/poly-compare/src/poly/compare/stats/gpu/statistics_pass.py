@@ -19,7 +19,12 @@ import numpy as np
 
 from poly.compare.stats.gpu.device_run import ACC_FIELDS, PART_RECORD, DeviceRun, record_struct
 from poly.compare.stats.gpu.kernel_source import FIRST_BITS, RING_BYTES, STATS_HIST_BYTES
-from poly.compare.stats.gpu.order_select import select_behind_stats, select_in_ranges
+from poly.compare.stats.gpu.order_select import (
+    DeviceRangeSelect,
+    DeviceSelect,
+    select_behind_stats,
+    select_in_ranges,
+)
 from poly.compare.stats.gpu.predicted_ranges import RANGE_TABLE, RangePlan
 
 __all__ = ["run_error_stats", "extreme_values", "count_zeros", "STREAM_NAMES"]
@@ -72,8 +77,43 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
     (``select_behind_stats``, where it applies): then the keys of their ranks instead. With a
     ``plan`` (``plan_ranges``), the pass also gathers the keys in its predicted ranges, the ranks
     are narrowed on them behind it (``select_in_ranges``: ``plan.selected`` holds the keys found),
-    and the histograms returned are those of the streams the device left unpredicted (None if none)."""
+    and the histograms returned are those of the streams the device left unpredicted (None if none).
+
+    Without a plan the whole run is queued with no host round trip: the second time the same run
+    comes (the same arrays, arithmetic and requests) it is captured into a CUDA graph, and from
+    then on replayed as one launch (``DeviceRun.replay``)."""
+    key = None if plan is not None else run.graph_key("stats", want_hist, tuple(select))
+    replayed = run.replay(key) if key is not None else None
+    ranged = None
+    if replayed is not None:
+        results, (names, behind) = replayed
+        got = dict(zip(names, results, strict=True))
+    else:
+        captured = key is not None and run.capture_if_repeated(key)
+        copies, behind, ranged = _queue_stats(run, want_hist, plan, select)
+        got = dict(zip(copies, run.read_all(list(copies.values())), strict=True))  # one wait for all
+        if captured:
+            run.keep_graph(key, (tuple(copies), behind))
     n = run.n
+    part = got["part"]
+    hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
+    if ranged is not None:
+        plan.take(got["table"])
+        plan.selected = ranged.keys(got["ranged"])
+        hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
+    selected = behind.keys(got["select"]) if behind is not None else None
+    values = _RECORD.unpack_from(part)
+    raw = {"size": n, "mismatches": values[-1], **dict(zip(STREAM_NAMES, _streams_of(values, n), strict=True)),
+           "dot": values[-2]}
+    _metrics(raw, n, values[2 * _ACC_LEN + _SQ], values[_SQ], values[_ACC_LEN + _SQ])
+    return raw, hists, selected
+
+
+def _queue_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None, select: Sequence[tuple[int, float | None]]
+                 ) -> tuple[dict[str, tuple[int, np.ndarray]], DeviceSelect | None, DeviceRangeSelect | None]:
+    """Queues the statistics pass, the merge of its records and what runs behind it (the select, the
+    narrowing in the predicted ranges); returns the copies to read back by name, the select and the
+    ranges' select (None where not queued)."""
     shared = _stats_shared(want_hist or plan is not None)  # (the ranged pass counts unpredicted streams' first digit)
     kernel = "poly_stats" if plan is None else "poly_stats_ranges"
     grid = plan.blocks if plan is not None else run.grid(kernel, shared)
@@ -97,19 +137,7 @@ def run_error_stats(run: DeviceRun, want_hist: bool, plan: RangePlan | None = No
         copies["ranged"] = ranged.copy()
     if behind is not None:
         copies["select"] = behind.copy()
-    got = dict(zip(copies, run.read_all(list(copies.values())), strict=True))  # one wait for all
-    part = got["part"]
-    hists = {2: got["hist"][:_FIRST_BINS], 3: got["hist"][_FIRST_BINS:]} if "hist" in got else None
-    if ranged is not None:
-        plan.take(got["table"])
-        plan.selected = ranged.keys(got["ranged"])
-        hists = {stream: hists[stream] for stream in plan.unpredicted()} or None
-    selected = behind.keys(got["select"]) if behind is not None else None
-    values = _RECORD.unpack_from(part)
-    raw = {"size": n, "mismatches": values[-1], **dict(zip(STREAM_NAMES, _streams_of(values, n), strict=True)),
-           "dot": values[-2]}
-    _metrics(raw, n, values[2 * _ACC_LEN + _SQ], values[_SQ], values[_ACC_LEN + _SQ])
-    return raw, hists, selected
+    return copies, behind, ranged
 
 
 def extreme_values(raw: dict) -> dict[int, tuple[float, float]]:
