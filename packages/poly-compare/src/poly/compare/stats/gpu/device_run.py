@@ -510,8 +510,10 @@ class DeviceRun:
     # -- graphs of repeated runs ----------------------------------------------------------------
     def graph_key(self, *what: Any) -> tuple:
         """The key of this run's graph when it computes ``what`` (hashable): the same arrays
-        (address, layout, dtype, stream), arithmetic and ``what`` make the same run."""
-        return (self.a, self.b, self.setup, *what)
+        (address, layout, dtype, stream), arithmetic, kernels and ``what`` make the same run. (The
+        kernels' module is in it: a quick build's graph is not replayed once the optimised build
+        has replaced it.)"""
+        return (self.a, self.b, self.setup, self.program.module_handle, *what)
 
     def replay(self, key: Any) -> tuple[list[np.ndarray], Any] | None:
         """The results of run ``key`` (what its ``read_all`` returned) from its graph, launched on this

@@ -49,6 +49,7 @@ class Program:
         self.source = source
         buf = np.frombuffer(source.image, dtype=np.uint8).copy()
         self.module = check(drv.cuModuleLoadData(buf.ctypes.data), "cuModuleLoadData")
+        self.module_handle = int(self.module)  # (modules are never unloaded: a handle names one build for good)
         self.functions = {name: check(drv.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction")
                           for name in KERNEL_NAMES}
         self.handles = {name: int(function) for name, function in self.functions.items()}  # for poly._native.cuda_launch
