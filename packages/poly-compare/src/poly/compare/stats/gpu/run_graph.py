@@ -9,7 +9,7 @@ again (a runner's outputs, a validation's iterations), so the second time a run 
 operations are captured on a private stream into a graph that owns its scratch memory and the
 page-locked memory its results come back through; from the third time on, the whole sequence
 is one launch and one wait. A run is the same when its arrays (address, shape, strides, dtype,
-stream), its arithmetic and what it computes are: the kernels take their parameters by value
+stream), its arithmetic, its kernels' build and what it computes are: the kernels take their parameters by value
 and data-dependent choices are made on the device, so a graph replays the run exactly, whatever
 the arrays hold.
 """
@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunGraph", "RunGraphs", "GRAPHS_KEPT", "SEEN_KEPT", "REFUSED_KEPT"]
+__all__ = ["RunGraph", "RunGraphs", "GRAPHS_KEPT", "BUDGET_SHARE", "SEEN_KEPT", "REFUSED_KEPT"]
 
 GRAPHS_KEPT = 32  # graphs a device keeps (least recently used dropped first)...
 BUDGET_SHARE = 128  # ... holding at most 1/BUDGET_SHARE of the device's memory in scratch between them
 SEEN_KEPT = 64  # runs remembered as seen once (a run is captured when it comes the second time)
-REFUSED_KEPT = 1024  # runs whose graph was dropped before it was ever replayed: not captured again
+REFUSED_KEPT = 1024  # runs not captured again (a graph dropped unreplayed, a capture that failed)
 
 
 @dataclass(eq=False)
