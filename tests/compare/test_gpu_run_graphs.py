@@ -119,4 +119,8 @@ def test_results_are_fresh_copies_of_the_readback():
     assert record.tobytes() == readback[256:256 + rec.itemsize].tobytes()
     readback[0] = 99  # the next launch's results do not change what was handed out
     assert first[0] == 0 and graph.results()[0][0] == 99
+    into = [np.zeros(4, np.uint8), np.zeros(1, rec), np.zeros(0, np.float32)]
+    filled = graph.results(into)  # (a capture's first launch fills the run's own arrays)
+    assert all(a is b for a, b in zip(filled, into)) and into[0].tolist() == [99, 1, 2, 3]
+    assert into[1].tobytes() == record.tobytes()
 

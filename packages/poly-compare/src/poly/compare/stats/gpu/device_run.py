@@ -394,13 +394,9 @@ class DeviceRun:
         from the device's large-scratch pool (``_Device.large_pool``). In a capture, the graph owns
         the buffer until it is dropped (a large one allocated apart, not in stream order)."""
         size = 1 << max(int(nbytes) - 1, 255).bit_length()
-        if self._capture is not None:
-            pooled = size <= POOLED_MAX
-            if not pooled:
-                size = int(nbytes)
-            pool = self.device.free_buffers.setdefault(size, []) if pooled else None
-            ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
-            self._capture.buffers.append((size, ptr, pooled))
+        if size > POOLED_MAX and self._capture is not None:
+            ptr = int(check(self._drv.cuMemAlloc(int(nbytes)), "cuMemAlloc"))
+            self._capture.buffers.append((int(nbytes), ptr, False))
         elif size > POOLED_MAX:
             ptr = int(check(self._drv.cuMemAllocFromPoolAsync(int(nbytes), self.device.large_pool(), self.stream),
                             "cuMemAllocFromPoolAsync"))
@@ -408,7 +404,10 @@ class DeviceRun:
         else:
             pool = self.device.free_buffers.setdefault(size, [])
             ptr = pool.pop() if pool else int(check(self._drv.cuMemAlloc(size), "cuMemAlloc"))
-            self._allocs.append((size, ptr))
+            if self._capture is not None:
+                self._capture.buffers.append((size, ptr, True))
+            else:
+                self._allocs.append((size, ptr))
         if zero:
             _native_call(_native.cuda_memset_async, ptr, max(int(nbytes), 1), self.stream)
             self._busy = True
@@ -491,17 +490,14 @@ class DeviceRun:
 
         self._captured = RunGraph(exec_handle=int(graph_exec), release_graph=release, buffers=capture.buffers,
                                   pinned=[*capture.pinned, readback], readback=readback, reads=reads)
-        results = self._launch_graph(self._captured)
-        for (_, out), result in zip(copies, results, strict=True):
-            np.copyto(out, result)
-        return [out for _, out in copies]
+        return self._launch_graph(self._captured, [out for _, out in copies])
 
-    def _launch_graph(self, graph: RunGraph) -> list[np.ndarray]:
+    def _launch_graph(self, graph: RunGraph, into: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
         _native_call(_native.cuda_graph_launch, graph.exec_handle, self.stream, what="cuGraphLaunch")
         self._busy = True
         _native_call(_native.synchronize_stream, self.stream)
         self._busy = False
-        results = graph.results()
+        results = graph.results(into)
         for out in results:
             transfer_counter["dtoh_bytes"] += out.nbytes
             transfer_counter["largest"] = max(transfer_counter["largest"], out.nbytes)

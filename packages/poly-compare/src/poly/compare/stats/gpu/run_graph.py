@@ -17,7 +17,7 @@ the arrays hold.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,13 +51,12 @@ class RunGraph:
     def __post_init__(self) -> None:
         self.nbytes = sum(size for size, _, _ in self.buffers)
 
-    def results(self) -> list[np.ndarray]:
-        """Fresh copies of the results of the last launch (from the graph's page-locked memory)."""
-        out = []
-        for offset, dtype, shape in self.reads:
-            arr = np.empty(shape, dtype=dtype)
+    def results(self, into: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """The results of the last launch, copied from the graph's page-locked memory into ``into``
+        (arrays of the results' dtypes and shapes) or into fresh arrays."""
+        out = list(into) if into is not None else [np.empty(shape, dtype=dtype) for _, dtype, shape in self.reads]
+        for (offset, _, _), arr in zip(self.reads, out, strict=True):
             np.copyto(arr.reshape(-1).view(np.uint8), self.readback[offset:offset + arr.nbytes])
-            out.append(arr)
         return out
 
 
@@ -99,16 +98,12 @@ class RunGraphs:
         if key in self._seen:
             del self._seen[key]
             return True
-        self._seen[key] = None
-        if len(self._seen) > SEEN_KEPT:
-            self._seen.popitem(last=False)
+        _remember(self._seen, key, SEEN_KEPT)
         return False
 
     def refuse(self, key: Hashable) -> None:
         """Never captures run ``key`` again (its capture failed, or its graph went unreplayed)."""
-        self._refused[key] = None
-        if len(self._refused) > REFUSED_KEPT:
-            self._refused.popitem(last=False)
+        _remember(self._refused, key, REFUSED_KEPT)
 
     def add(self, key: Hashable, graph: RunGraph) -> None:
         """Keeps ``graph`` for run ``key``, dropping the least recently used graphs beyond
@@ -134,3 +129,10 @@ class RunGraphs:
             self._free(dropped)
         self._seen.clear()
         self._refused.clear()
+
+
+def _remember(keys: OrderedDict[Hashable, None], key: Hashable, kept: int) -> None:
+    """Adds ``key`` to ``keys``, forgetting the oldest beyond ``kept``."""
+    keys[key] = None
+    if len(keys) > kept:
+        keys.popitem(last=False)
